@@ -1,0 +1,102 @@
+import {
+  backendBadOutput,
+  backendFailed,
+  backendNotInstalled,
+  backendNotLoggedIn,
+  backendOverloaded,
+  backendRateLimited,
+  contextLengthExceeded,
+  invalidRequest,
+  ProxyError,
+} from '../../errors/index.js';
+import type { ExitInfo } from '../../process/index.js';
+
+const NAME = 'claude';
+export const LOGIN_FIX = 'run `claude auth login` (or `claude` and then /login) as the user olp runs as';
+const INSTALL_FIX = 'Install it with `npm install -g @anthropic-ai/claude-code` or point olp at it with --claude-bin.';
+
+/** The `result` event's fields that decide success (stream-json, claude-code 2.1.x). */
+export interface ClaudeResult {
+  subtype?: string;
+  is_error?: boolean;
+  result?: string;
+  errors?: string[];
+  api_error_status?: number | null;
+  terminal_reason?: string;
+  stop_reason?: string | null;
+}
+
+/** Everything known about a finished run that an error decision may use. */
+export interface RunSummary {
+  result?: ClaudeResult;
+  /** `assistant.error` (SDKAssistantMessageError) of the last message that had one. */
+  assistantError?: string;
+  exit: ExitInfo;
+  parsedLines: number;
+  unparsedLines: number;
+  firstUnparsed?: string;
+  model?: string;
+}
+
+function clip(text: string, max = 300): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+/** Errors from starting the process at all. */
+export function toSpawnError(bin: string, exit: ExitInfo): ProxyError {
+  const code = exit.spawnError?.code;
+  if (code === 'ENOENT') return backendNotInstalled(NAME, bin, INSTALL_FIX, exit.spawnError);
+  if (code === 'EACCES') return backendNotInstalled(NAME, bin, `The file is not executable. ${INSTALL_FIX}`, exit.spawnError);
+  return backendFailed(NAME, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+}
+
+/**
+ * Decides the error class of a failed claude run. Order, per the reference: the result event
+ * (`is_error`, `api_error_status`, `errors`) and `assistant.error` first, then exit, then stderr.
+ * Timeouts and aborts are decided by the caller, which knows the limits.
+ */
+export function toClaudeError(s: RunSummary): ProxyError {
+  const { exit, result } = s;
+  if (exit.reason === 'spawn_error') return toSpawnError('claude', exit);
+  const stderr = exit.stderr;
+  const text = clip(result?.result ?? result?.errors?.join('; ') ?? '') || clip(stderr.split('\n').filter((l) => l.trim()).slice(-3).join(' '));
+  const status = result?.api_error_status ?? null;
+  const kind = s.assistantError;
+  const all = `${text}\n${stderr}`;
+
+  if (result?.is_error || kind) {
+    if (kind === 'authentication_failed' || kind === 'oauth_org_not_allowed' || status === 401 || /not logged in|invalid api key|please run \/login/i.test(all)) {
+      return backendNotLoggedIn(NAME, text || 'authentication failed', LOGIN_FIX);
+    }
+    if (kind === 'rate_limit' || status === 429 || /rate.?limit|usage limit/i.test(text)) return backendRateLimited(NAME, text || 'rate limited');
+    if (kind === 'billing_error') return backendRateLimited(NAME, text || 'the account has no credit or quota left', 3600);
+    if (kind === 'overloaded' || status === 529 || /overloaded/i.test(text)) return backendOverloaded(NAME, text || 'overloaded');
+    if (kind === 'model_not_found' || status === 404 || /unrecognized_model/.test(stderr)) {
+      return new ProxyError({
+        status: 404,
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+        param: 'model',
+        message: `The claude CLI does not know the model '${s.model ?? 'requested'}': ${text}`,
+        retryable: false,
+      });
+    }
+    if (result?.terminal_reason === 'prompt_too_long' || /prompt is too long|context.{0,20}(length|window)/i.test(text)) return contextLengthExceeded(text);
+    if (kind === 'invalid_request' || status === 400) return invalidRequest(`The model provider rejected the request: ${text}`, null, 'provider_invalid_request');
+    return backendFailed(NAME, text || `run ended with ${result?.subtype ?? 'an error'}`);
+  }
+
+  if (s.parsedLines === 0 && s.unparsedLines > 0) {
+    return backendBadOutput(NAME, `stdout was not stream-json (first line: ${JSON.stringify(clip(s.firstUnparsed ?? '', 120))})`);
+  }
+  if (/not logged in|please run \/login|invalid api key/i.test(stderr)) return backendNotLoggedIn(NAME, clip(stderr), LOGIN_FIX);
+  const why = exit.signal
+    ? `it was killed by ${exit.signal}`
+    : exit.exitCode !== 0
+      ? `it exited with code ${exit.exitCode}`
+      : 'it exited without a result event';
+  const detail = clip(stderr.split('\n').filter((l) => l.trim()).slice(-3).join(' '));
+  if (exit.exitCode === 0 && !exit.signal) return backendBadOutput(NAME, `${why}${detail ? `: ${detail}` : ''}`);
+  return backendFailed(NAME, `${why}${detail ? `: ${detail}` : ''}`);
+}

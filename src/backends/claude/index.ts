@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
+import { createClaudeParser } from './events.js';
+import { toSpawnError } from './errors.js';
+import { toClaudeInvocation } from './invocation.js';
+
+export { createClaudeParser, toFinishReason } from './events.js';
+export { toUsage as toClaudeUsage } from './usage.js';
+export { toClaudeError, LOGIN_FIX as CLAUDE_LOGIN_FIX } from './errors.js';
+export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';
+
+// 2025-2026 model ids; the CLI resolves the aliases to whatever is current for the login.
+const CREATED = 1735689600;
+const MODELS: ModelEntry[] = [
+  { id: 'sonnet', cliModel: 'sonnet', created: CREATED },
+  { id: 'opus', cliModel: 'opus', created: CREATED },
+  { id: 'haiku', cliModel: 'haiku', created: CREATED },
+  { id: 'claude-sonnet-4-5', cliModel: 'claude-sonnet-4-5', created: CREATED },
+  { id: 'claude-opus-4-1', cliModel: 'claude-opus-4-1', created: CREATED },
+  { id: 'claude-haiku-4-5', cliModel: 'claude-haiku-4-5', created: CREATED },
+];
+
+/** Full claude model ids not in the table are passed to the CLI, which is the authority on them. */
+const PASS_THROUGH = /^claude-[a-z0-9][a-z0-9.-]{1,80}$/;
+
+/** Host variables that mark a run as nested inside another Claude Code session: never passed. */
+function isNestedSessionVar(name: string): boolean {
+  return name === 'CLAUDECODE' || name.startsWith('CLAUDE_CODE_') || name.startsWith('CLAUDE_AGENT_SDK');
+}
+
+/** Provider credentials in the environment: only passed when the operator names them. */
+const API_KEY_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'];
+
+export interface ClaudeOptions {
+  bin: string;
+  /** The operator's real claude config dir (`~/.claude`), source of the credentials file. */
+  configDir: string;
+  /** Host variable names handed through (operator opt-in). */
+  passEnv: readonly string[];
+  /** Extra variables set for every run (operator opt-in). */
+  env: Readonly<Record<string, string>>;
+}
+
+/** The claude backend: `claude -p --output-format stream-json` per turn. */
+export function createClaudeBackend(opts: ClaudeOptions): Backend {
+  const fixed: Record<string, string> = {
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  return {
+    id: 'claude',
+    bin: opts.bin,
+    owner: 'claude-cli',
+    models: MODELS,
+    acceptsModel: (id) => PASS_THROUGH.test(id),
+    links: () => [{ from: join(opts.configDir, '.credentials.json'), to: '.claude/.credentials.json' }],
+    envPolicy(turn: Turn): EnvPolicy {
+      const set: Record<string, string> = { ...opts.env, ...fixed };
+      if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
+      const explicit = new Set(opts.passEnv);
+      return {
+        set,
+        pass: opts.passEnv,
+        deny(name) {
+          if (name in set) return false;
+          // An operator may hand an API key through by naming it; nested-session markers never pass.
+          if (API_KEY_VARS.includes(name)) return !explicit.has(name);
+          return isNestedSessionVar(name);
+        },
+      };
+    },
+    prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
+    createParser: () => createClaudeParser(),
+    spawnError: (exit) => toSpawnError(opts.bin, exit),
+  };
+}

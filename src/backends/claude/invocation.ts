@@ -1,0 +1,34 @@
+import type { Place, Prepared, Turn } from '../types.js';
+
+/** Used when the client sends no system or developer message. */
+export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+
+export const SYSTEM_PROMPT_FILE = 'system-prompt.txt';
+
+/**
+ * The claude command line for one turn. The prompt goes on stdin and the system prompt through a
+ * file, so nothing a client sends can appear in argv (a `--`-prefixed prompt would be read as a flag).
+ * Chat mode: no built-in tools, no MCP servers, no user/project settings, no slash commands.
+ */
+export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepared {
+  const args = [
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--include-partial-messages',
+    '--model',
+    turn.cliModel,
+    '--tools=', // `=` form: --tools is variadic and would swallow a following value
+    '--strict-mcp-config',
+    '--setting-sources=',
+    '--disable-slash-commands',
+    '--no-session-persistence',
+    '--system-prompt-file',
+    place.path(SYSTEM_PROMPT_FILE),
+  ];
+  return {
+    invocation: { command: bin, args, stdin: turn.prompt.text },
+    files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }],
+  };
+}

@@ -1,0 +1,3 @@
+export type { Backend, BackendEvent, EventParser, FinishReason, ModelEntry, Turn, TurnOutcome, Usage, Place, Prepared, EnvPolicy } from './types.js';
+export { createClaudeBackend, createClaudeParser, toClaudeUsage, toClaudeError, toFinishReason, CLAUDE_LOGIN_FIX, DEFAULT_SYSTEM_PROMPT, type ClaudeOptions } from './claude/index.js';
+export { findExecutable } from './detect.js';

@@ -1,0 +1,91 @@
+import type { ProxyError } from '../errors/index.js';
+import type { ExitInfo, Invocation } from '../process/index.js';
+import type { Prompt } from '../transcript/index.js';
+import type { Link, WorkspaceFile } from '../workspace/index.js';
+
+/** Token counts for one turn: the CLI's own figures and the OpenAI-normalised ones. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  /** The counts exactly as the CLI reported them (names as the CLI spells them). */
+  raw: Record<string, number>;
+  /** The CLI's own cost figure, when it reports one. */
+  costUsd?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'content_filter';
+
+/** What a backend's parser yields while the CLI runs. */
+export type BackendEvent =
+  | { type: 'session'; sessionId: string; model?: string }
+  | { type: 'text'; text: string };
+
+/** How a turn ended, decided once stdout is exhausted and the process has exited. */
+export type TurnOutcome =
+  | { ok: true; finishReason: FinishReason; usage: Usage | null; sessionId?: string }
+  | { ok: false; error: ProxyError; usage: Usage | null; sessionId?: string };
+
+/** Stateful, I/O-free translator of one run's stdout lines. */
+export interface EventParser {
+  push(line: string): BackendEvent[];
+  finish(exit: ExitInfo): TurnOutcome;
+}
+
+/** One request's work for a backend, after routing and rendering. */
+export interface Turn {
+  prompt: Prompt;
+  /** The CLI's own model name or alias. */
+  cliModel: string;
+  maxOutputTokens?: number;
+}
+
+/** Where a spawn runs; the backend only needs paths. */
+export interface Place {
+  home: string;
+  cwd: string;
+  path(name: string): string;
+}
+
+/** What a backend asks of the environment: variables it sets, host variables it passes, and ones it never passes. */
+export interface EnvPolicy {
+  set: Readonly<Record<string, string>>;
+  pass: readonly string[];
+  deny(name: string): boolean;
+}
+
+export interface Prepared {
+  invocation: Omit<Invocation, 'env' | 'cwd'>;
+  files: WorkspaceFile[];
+}
+
+export interface ModelEntry {
+  /** Public id clients send (`claude-sonnet-4-5`, `sonnet`). */
+  id: string;
+  /** Name handed to the CLI's model flag. */
+  cliModel: string;
+  created: number;
+}
+
+/**
+ * A backend knows one CLI: the files it needs linked, the environment it needs, how to turn a
+ * prepared turn into an invocation and how to read its output. It performs no I/O itself.
+ */
+export interface Backend {
+  readonly id: string;
+  /** Executable to run (path or name on PATH). */
+  readonly bin: string;
+  /** Shown in `owned_by` and messages. */
+  readonly owner: string;
+  readonly models: readonly ModelEntry[];
+  /** Decides whether an id not in `models` is still passed through to the CLI. */
+  acceptsModel(id: string): boolean;
+  links(): Link[];
+  envPolicy(turn: Turn): EnvPolicy;
+  prepare(turn: Turn, place: Place): Prepared;
+  createParser(): EventParser;
+  /** Errors raised before or instead of a run (binary missing, spawn failures). */
+  spawnError(exit: ExitInfo): ProxyError;
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, FIELDS, parseConfig, type ConfigKey } from '../config/index.js';
+import { createLogger } from '../log/index.js';
+import { startDaemon } from '../serve.js';
+import { openStore, type Role } from '../store/index.js';
+
+const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
+
+Usage:
+  olp serve [options]              start the proxy (prints its base URL on one line)
+  olp keys add NAME [--role owner|member]
+                                   create a key; the token is printed once, alone on the last line
+  olp keys list                    list keys (names, roles, token hints; never tokens)
+  olp keys revoke NAME             revoke a key at once
+  olp --version | --help
+
+Options (each also settable as OLP_* env or in <state-dir>/config.json):
+${Object.entries(FIELDS)
+  .filter(([, f]) => 'flag' in f)
+  .map(([, f]) => `  --${(f as { flag: string }).flag.padEnd(18)} ${f.description}`)
+  .join('\n')}
+`;
+
+class UsageError extends Error {}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** parseArgs options for every config field that has a flag. */
+function configFlagOptions() {
+  const options: Record<string, { type: 'string'; multiple?: boolean }> = {};
+  for (const f of Object.values(FIELDS)) {
+    if ('flag' in f) options[f.flag] = { type: 'string', ...(f.kind === 'list' ? { multiple: true } : {}) };
+  }
+  return options;
+}
+
+function toConfigFlags(values: Record<string, unknown>): Partial<Record<ConfigKey, string | string[]>> {
+  const flags: Partial<Record<ConfigKey, string | string[]>> = {};
+  for (const [key, f] of Object.entries(FIELDS)) {
+    if ('flag' in f && values[f.flag] !== undefined) flags[key as ConfigKey] = values[f.flag] as string | string[];
+  }
+  return flags;
+}
+
+function parse(argv: string[], extra: Record<string, { type: 'string' | 'boolean' }> = {}) {
+  try {
+    return parseArgs({ args: argv, options: { ...configFlagOptions(), ...extra }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
+  const logger = createLogger(config.logLevel);
+  process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
+  process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
+
+  const daemon = await startDaemon({ config, logger, hostEnv: process.env });
+  if (daemon.store.keys.activeCount() === 0) {
+    logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: olp keys add NAME --state-dir ${config.stateDir}`);
+  }
+  if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1') {
+    logger.warn({ event: 'exposed', host: config.host }, `listening on ${config.host}: olp is reachable from other machines`);
+  }
+  logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
+  process.stdout.write(`${daemon.url}/v1\n`);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      logger.info({ event: 'shutdown', signal }, 'shutting down');
+      daemon.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  }).then((code) => new Promise<number>((resolve) => logger.flush(() => resolve(code))));
+}
+
+function keys(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, { role: { type: 'string' } });
+  const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
+  const store = openStore(config.stateDir);
+  try {
+    switch (sub) {
+      case 'add': {
+        const name = positionals[0];
+        if (!name || positionals.length > 1) throw new UsageError('usage: olp keys add NAME [--role owner|member]');
+        const role = (values.role as string | undefined) ?? (store.keys.activeCount() === 0 ? 'owner' : 'member');
+        if (role !== 'owner' && role !== 'member') throw new UsageError(`--role must be owner or member, not '${role}'`);
+        const { key, token } = store.keys.add(name, role as Role);
+        process.stderr.write(`Created ${key.role} key '${key.name}'. The token is shown only now; store it safely:\n`);
+        process.stdout.write(`${token}\n`);
+        return 0;
+      }
+      case 'list': {
+        const rows = store.keys.list();
+        if (rows.length === 0) {
+          process.stdout.write('no keys (create one with: olp keys add NAME)\n');
+          return 0;
+        }
+        const lines = [['NAME', 'ROLE', 'TOKEN', 'CREATED', 'STATUS']];
+        for (const k of rows) lines.push([k.name, k.role, `${k.hint}…`, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active']);
+        const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
+        for (const l of lines) process.stdout.write(`${l.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+        return 0;
+      }
+      case 'revoke': {
+        const name = positionals[0];
+        if (!name || positionals.length > 1) throw new UsageError('usage: olp keys revoke NAME');
+        if (!store.keys.revoke(name)) {
+          process.stderr.write(`olp: no active key named '${name}'\n`);
+          return 1;
+        }
+        process.stdout.write(`revoked key '${name}'\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown keys command '${sub ?? ''}' (add, list, revoke)`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) throw err;
+    process.stderr.write(`olp: ${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  process.umask(0o077); // everything olp creates is private to its user
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest);
+      case 'keys':
+        return keys(rest);
+      case '--version':
+      case '-v':
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`olp: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`olp: ${err.message}\n`);
+      return 2;
+    }
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      process.stderr.write(`olp: the port is already in use (${(err as Error).message}); pick another with --port\n`);
+      return 1;
+    }
+    process.stderr.write(`olp: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+// serve leaves nothing running once closed; exiting explicitly also ends stray handles of the CLIs' pipes.
+if (process.argv[2] === 'serve') process.exit(code);
+process.exitCode = code;

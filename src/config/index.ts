@@ -1,0 +1,179 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Where a configuration value came from; named in every validation error. */
+type Source = 'flag' | 'env' | 'file' | 'default';
+
+type Kind = 'string' | 'int' | 'list' | 'record' | 'bool';
+
+interface Field {
+  kind: Kind;
+  schema: z.ZodType;
+  /** Flag name without dashes; absent for file-only fields. */
+  flag?: string;
+  env?: string;
+  description: string;
+}
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected environment variable names');
+
+/** Every setting olp reads, with its flag, env name and schema. The README's table mirrors this. */
+export const FIELDS = {
+  host: { kind: 'string', schema: z.string().min(1).default('127.0.0.1'), flag: 'host', env: 'OLP_HOST', description: 'Address to bind. Anything but loopback exposes olp to your network.' },
+  port: { kind: 'int', schema: z.number().int().min(0).max(65535).default(8787), flag: 'port', env: 'OLP_PORT', description: 'TCP port (0 picks a free one).' },
+  stateDir: { kind: 'string', schema: z.string().min(1).default(join(homedir(), '.olp')), flag: 'state-dir', env: 'OLP_STATE_DIR', description: 'State directory (database, workspaces, config.json), created 0700.' },
+  claudeBin: { kind: 'string', schema: z.string().min(1).default('claude'), flag: 'claude-bin', env: 'OLP_CLAUDE_BIN', description: 'The claude executable (a path, or a name looked up on PATH).' },
+  claudePassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'claude-pass-env', env: 'OLP_CLAUDE_PASS_ENV', description: "Names of the daemon's environment variables handed to claude (e.g. ANTHROPIC_API_KEY). Off by default." },
+  claudeEnv: { kind: 'record', schema: z.record(envName, z.string()).default({}), env: 'OLP_CLAUDE_ENV', description: 'Extra environment for claude, as a JSON object (config file or env). Off by default.' },
+  logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
+  bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
+  timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
+  idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
+  shutdownGrace: { kind: 'int', schema: z.number().int().min(0).default(10), flag: 'shutdown-grace', env: 'OLP_SHUTDOWN_GRACE', description: 'Seconds in-flight requests get to finish on SIGTERM/SIGINT before their CLIs are killed.' },
+} satisfies Record<string, Field>;
+
+export type ConfigKey = keyof typeof FIELDS;
+
+export type Config = Readonly<{
+  host: string;
+  port: number;
+  stateDir: string;
+  claudeBin: string;
+  claudePassEnv: readonly string[];
+  claudeEnv: Readonly<Record<string, string>>;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  bodyLimit: number;
+  timeout: number;
+  idleTimeout: number;
+  shutdownGrace: number;
+}>;
+
+/** Raised when any source holds a bad value; the message lists each problem with its source. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function label(key: ConfigKey, source: Source, file: string): string {
+  const f: Field = FIELDS[key];
+  if (source === 'flag') return `flag --${f.flag}`;
+  if (source === 'env') return `env ${f.env}`;
+  if (source === 'file') return `${file}: ${key}`;
+  return `default ${key}`;
+}
+
+/** Turns a string from argv or the environment into the field's kind, or explains why not. */
+function fromString(kind: Kind, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  switch (kind) {
+    case 'string':
+      return { ok: true, value: raw };
+    case 'int':
+      return /^-?\d+$/.test(raw.trim()) ? { ok: true, value: Number(raw.trim()) } : { ok: false, message: `expected an integer, got '${raw}'` };
+    case 'bool':
+      if (/^(1|true|yes|on)$/i.test(raw)) return { ok: true, value: true };
+      if (/^(0|false|no|off)$/i.test(raw)) return { ok: true, value: false };
+      return { ok: false, message: `expected true or false, got '${raw}'` };
+    case 'list':
+      return { ok: true, value: raw.split(',').map((s) => s.trim()).filter(Boolean) };
+    case 'record':
+      try {
+        return { ok: true, value: JSON.parse(raw) };
+      } catch {
+        return { ok: false, message: 'expected a JSON object' };
+      }
+  }
+}
+
+export interface ConfigInputs {
+  /** Values from parsed flags; strings, or string arrays for repeatable list flags. */
+  flags?: Partial<Record<ConfigKey, string | string[]>>;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Read `<stateDir>/config.json` when it exists (default true). */
+  readFile?: boolean;
+  /** Values that override everything (used by tests and embedders). */
+  overrides?: Partial<Record<ConfigKey, unknown>>;
+}
+
+/** Builds the frozen configuration from flags > env > config file > defaults, validating each value once. */
+export function parseConfig(inputs: ConfigInputs = {}): Config {
+  const env = inputs.env ?? {};
+  const problems: string[] = [];
+  const chosen = new Map<ConfigKey, { value: unknown; source: Source }>();
+  const keys = Object.keys(FIELDS) as ConfigKey[];
+
+  for (const key of keys) {
+    const f: Field = FIELDS[key];
+    const flag = inputs.flags?.[key];
+    if (flag !== undefined) {
+      const parts = Array.isArray(flag) ? flag : [flag];
+      if (f.kind === 'list') {
+        chosen.set(key, { value: parts.flatMap((p) => p.split(',').map((s) => s.trim()).filter(Boolean)), source: 'flag' });
+      } else {
+        const r = fromString(f.kind, parts[parts.length - 1] ?? '');
+        if (r.ok) chosen.set(key, { value: r.value, source: 'flag' });
+        else problems.push(`${label(key, 'flag', '')}: ${r.message}`);
+      }
+      continue;
+    }
+    const raw = f.env ? env[f.env] : undefined;
+    if (raw !== undefined && raw !== '') {
+      const r = fromString(f.kind, raw);
+      if (r.ok) chosen.set(key, { value: r.value, source: 'env' });
+      else problems.push(`${label(key, 'env', '')}: ${r.message}`);
+    }
+  }
+  for (const [key, value] of Object.entries(inputs.overrides ?? {})) chosen.set(key as ConfigKey, { value, source: 'flag' });
+
+  // The state dir decides where the config file lives, so it is settled first.
+  const stateDirRaw = chosen.get('stateDir')?.value;
+  const stateDir = resolve(typeof stateDirRaw === 'string' && stateDirRaw !== '' ? stateDirRaw : (FIELDS.stateDir.schema.parse(undefined) as string));
+  const file = join(stateDir, 'config.json');
+  if (inputs.readFile !== false) {
+    const fromFile = readConfigFile(file, problems);
+    for (const [key, value] of Object.entries(fromFile)) {
+      if (!(key in FIELDS)) {
+        problems.push(`${file}: unknown setting '${key}' (known: ${keys.join(', ')})`);
+        continue;
+      }
+      if (key === 'stateDir') {
+        problems.push(`${file}: stateDir cannot be set inside the state directory; use --state-dir or OLP_STATE_DIR`);
+        continue;
+      }
+      if (!chosen.has(key as ConfigKey)) chosen.set(key as ConfigKey, { value, source: 'file' });
+    }
+  }
+
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const c = chosen.get(key);
+    const source: Source = c?.source ?? 'default';
+    const r = (FIELDS[key].schema as z.ZodType).safeParse(key === 'stateDir' ? stateDir : c?.value);
+    if (r.success) out[key] = r.data;
+    else for (const issue of r.error.issues) problems.push(`${label(key, source, file)}: ${issue.message}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(out) as Config;
+}
+
+function readConfigFile(file: string, problems: string[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    problems.push(`${file}: cannot read (${(err as Error).message})`);
+    return {};
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    problems.push(`${file}: expected a JSON object`);
+  } catch (err) {
+    problems.push(`${file}: not valid JSON (${(err as Error).message})`);
+  }
+  return {};
+}

@@ -1,0 +1,236 @@
+/**
+ * The one error type that crosses layers. Status, OpenAI `type` and `code` are fixed
+ * when the error is created, by the factories below; the HTTP layer only renders it.
+ */
+export class ProxyError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly param: string | null;
+  /** Whether a client retrying the same request could succeed (drives `x-should-retry`). */
+  readonly retryable: boolean;
+  /** Seconds after which a retry makes sense (429/503), sent as `Retry-After`. */
+  readonly retryAfter: number | undefined;
+
+  constructor(init: {
+    status: number;
+    type: string;
+    code: string;
+    message: string;
+    param?: string | null;
+    retryable: boolean;
+    retryAfter?: number;
+    cause?: unknown;
+  }) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'ProxyError';
+    this.status = init.status;
+    this.type = init.type;
+    this.code = init.code;
+    this.param = init.param ?? null;
+    this.retryable = init.retryable;
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+/** The OpenAI error envelope for a ProxyError. */
+export function toErrorBody(err: ProxyError): { error: { message: string; type: string; param: string | null; code: string } } {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+}
+
+export function isProxyError(err: unknown): err is ProxyError {
+  return err instanceof ProxyError;
+}
+
+// --- client errors -------------------------------------------------------------------
+
+export function invalidRequest(message: string, param: string | null = null, code = 'invalid_request', cause?: unknown): ProxyError {
+  return new ProxyError({ status: 400, type: 'invalid_request_error', code, message, param, retryable: false, cause });
+}
+
+export function invalidJson(cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_json',
+    message: 'We could not parse the JSON body of your request. Send a valid JSON object with Content-Type: application/json.',
+    retryable: false,
+    cause,
+  });
+}
+
+export function requestTooLarge(limitBytes: number, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    message: `The request body is larger than the limit of ${limitBytes} bytes.`,
+    retryable: false,
+    cause,
+  });
+}
+
+export function missingApiKey(): ProxyError {
+  return new ProxyError({
+    status: 401,
+    type: 'authentication_error',
+    code: 'invalid_api_key',
+    message: "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'. Create one with `olp keys add NAME`.",
+    retryable: false,
+  });
+}
+
+export function invalidApiKey(): ProxyError {
+  return new ProxyError({
+    status: 401,
+    type: 'authentication_error',
+    code: 'invalid_api_key',
+    message: 'Incorrect API key provided. Ask the owner of this olp server for a key (`olp keys add NAME`).',
+    retryable: false,
+  });
+}
+
+export function modelNotFound(model: string, known: readonly string[]): ProxyError {
+  const some = known.slice(0, 6).join(', ');
+  return new ProxyError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    param: 'model',
+    message: `The model '${model}' does not exist or is not served here. Try one of: ${some}.`,
+    retryable: false,
+  });
+}
+
+export function routeNotFound(method: string, path: string): ProxyError {
+  return new ProxyError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'not_found',
+    message: `Unknown request URL: ${method} ${path}.`,
+    retryable: false,
+  });
+}
+
+export function contextLengthExceeded(detail: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'context_length_exceeded',
+    param: 'messages',
+    message: `The conversation is too long for the model: ${detail}`,
+    retryable: false,
+    cause,
+  });
+}
+
+// --- backend errors ------------------------------------------------------------------
+
+export function backendNotInstalled(backend: string, bin: string, fix: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 503,
+    type: 'server_error',
+    code: 'backend_not_installed',
+    message: `The ${backend} CLI was not found at '${bin}'. ${fix}`,
+    retryable: false,
+    cause,
+  });
+}
+
+export function backendNotLoggedIn(backend: string, detail: string, fix: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 503,
+    type: 'server_error',
+    code: 'backend_not_logged_in',
+    message: `The ${backend} CLI is not logged in (${detail}). On the machine running olp, ${fix}.`,
+    retryable: false,
+    cause,
+  });
+}
+
+export function backendRateLimited(backend: string, detail: string, retryAfter = 30, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'backend_rate_limited',
+    message: `The ${backend} CLI's provider is rate limiting this login: ${detail}`,
+    retryable: true,
+    retryAfter,
+    cause,
+  });
+}
+
+export function backendOverloaded(backend: string, detail: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 503,
+    type: 'server_error',
+    code: 'backend_overloaded',
+    message: `The ${backend} CLI's provider is overloaded: ${detail}`,
+    retryable: true,
+    retryAfter: 10,
+    cause,
+  });
+}
+
+export function backendTimeout(backend: string, kind: 'total' | 'idle', seconds: number, cause?: unknown): ProxyError {
+  const what = kind === 'idle' ? `produced no output for ${seconds} s` : `did not finish within ${seconds} s`;
+  return new ProxyError({
+    status: 504,
+    type: 'server_error',
+    code: 'backend_timeout',
+    message: `The ${backend} CLI ${what} and was stopped.`,
+    retryable: true,
+    cause,
+  });
+}
+
+export function backendFailed(backend: string, detail: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 502,
+    type: 'server_error',
+    code: 'backend_error',
+    message: `The ${backend} CLI failed: ${detail}`,
+    retryable: true,
+    cause,
+  });
+}
+
+export function backendBadOutput(backend: string, detail: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 502,
+    type: 'server_error',
+    code: 'backend_bad_output',
+    message: `The ${backend} CLI produced output olp could not understand: ${detail}`,
+    retryable: false,
+    cause,
+  });
+}
+
+// --- server errors -------------------------------------------------------------------
+
+export function shuttingDown(): ProxyError {
+  return new ProxyError({
+    status: 503,
+    type: 'server_error',
+    code: 'shutting_down',
+    message: 'olp is shutting down and does not accept new requests.',
+    retryable: true,
+    retryAfter: 5,
+  });
+}
+
+export function internalError(cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 500,
+    type: 'server_error',
+    code: 'internal_error',
+    message: 'olp hit an unexpected error while handling this request. The details are in the server log under this request id.',
+    retryable: true,
+    cause,
+  });
+}
+
+/** Anything thrown becomes a ProxyError; unknown errors become a 500 that keeps the original as cause. */
+export function toProxyError(err: unknown): ProxyError {
+  return isProxyError(err) ? err : internalError(err);
+}

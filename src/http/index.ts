@@ -1,0 +1,3 @@
+export { createApp, type AppDeps } from './app.js';
+export { createHttpServer } from './server.js';
+export { createLifecycle, type Lifecycle } from './lifecycle.js';

@@ -1,0 +1,103 @@
+import type { Request, Response } from 'express';
+import { authenticate } from '../auth/index.js';
+import { findExecutable, type Backend } from '../backends/index.js';
+import { shuttingDown } from '../errors/index.js';
+import type { ModelRegistry } from '../models/index.js';
+import { newCompletionId, respondJson, respondStream, type FailedTurnError } from '../respond/index.js';
+import type { Store } from '../store/index.js';
+import { toPrompt, withResponseFormat } from '../transcript/index.js';
+import { isClientAbort, runTurn, type TurnDeps } from '../turn/index.js';
+import { parseChatRequest } from '../validate/index.js';
+import { ctx } from './context.js';
+import type { Lifecycle } from './lifecycle.js';
+
+export interface RouteDeps {
+  store: Store;
+  registry: ModelRegistry;
+  backends: readonly Backend[];
+  turns: TurnDeps;
+  lifecycle: Lifecycle;
+}
+
+/** Bearer auth for everything under /v1; puts the principal in the request context. */
+export function createAuth(deps: RouteDeps) {
+  return (req: Request, res: Response, next: () => void): void => {
+    ctx(res).principal = authenticate(req.headers.authorization, deps.store.keys);
+    next();
+  };
+}
+
+export function createModelsRoutes(deps: RouteDeps) {
+  return {
+    list(_req: Request, res: Response): void {
+      res.json({ object: 'list', data: deps.registry.list() });
+    },
+    get(req: Request, res: Response): void {
+      res.json(deps.registry.get(String(req.params.id)));
+    },
+  };
+}
+
+/** GET /health: no auth; says whether each backend's CLI is found. */
+export function createHealthRoute(deps: RouteDeps) {
+  return (_req: Request, res: Response): void => {
+    const backends = Object.fromEntries(
+      deps.backends.map((b) => {
+        const path = findExecutable(b.bin, deps.turns.hostEnv.PATH);
+        return [b.id, { found: path !== undefined, path: path ?? null }];
+      }),
+    );
+    const ok = Object.values(backends).some((b) => b.found);
+    res.status(deps.lifecycle.draining ? 503 : 200).json({
+      status: deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded',
+      backends,
+      inflight: deps.lifecycle.inflight,
+    });
+  };
+}
+
+/** POST /v1/chat/completions */
+export function createChatRoute(deps: RouteDeps) {
+  return async (req: Request, res: Response): Promise<void> => {
+    if (deps.lifecycle.draining) throw shuttingDown();
+    const c = ctx(res);
+    const request = parseChatRequest(req.body);
+    c.model = request.model;
+    const route = deps.registry.resolve(request.model);
+    const prompt = withResponseFormat(toPrompt(request.messages), request.response_format);
+    const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
+    const turn = { prompt, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
+
+    const disconnect = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) disconnect.abort('client_disconnect');
+    });
+    const events = runTurn(deps.turns, {
+      keyId: c.principal!.keyId,
+      requestId: c.requestId,
+      backend: route.backend,
+      turn,
+      signal: disconnect.signal,
+      log: c.log,
+    });
+    const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model };
+    try {
+      const delivered = request.stream
+        ? await respondStream(res, events, { ...meta, includeUsage: request.stream_options?.include_usage === true })
+        : await respondJson(res, events, meta);
+      c.usage = delivered.outcome.usage;
+      c.firstTokenMs = delivered.firstTokenMs;
+      if (!delivered.outcome.ok) c.error = delivered.outcome.error;
+    } catch (err) {
+      if (isClientAbort(err) || disconnect.signal.aborted) {
+        c.aborted = true;
+        return;
+      }
+      c.usage = (err as FailedTurnError).outcome?.usage ?? null;
+      throw err;
+    } finally {
+      // If responding failed half-way, this closes the turn: the child is killed, the workspace removed.
+      await events.return(undefined as never);
+    }
+  };
+}

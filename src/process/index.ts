@@ -1,0 +1,1 @@
+export { createProcessSupervisor, type ProcessSupervisor, type Invocation, type RunLimits, type ExitInfo, type EndReason, type RunningProcess } from './spawn.js';

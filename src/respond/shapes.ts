@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { FinishReason, Usage } from '../backends/types.js';
+
+// Wire shapes, named as the openai SDK names them (tests check them with `satisfies`).
+
+export interface CompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: [
+    {
+      index: 0;
+      message: { role: 'assistant'; content: string; refusal: null };
+      finish_reason: FinishReason;
+      logprobs: null;
+    },
+  ];
+  usage: CompletionUsage;
+  system_fingerprint: null;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: { index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null; logprobs: null }[];
+  system_fingerprint: null;
+  usage?: CompletionUsage | null;
+}
+
+export function newCompletionId(): string {
+  return `chatcmpl-${randomBytes(18).toString('base64url')}`;
+}
+
+/** OpenAI's usage object from a backend's normalised counts (zeros when the CLI reported none). */
+export function toCompletionUsage(u: Usage | null): CompletionUsage {
+  return {
+    prompt_tokens: u?.promptTokens ?? 0,
+    completion_tokens: u?.completionTokens ?? 0,
+    total_tokens: u?.totalTokens ?? 0,
+    prompt_tokens_details: { cached_tokens: u?.cachedTokens ?? 0 },
+    completion_tokens_details: { reasoning_tokens: u?.reasoningTokens ?? 0 },
+  };
+}
+
+export function toChatCompletion(meta: { id: string; created: number; model: string }, content: string, finishReason: FinishReason, usage: Usage | null): ChatCompletion {
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],
+    usage: toCompletionUsage(usage),
+    system_fingerprint: null,
+  };
+}
+
+/** A streaming chunk; with include_usage every chunk carries `usage: null` except the last. */
+export function toChunk(
+  meta: { id: string; created: number; model: string; includeUsage: boolean },
+  delta: ChatCompletionChunk['choices'][number]['delta'],
+  finishReason: FinishReason | null = null,
+): ChatCompletionChunk {
+  return {
+    id: meta.id,
+    object: 'chat.completion.chunk',
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    system_fingerprint: null,
+    ...(meta.includeUsage ? { usage: null } : {}),
+  };
+}
+
+export function toUsageChunk(meta: { id: string; created: number; model: string }, usage: Usage | null): ChatCompletionChunk {
+  return { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], system_fingerprint: null, usage: toCompletionUsage(usage) };
+}

@@ -1,0 +1,112 @@
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { createClaudeBackend, findExecutable, type Backend } from './backends/index.js';
+import type { Config } from './config/index.js';
+import { createApp, createHttpServer, createLifecycle } from './http/index.js';
+import type { Logger } from './log/index.js';
+import { createModelRegistry } from './models/index.js';
+import { createProcessSupervisor } from './process/index.js';
+import { openStore, type Store } from './store/index.js';
+import { createWorkspaces } from './workspace/index.js';
+
+export interface Daemon {
+  /** `http://host:port` (the API is under `/v1`). */
+  url: string;
+  port: number;
+  store: Store;
+  /** Number of live CLI children. */
+  readonly children: number;
+  /** Stops taking requests, lets in-flight ones finish within the grace, kills the rest, closes the store. */
+  close(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  config: Config;
+  logger: Logger;
+  /** The daemon's environment: the only source of host variables for children. */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+}
+
+/** The operator's claude config dir: $CLAUDE_CONFIG_DIR, else ~/.claude. */
+function claudeConfigDir(hostEnv: DaemonOptions['hostEnv']): string {
+  return hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude');
+}
+
+/** The composition root: builds every part from the config and starts listening. */
+export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): Promise<Daemon> {
+  const store = openStore(config.stateDir);
+  const workspaces = createWorkspaces(config.stateDir);
+  const swept = workspaces.sweep();
+  if (swept > 0) logger.warn({ event: 'workspace_sweep', removed: swept }, `removed ${swept} workspace(s) left by an earlier run`);
+
+  const claude = createClaudeBackend({
+    bin: config.claudeBin,
+    configDir: claudeConfigDir(hostEnv),
+    passEnv: config.claudePassEnv,
+    env: config.claudeEnv,
+  });
+  const backends: Backend[] = [claude];
+  for (const b of backends) {
+    if (!findExecutable(b.bin, hostEnv.PATH)) logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
+    for (const link of b.links()) {
+      if (!existsSync(link.from)) logger.warn({ event: 'credentials_missing', backend: b.id, file: link.from }, `${b.id}: credential file ${link.from} not found (fine if you use an API key)`);
+    }
+  }
+
+  const supervisor = createProcessSupervisor(logger);
+  const lifecycle = createLifecycle();
+  const app = createApp({
+    logger,
+    bodyLimit: config.bodyLimit,
+    store,
+    registry: createModelRegistry(backends),
+    backends,
+    lifecycle,
+    turns: {
+      supervisor,
+      workspaces,
+      hostEnv,
+      limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, killGraceMs: 2000 },
+    },
+  });
+  const server = createHttpServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    store,
+    get children() {
+      return supervisor.active;
+    },
+    close() {
+      closing ??= (async () => {
+        lifecycle.drain();
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), config.shutdownGrace * 1000).unref());
+        if ((await Promise.race([lifecycle.idle().then(() => 'idle' as const), grace])) === 'grace') {
+          logger.warn({ event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active }, 'grace period over; stopping CLI children');
+        }
+        await supervisor.killAll();
+        await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
+        server.closeAllConnections();
+        await stopped;
+        workspaces.sweep();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

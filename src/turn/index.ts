@@ -1,0 +1,81 @@
+import { backendTimeout, shuttingDown } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { ProcessSupervisor, RunLimits } from '../process/index.js';
+import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
+import { toChildEnv, type Workspaces } from '../workspace/index.js';
+
+export interface TurnDeps {
+  supervisor: ProcessSupervisor;
+  workspaces: Workspaces;
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  limits: RunLimits;
+}
+
+export interface TurnInput {
+  keyId: string;
+  requestId: string;
+  backend: Backend;
+  turn: Turn;
+  /** Aborted when the client goes away; kills the CLI's process group. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** Thrown out of the event stream when the client went away; nothing is sent for it. */
+export class ClientAbortedError extends Error {
+  constructor() {
+    super('client disconnected');
+    this.name = 'ClientAbortedError';
+  }
+}
+
+/**
+ * Runs one CLI turn in a fresh workspace: yields backend events as the CLI prints them and
+ * returns how the turn ended. The workspace is removed and the process group is gone on every
+ * path, including a consumer that stops iterating early.
+ */
+export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator<BackendEvent, TurnOutcome> {
+  const { backend, turn, log } = input;
+  const ws = deps.workspaces.create({ keyId: input.keyId, requestId: input.requestId, links: backend.links() });
+  const stop = new AbortController();
+  const signal = AbortSignal.any([input.signal, stop.signal]);
+  let proc: ReturnType<ProcessSupervisor['run']> | undefined;
+  try {
+    const prepared = backend.prepare(turn, ws);
+    for (const f of prepared.files) ws.writeFile(f.name, f.content);
+    const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn), ws.home);
+    proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log);
+    log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');
+    const parser = backend.createParser();
+    for await (const line of proc.lines) {
+      for (const ev of parser.push(line)) yield ev;
+    }
+    const exit = await proc.exit;
+    log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
+    if (exit.reason === 'spawn_error') return { ok: false, error: backend.spawnError(exit), usage: null };
+    const outcome = parser.finish(exit);
+    if (outcome.ok) return outcome;
+    switch (exit.reason) {
+      case 'aborted':
+        throw new ClientAbortedError();
+      case 'shutdown':
+        return { ...outcome, error: shuttingDown() };
+      case 'timeout':
+        return { ...outcome, error: backendTimeout(backend.id, 'total', Math.round(deps.limits.timeoutMs / 1000), outcome.error) };
+      case 'idle':
+        return { ...outcome, error: backendTimeout(backend.id, 'idle', Math.round(deps.limits.idleTimeoutMs / 1000), outcome.error) };
+      default:
+        return outcome;
+    }
+  } finally {
+    // Early return (client gone, consumer error): stop the child and wait for its group to die.
+    stop.abort();
+    if (proc) await proc.exit;
+    ws.remove();
+  }
+}
+
+export function isClientAbort(err: unknown): boolean {
+  return err instanceof ClientAbortedError;
+}
+

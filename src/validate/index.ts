@@ -1,0 +1,1 @@
+export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
