@@ -1,7 +1,7 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Writable } from 'node:stream';
 import { execa } from 'execa';
 import type { Logger } from '../log/index.js';
+import { createLineSplitter } from './lines.js';
 
 /** What to run: a backend builds this; nothing here knows which CLI it is. */
 export interface Invocation {
@@ -178,22 +178,12 @@ export function createProcessSupervisor(logger: Logger) {
     async function* lines(): AsyncGenerator<string> {
       const stdout = child.stdout;
       if (!stdout) return;
-      const decoder = new StringDecoder('utf8');
-      let pending = '';
+      const splitter = createLineSplitter();
       for await (const chunk of stdout as AsyncIterable<Buffer>) {
         touch();
-        pending += decoder.write(chunk);
-        let start = 0;
-        let nl: number;
-        while ((nl = pending.indexOf('\n', start)) !== -1) {
-          const line = pending.slice(start, nl);
-          start = nl + 1;
-          if (line.trim() !== '') yield line;
-        }
-        pending = pending.slice(start);
+        yield* splitter.push(chunk);
       }
-      pending += decoder.end();
-      if (pending.trim() !== '') yield pending;
+      yield* splitter.end();
     }
 
     return { pid, lines: lines(), exit };

@@ -101,6 +101,23 @@ function describe(issue: z.core.$ZodIssue): string {
   return param ? `Invalid value for '${param}': ${issue.message}.` : `Invalid request body: ${issue.message}.`;
 }
 
+/**
+ * A union reports one issue for all its branches; when one branch got further into the value
+ * (a content array with one bad part), its issue is the useful one.
+ */
+function specific(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union' || !('errors' in issue)) return issue;
+  let best: z.core.$ZodIssue | undefined;
+  for (const branch of issue.errors) {
+    for (const sub of branch) {
+      if (sub.path.length === 0) continue;
+      const deeper = specific({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue);
+      if (!best || deeper.path.length > best.path.length) best = deeper;
+    }
+  }
+  return best ?? issue;
+}
+
 function contentIsEmpty(content: unknown): boolean {
   if (typeof content === 'string') return content.trim() === '';
   if (Array.isArray(content)) return content.length === 0 || content.every((p) => p?.type === 'text' && String(p.text).trim() === '');
@@ -115,7 +132,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const r = chatRequestSchema.safeParse(body);
   if (!r.success) {
     // Report the deepest, most specific issue first: that is the one a person can act on.
-    const issue = [...r.error.issues].sort((a, b) => b.path.length - a.path.length)[0]!;
+    const issue = r.error.issues.map((i) => specific(i)).sort((a, b) => b.path.length - a.path.length)[0]!;
     throw invalidRequest(describe(issue), toParam(issue.path), 'invalid_request', r.error);
   }
   const req = r.data;

@@ -9,16 +9,12 @@ export { toUsage as toClaudeUsage } from './usage.js';
 export { toClaudeError, LOGIN_FIX as CLAUDE_LOGIN_FIX } from './errors.js';
 export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';
 
-// 2025-2026 model ids; the CLI resolves the aliases to whatever is current for the login.
-const CREATED = 1735689600;
-const MODELS: ModelEntry[] = [
-  { id: 'sonnet', cliModel: 'sonnet', created: CREATED },
-  { id: 'opus', cliModel: 'opus', created: CREATED },
-  { id: 'haiku', cliModel: 'haiku', created: CREATED },
-  { id: 'claude-sonnet-4-5', cliModel: 'claude-sonnet-4-5', created: CREATED },
-  { id: 'claude-opus-4-1', cliModel: 'claude-opus-4-1', created: CREATED },
-  { id: 'claude-haiku-4-5', cliModel: 'claude-haiku-4-5', created: CREATED },
-];
+// Ids the claude CLI 2.1.197 knows; the aliases resolve to whatever is current for the login
+// (observed: sonnet -> claude-sonnet-5, opus -> claude-opus-4-8, haiku -> claude-haiku-4-5).
+const CREATED = 1764547200; // 2025-12-01
+const MODELS: ModelEntry[] = ['sonnet', 'opus', 'haiku', 'claude-sonnet-5', 'claude-opus-4-8', 'claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5'].map(
+  (id) => ({ id, cliModel: id, created: CREATED }),
+);
 
 /** Full claude model ids not in the table are passed to the CLI, which is the authority on them. */
 const PASS_THROUGH = /^claude-[a-z0-9][a-z0-9.-]{1,80}$/;

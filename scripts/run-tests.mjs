@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// Runs the compiled test suite with Node's test runner (Node 20 has no glob support in --test).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const testDir = join(root, 'dist', 'test');
+const only = process.argv.slice(2);
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) return find(full);
+    return name.endsWith('.test.js') ? [full] : [];
+  });
+}
+
+let files = find(testDir).sort();
+if (only.length > 0) files = files.filter((f) => only.some((o) => relative(root, f).includes(o)));
+if (files.length === 0) {
+  console.error('no test files found; run `npm run build` first');
+  process.exit(1);
+}
+const started = Date.now();
+const r = spawnSync(
+  process.execPath,
+  ['--import', join(testDir, 'support', 'strict.js'), '--test', '--test-concurrency=2', '--test-reporter=spec', '--test-timeout=180000', ...files],
+  { stdio: 'inherit', cwd: root },
+);
+console.error(`test suite finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(r.status ?? 1);

@@ -1,0 +1,107 @@
+// A small stand-in for the Anthropic Messages API on loopback, so the real `claude` binary can be
+// run end to end with a dummy key and nothing leaving the machine (ANTHROPIC_BASE_URL).
+import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHttpServer } from '../../src/http/index.js';
+
+export type StandInMode = 'text' | '401' | '429' | '500' | 'slow';
+
+export interface RecordedRequest {
+  path: string;
+  body: {
+    model?: string;
+    system?: unknown;
+    tools?: unknown[];
+    messages?: { role: string; content: unknown }[];
+    stream?: boolean;
+    max_tokens?: number;
+  };
+}
+
+export interface StandIn {
+  url: string;
+  requests: RecordedRequest[];
+  mode: StandInMode;
+  close(): Promise<void>;
+}
+
+function lastUserText(body: RecordedRequest['body']): string {
+  const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  const texts = (last.content as { type: string; text?: string }[]).filter((b) => b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>'));
+  return texts.map((b) => b.text).join('\n');
+}
+
+/** The reply the stand-in gives: derived from the last user text so tests can check what arrived. */
+export function standInReply(userText: string): string {
+  const tail = userText.trim().split('\n').filter(Boolean).pop() ?? '';
+  return `stand-in heard: ${tail.slice(-60)}`;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise<StandIn> {
+  const requests: RecordedRequest[] = [];
+  const state: StandIn = { url: '', requests, mode, close: async () => {} };
+
+  const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const raw = req.method === 'POST' ? await readBody(req) : '';
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method !== 'POST') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      return;
+    }
+    let body: RecordedRequest['body'] = {};
+    try {
+      body = JSON.parse(raw) as RecordedRequest['body'];
+    } catch {
+      // keep empty
+    }
+    requests.push({ path, body });
+    if (path.endsWith('/count_tokens')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: Math.ceil(raw.length / 4) }));
+      return;
+    }
+    if (state.mode === '401' || state.mode === '429' || state.mode === '500') {
+      const type = { '401': 'authentication_error', '429': 'rate_limit_error', '500': 'api_error' }[state.mode];
+      res.writeHead(Number(state.mode), { 'content-type': 'application/json', 'request-id': 'req_stand_in' }).end(JSON.stringify({ type: 'error', error: { type, message: `stand-in ${state.mode}` } }));
+      return;
+    }
+    const text = standInReply(lastUserText(body));
+    const id = `msg_standin_${requests.length}`;
+    const usage = { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { ...usage, output_tokens: 9 } }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    const pieces = text.match(/.{1,6}/gs) ?? [];
+    for (const p of pieces) {
+      if (state.mode === 'slow') await new Promise((r) => setTimeout(r, 200));
+      if (res.destroyed) return;
+      send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } });
+    }
+    send('content_block_stop', { type: 'content_block_stop', index: 0 });
+    send('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } });
+    send('message_stop', { type: 'message_stop' });
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}

@@ -1,0 +1,68 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { parseConfig, type ConfigKey } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { startDaemon, type Daemon } from '../../src/serve.js';
+import { FAKE_CLAUDE } from './paths.js';
+
+export interface TestDaemon {
+  url: string;
+  baseURL: string;
+  token: string;
+  daemon: Daemon;
+  stateDir: string;
+  /** A stand-in for the operator's real home (where credentials would be). */
+  operatorHome: string;
+  /** The fake CLI's record dir (pids, argv). */
+  recordDir: string;
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** Starts a real listening olp (in this process) on the fake claude, with one owner key. */
+export async function startTestDaemon(opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; hostEnv?: Record<string, string> } = {}): Promise<TestDaemon> {
+  const base = mkdtempSync(join(tmpdir(), 'olp-test-'));
+  const stateDir = join(base, 'state');
+  const operatorHome = join(base, 'operator-home');
+  const recordDir = join(base, 'records');
+  mkdirSync(operatorHome);
+  mkdirSync(recordDir);
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const config = parseConfig({
+    readFile: false,
+    env: {},
+    overrides: {
+      stateDir,
+      port: 0,
+      claudeBin: FAKE_CLAUDE,
+      logLevel: 'debug',
+      claudeEnv: { FAKE_CLAUDE_RECORD_DIR: recordDir, ...opts.claudeEnv },
+      ...opts.config,
+    },
+  });
+  const logger = createLogger(config.logLevel, sink);
+  const daemon = await startDaemon({ config, logger, hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv } });
+  const { token } = daemon.store.keys.add('tester', 'owner');
+  return {
+    url: daemon.url,
+    baseURL: `${daemon.url}/v1`,
+    token,
+    daemon,
+    stateDir,
+    operatorHome,
+    recordDir,
+    logs,
+    async close() {
+      await daemon.close();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}

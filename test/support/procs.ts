@@ -1,0 +1,39 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** True while the pid is a live process (a zombie waiting for a reaper counts as gone). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of the pids is alive; returns the ones still alive at the deadline. */
+export async function waitGone(pids: number[], timeoutMs = 5000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const alive = pids.filter(isAlive);
+    if (alive.length === 0 || Date.now() > deadline) return alive;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Pids the fake CLI recorded (runs and grandchildren) in FAKE_CLAUDE_RECORD_DIR. */
+export function recordedPids(dir: string): { runs: number[]; grandchildren: number[] } {
+  const runs: number[] = [];
+  const grandchildren: number[] = [];
+  for (const f of readdirSync(dir)) {
+    const pid = Number(f.split('.')[0]);
+    if (f.endsWith('.json')) runs.push(pid);
+    else if (f.endsWith('.grandchild')) grandchildren.push(pid);
+  }
+  return { runs, grandchildren };
+}
+
+export function readRecord(dir: string, pid: number): { argv: string[]; cwd: string; stdinBytes?: number } {
+  return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as { argv: string[]; cwd: string; stdinBytes?: number };
+}

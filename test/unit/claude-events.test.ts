@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createClaudeParser } from '../../src/backends/index.js';
+import type { ExitInfo } from '../../src/process/index.js';
+import { createLineSplitter } from '../../src/process/index.js';
+import { REFERENCE } from '../support/paths.js';
+
+const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({ reason: 'exit', exitCode: 0, signal: null, stderr: '', pid: 1, durationMs: 10, ...over });
+
+/** Feeds a captured file through the line splitter in chunks of `size` bytes, then the parser. */
+function run(file: string, size: number, ex: Partial<ExitInfo> = {}) {
+  const bytes = readFileSync(join(REFERENCE, file));
+  const splitter = createLineSplitter();
+  const parser = createClaudeParser();
+  const events = [];
+  for (let off = 0; off < bytes.length; off += size) {
+    for (const line of splitter.push(bytes.subarray(off, off + size))) events.push(...parser.push(line));
+  }
+  for (const line of splitter.end()) events.push(...parser.push(line));
+  const text = events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('');
+  return { events, text, outcome: parser.finish(exit(ex)) };
+}
+
+describe('claude stream-json parser on captured CLI output', () => {
+  for (const size of [1, 7, 64, 4096, 1 << 20]) {
+    it(`partial-message deltas, chunks of ${size} bytes`, () => {
+      const { events, text, outcome } = run('print-stream-json-partial-ok.jsonl', size);
+      assert.equal(text, 'echo: ps://claude.com/claude-code)\n</system-reminder>\n hello there');
+      // Forwarded as deltas, not as one block at the end.
+      assert.ok(events.filter((e) => e.type === 'text').length > 5);
+      assert.deepEqual(events[0], { type: 'session', sessionId: '11111111-2222-4333-8444-555555555555', model: 'claude-sonnet-4-5' });
+      assert.equal(outcome.ok, true);
+      assert.deepEqual(outcome.usage && { p: outcome.usage.promptTokens, c: outcome.usage.completionTokens, k: outcome.usage.cachedTokens }, { p: 11, c: 7, k: 0 });
+    });
+  }
+
+  it('takes the text from the assistant event when there are no partial messages', () => {
+    const { text, outcome } = run('print-stream-json-ok.jsonl', 100);
+    assert.match(text, /json turn one$/);
+    assert.equal(outcome.ok, true);
+  });
+
+  it('not logged in: a synthetic message and is_error result become a 503 that says how to log in', () => {
+    const { text, outcome } = run('claude-2.1.197-stream-no-credentials.jsonl', 33, { exitCode: 1 });
+    assert.equal(text, '', 'the synthetic error text must not be sent as a reply');
+    assert.equal(outcome.ok, false);
+    if (outcome.ok) return;
+    assert.equal(outcome.error.status, 503);
+    assert.equal(outcome.error.code, 'backend_not_logged_in');
+    assert.match(outcome.error.message, /claude auth login/);
+    assert.equal(outcome.error.retryable, false);
+  });
+
+  it('HTTP 401 after retries (subtype success, is_error true) is a login problem, not a success', () => {
+    const { outcome } = run('claude-2.1.197-stream-http401-after-10-retries.jsonl', 512, { exitCode: 1 });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.equal(outcome.error.code, 'backend_not_logged_in');
+  });
+
+  it('HTTP 500 from the API is a retryable 502', () => {
+    const { outcome } = run('claude-2.1.197-stream-http500-max-retries-0.jsonl', 512, { exitCode: 1 });
+    assert.equal(outcome.ok, false);
+    if (outcome.ok) return;
+    assert.equal(outcome.error.status, 502);
+    assert.equal(outcome.error.retryable, true);
+    assert.match(outcome.error.message, /API Error: 500/);
+  });
+
+  it('an unknown model is a 404 model_not_found', () => {
+    const { outcome } = run('unknown-model.jsonl', 512, { exitCode: 1, stderr: '[claude-code:unrecognized_model]' });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.deepEqual([outcome.error.status, outcome.error.code, outcome.error.param], [404, 'model_not_found', 'model']);
+  });
+
+  it('error_max_turns is a 502 carrying the CLI error text', () => {
+    const { outcome } = run('claude-2.1.197-stream-error-max-turns.jsonl', 512, { exitCode: 1 });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.match(outcome.error.message, /maximum number of turns/);
+  });
+
+  it('a resume of an unknown session reports the CLI error', () => {
+    const { outcome } = run('claude-2.1.197-stream-resume-unknown-session.jsonl', 512, { exitCode: 1 });
+    assert.equal(outcome.ok, false);
+    if (!outcome.ok) assert.match(outcome.error.message, /No conversation found/);
+  });
+
+  it('usage keeps the raw counts and reports the partial usage of a failed run', () => {
+    const { outcome } = run('claude-2.1.197-stream-error-max-turns.jsonl', 512, { exitCode: 1 });
+    assert.deepEqual(outcome.usage?.raw, { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 30 });
+  });
+});
+
+describe('claude parser without a result', () => {
+  const feed = (lines: string[], ex: Partial<ExitInfo>) => {
+    const p = createClaudeParser();
+    for (const l of lines) p.push(l);
+    return p.finish(exit(ex));
+  };
+  it('garbage only → 502 backend_bad_output naming the first line', () => {
+    const o = feed(['<html>502</html>', 'nope'], { exitCode: 0 });
+    assert.equal(o.ok, false);
+    if (!o.ok) {
+      assert.equal(o.error.code, 'backend_bad_output');
+      assert.match(o.error.message, /<html>502/);
+      assert.equal(o.error.retryable, false);
+    }
+  });
+  it('killed by a signal mid-stream → 502 backend_error', () => {
+    const o = feed(['{"type":"system","subtype":"init","session_id":"s"}'], { exitCode: null, signal: 'SIGKILL' });
+    assert.equal(o.ok, false);
+    if (!o.ok) {
+      assert.equal(o.error.code, 'backend_error');
+      assert.match(o.error.message, /SIGKILL/);
+    }
+  });
+  it('non-zero exit with stderr → 502 quoting stderr', () => {
+    const o = feed([], { exitCode: 3, stderr: 'Error: something broke\n' });
+    assert.equal(o.ok, false);
+    if (!o.ok) assert.match(o.error.message, /code 3: Error: something broke/);
+  });
+  it('unknown event types are ignored', () => {
+    const p = createClaudeParser();
+    assert.deepEqual(p.push('{"type":"rate_limit_event","x":1}'), []);
+    assert.deepEqual(p.push('{"type":"system","subtype":"api_retry","attempt":1}'), []);
+  });
+  it('ignores text of sub-agent (non top-level) messages', () => {
+    const p = createClaudeParser();
+    const ev = p.push('{"type":"stream_event","parent_tool_use_id":"toolu_1","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"inner"}}}');
+    assert.deepEqual(ev, []);
+  });
+});
+
+describe('line splitter', () => {
+  it('handles multi-byte characters split across chunks and CRLF', () => {
+    const s = createLineSplitter();
+    const bytes = Buffer.from('{"t":"héllo ✓"}\r\n\n{"t":2}');
+    const lines: string[] = [];
+    for (const b of bytes) lines.push(...s.push(Buffer.from([b])));
+    lines.push(...s.end());
+    assert.deepEqual(lines, ['{"t":"héllo ✓"}', '{"t":2}']);
+  });
+});
