@@ -14,6 +14,8 @@ export interface AppDeps extends RouteDeps {
 /** One line per finished request: who, what, how it ended, how long, how many tokens. */
 function logFinished(c: RequestContext, req: Request, res: Response): void {
   const u = c.usage;
+  // The response closed before it was complete: the client went away.
+  c.aborted ||= !res.writableFinished;
   c.log.info(
     {
       event: 'request',

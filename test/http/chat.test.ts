@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { recordedPids, readRecord, waitGone } from '../support/procs.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+
+let t: TestDaemon;
+before(async () => {
+  t = await startTestDaemon({ config: { idleTimeout: 2, timeout: 20, bodyLimit: 64 * 1024 * 1024 } });
+});
+after(async () => {
+  await t.close();
+});
+
+const chat = (body: unknown, token = t.token) => request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(body as object);
+const ask = (content: string, extra: Record<string, unknown> = {}) => chat({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
+const withSystem = (system: string, extra: Record<string, unknown> = {}) => chat({ model: 'sonnet', messages: [{ role: 'system', content: system }, { role: 'user', content: 'hi' }], ...extra });
+
+function envelope(res: request.Response, status: number, code: string, type?: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error.code, code);
+  if (type) assert.equal(res.body.error.type, type);
+  assert.equal(typeof res.body.error.message, 'string');
+  assert.ok('param' in res.body.error);
+  assert.match(res.headers['x-request-id'] ?? '', /^req_[0-9a-f]{32}$/);
+}
+
+describe('auth', () => {
+  it('401 without a bearer token, with the OpenAI envelope', async () => {
+    envelope(await request(t.url).get('/v1/models'), 401, 'invalid_api_key', 'authentication_error');
+  });
+  it('401 with a wrong token', async () => {
+    envelope(await ask('hi').set('authorization', 'Bearer olpk_wrong'), 401, 'invalid_api_key');
+  });
+  it('a revoked key stops working at once', async () => {
+    const { token } = t.daemon.store.keys.add('temp');
+    assert.equal((await request(t.url).get('/v1/models').set('authorization', `Bearer ${token}`)).status, 200);
+    t.daemon.store.keys.revoke('temp');
+    envelope(await request(t.url).get('/v1/models').set('authorization', `Bearer ${token}`), 401, 'invalid_api_key');
+  });
+});
+
+describe('models and health', () => {
+  it('lists the claude models, aliases included', async () => {
+    const res = await request(t.url).get('/v1/models').set('authorization', `Bearer ${t.token}`);
+    assert.equal(res.body.object, 'list');
+    const ids = res.body.data.map((m: { id: string }) => m.id);
+    for (const id of ['sonnet', 'opus', 'haiku', 'claude-sonnet-5']) assert.ok(ids.includes(id), id);
+    assert.deepEqual(Object.keys(res.body.data[0]).sort(), ['created', 'id', 'object', 'owned_by']);
+  });
+  it('GET /v1/models/{id}, and 404 for an unknown one', async () => {
+    const one = await request(t.url).get('/v1/models/opus').set('authorization', `Bearer ${t.token}`);
+    assert.deepEqual([one.body.id, one.body.object, one.body.owned_by], ['opus', 'model', 'claude-cli']);
+    envelope(await request(t.url).get('/v1/models/gpt-9').set('authorization', `Bearer ${t.token}`), 404, 'model_not_found');
+  });
+  it('/health needs no key and says whether claude is found', async () => {
+    const res = await request(t.url).get('/health');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.backends.claude.found, true);
+  });
+  it('unknown routes get a 404 envelope', async () => {
+    envelope(await request(t.url).post('/v1/completions').set('authorization', `Bearer ${t.token}`).send({}), 404, 'not_found');
+  });
+});
+
+describe('bad input never gets a 500', () => {
+  it('malformed JSON → 400 invalid_json', async () => {
+    const res = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/json').send('{"model": "sonnet", ');
+    envelope(res, 400, 'invalid_json', 'invalid_request_error');
+  });
+  it('a JSON body that is not an object → 400', async () => {
+    envelope(await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/json').send('"hello"'), 400, 'invalid_request');
+  });
+  it('form-encoded curl default is still read as JSON', async () => {
+    const res = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/x-www-form-urlencoded').send(JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'form' }] }));
+    assert.equal(res.status, 200);
+  });
+  it('missing messages → 400 with param', async () => {
+    const res = await chat({ model: 'sonnet' });
+    envelope(res, 400, 'invalid_request');
+    assert.equal(res.body.error.param, 'messages');
+    assert.equal(res.headers['x-should-retry'], 'false');
+  });
+  it('unknown model → 404 model_not_found listing valid ids', async () => {
+    const res = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+    envelope(res, 404, 'model_not_found', 'invalid_request_error');
+    assert.match(res.body.error.message, /sonnet/);
+  });
+  it('body over the limit → 413', async () => {
+    const small = await startTestDaemon({ config: { bodyLimit: 2048 } });
+    try {
+      const res = await request(small.url).post('/v1/chat/completions').set('authorization', `Bearer ${small.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
+      envelope(res, 413, 'request_too_large');
+    } finally {
+      await small.close();
+    }
+  });
+  it('a model the CLI does not know → 404 from the CLI result', async () => {
+    envelope(await chat({ model: 'claude-nonexistent-9', messages: [{ role: 'user', content: '[[fake:unknown-model]]' }] }), 404, 'model_not_found');
+  });
+});
+
+describe('CLI failures map to the error catalogue', () => {
+  it('not logged in → 503, no retry, says how to fix', async () => {
+    const res = await ask('[[fake:not-logged-in]]');
+    envelope(res, 503, 'backend_not_logged_in');
+    assert.match(res.body.error.message, /claude auth login/);
+    assert.equal(res.headers['x-should-retry'], 'false');
+  });
+  it('rate limited → 429 with Retry-After', async () => {
+    const res = await ask('[[fake:rate-limited]]');
+    envelope(res, 429, 'backend_rate_limited');
+    assert.ok(Number(res.headers['retry-after']) > 0);
+    assert.equal(res.headers['x-should-retry'], 'true');
+  });
+  it('exit before reading stdin → 502', async () => {
+    envelope(await withSystem('[[fake:exit-early]]'), 502, 'backend_error');
+  });
+  it('stdin closed unread → 502', async () => {
+    envelope(await withSystem('[[fake:close-stdin]]'), 502, 'backend_error');
+  });
+  it('non-zero exit → 502 quoting stderr', async () => {
+    const res = await ask('[[fake:exit-nonzero]]');
+    envelope(res, 502, 'backend_error');
+    assert.match(res.body.error.message, /something went wrong/);
+  });
+  it('garbage output → 502 backend_bad_output', async () => {
+    envelope(await ask('[[fake:garbage]]'), 502, 'backend_bad_output');
+  });
+  it('garbage around a valid run is tolerated', async () => {
+    const res = await ask('[[fake:garbage-mixed]] still fine');
+    assert.equal(res.status, 200);
+    assert.match(res.body.choices[0].message.content, /still fine/);
+  });
+  it('crash mid-stream, non-streaming → 502', async () => {
+    envelope(await ask('[[fake:crash-mid-stream]] a longer reply so there are deltas'), 502, 'backend_error');
+  });
+  it('crash mid-stream, streaming → deltas then one in-band error event, no [DONE]', async () => {
+    const res = await ask('[[fake:crash-mid-stream]] a longer reply so there are deltas', { stream: true });
+    assert.equal(res.status, 200);
+    assert.match(res.headers['content-type'] ?? '', /text\/event-stream/);
+    const events = res.text.trim().split('\n\n');
+    const last = JSON.parse(events.at(-1)!.replace(/^data: /, ''));
+    assert.equal(last.error.code, 'backend_error');
+    assert.ok(!res.text.includes('[DONE]'));
+    assert.ok(events.length >= 3, 'the deltas before the crash were forwarded');
+  });
+  it('a CLI failure before any output in a stream still gets a status and an envelope', async () => {
+    envelope(await ask('[[fake:not-logged-in]]', { stream: true }), 503, 'backend_not_logged_in');
+  });
+  it('silent CLI → 504 after the idle timeout, and its process is gone', async () => {
+    const res = await ask('[[fake:hang]]');
+    envelope(res, 504, 'backend_timeout');
+    const pids = recordedPids(t.recordDir).runs.filter((pid) => readRecord(t.recordDir, pid).stdinBytes !== undefined);
+    assert.deepEqual(await waitGone(pids), []);
+  });
+  it('a CLI that ignores SIGTERM is SIGKILLed', async () => {
+    envelope(await ask('[[fake:hang-hard]]'), 504, 'backend_timeout');
+    assert.deepEqual(await waitGone(recordedPids(t.recordDir).runs), []);
+  });
+  it('EPIPE: a CLI that exits at once while a multi-megabyte prompt is written → clean 5xx, server keeps serving', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await chat({ model: 'sonnet', messages: [{ role: 'system', content: '[[fake:exit-early]]' }, { role: 'user', content: 'y'.repeat(8 * 1024 * 1024) }] });
+      envelope(res, 502, 'backend_error');
+    }
+    assert.ok(t.logs.some((l) => l.event === 'stdin_write_error' && l.code === 'EPIPE'), 'the EPIPE happened and was logged, not thrown');
+    assert.equal((await ask('still alive?')).status, 200);
+  });
+});
+
+describe('logging', () => {
+  it('one line per finished request with key, model, status, duration and tokens; no token in any line', async () => {
+    const res = await ask('log me');
+    const id = res.headers['x-request-id'];
+    const lines = t.logs.filter((l) => l.requestId === id && l.event === 'request');
+    assert.equal(lines.length, 1);
+    const line = lines[0] as { key: string; model: string; status: number; durationMs: number; tokens: { prompt: number } };
+    assert.deepEqual([line.key, line.model, line.status], ['tester', 'sonnet', 200]);
+    assert.ok(line.durationMs >= 0 && line.tokens.prompt > 0);
+    assert.ok(!JSON.stringify(t.logs).includes(t.token));
+  });
+});
