@@ -1,0 +1,113 @@
+// The real `claude` binary (pinned devDependency) through olp, against a loopback stand-in for the
+// Anthropic Messages API: proves flags, stdin prompt, event parsing, usage mapping and EPIPE
+// handling on the binary users run. No login, nothing leaves the machine.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { REAL_CLAUDE } from '../support/paths.js';
+
+let api: StandIn;
+let t: TestDaemon;
+let client: OpenAI;
+
+before(async () => {
+  assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
+  api = await startAnthropicStandIn();
+  t = await startTestDaemon({
+    config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30 },
+    // The operator's opt-in path for API-key users and stand-ins.
+    claudeEnv: { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' },
+  });
+  client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+});
+after(async () => {
+  await t?.close();
+  await api?.close();
+});
+
+describe('real claude CLI through olp', () => {
+  it('answers a non-streaming request; the system prompt and the stdin prompt arrive; no tools are offered', async () => {
+    api.mode = 'text';
+    const before = api.requests.length;
+    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'system', content: 'You are terse. SYSTEM-MARK-1' }, { role: 'user', content: 'what is two plus two' }] });
+    assert.equal(res.choices[0]?.message.content, 'stand-in heard: what is two plus two');
+    const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream);
+    assert.ok(sent, 'claude called the Messages API');
+    assert.match(JSON.stringify(sent.body.system), /SYSTEM-MARK-1/);
+    assert.deepEqual(sent.body.tools ?? [], [], 'no built-in tools in chat mode');
+    // The stand-in reports input 21 + cache creation 7 + cache read 11, output 9.
+    assert.deepEqual(
+      [res.usage?.prompt_tokens, res.usage?.completion_tokens, res.usage?.prompt_tokens_details?.cached_tokens, res.usage?.total_tokens],
+      [39, 9, 11, 48],
+    );
+  });
+
+  it('streams deltas as they arrive and sends the usage chunk', async () => {
+    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'stream this' }], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let deltas = 0;
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const c of stream) {
+      if (c.choices[0]?.delta.content) deltas++;
+      text += c.choices[0]?.delta.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    assert.equal(text, 'stand-in heard: stream this');
+    assert.ok(deltas > 1, 'more than one delta');
+    assert.equal(usage?.prompt_tokens, 39);
+  });
+
+  it('a prompt that starts with -- is text to the real CLI too', async () => {
+    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '--help --version' }] });
+    assert.equal(res.choices[0]?.message.content, 'stand-in heard: --help --version');
+  });
+
+  it('multi-turn history is rendered into one prompt', async () => {
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [
+        { role: 'user', content: 'my name is Ada' },
+        { role: 'assistant', content: 'Hello Ada' },
+        { role: 'user', content: 'what is my name' },
+      ],
+    });
+    const last = api.requests.filter((r) => r.body.stream).at(-1)!;
+    const sentText = JSON.stringify(last.body.messages);
+    assert.match(sentText, /my name is Ada/);
+    assert.match(sentText, /Hello Ada/);
+    assert.ok(res.choices[0]?.message.content);
+  });
+
+  it('an API key the provider refuses → 503 that says how to log in', async () => {
+    api.mode = '401';
+    try {
+      await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && err.code === 'backend_not_logged_in');
+    } finally {
+      api.mode = 'text';
+    }
+  });
+
+  it('a provider 500 → 502 backend_error', async () => {
+    api.mode = '500';
+    try {
+      await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+    } finally {
+      api.mode = 'text';
+    }
+  });
+
+  it('a multi-megabyte prompt is written without crashing the daemon, which keeps serving', async () => {
+    const big = `${'lorem ipsum '.repeat(300_000)}\nfinal line`;
+    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: big }] }).then(
+      (r) => r.choices[0]?.message.content,
+      (err: unknown) => `${(err as { status?: number }).status} ${(err as { code?: string }).code}`,
+    );
+    // Either answered, or refused cleanly: claude itself rejects a prompt this far over its context window.
+    assert.ok(res === 'stand-in heard: final line' || res === '400 context_length_exceeded' || /^5\d\d /.test(String(res)), String(res));
+    const after = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'still there?' }] });
+    assert.equal(after.choices[0]?.message.content, 'stand-in heard: still there?');
+  });
+});
