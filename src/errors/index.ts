@@ -234,3 +234,28 @@ export function internalError(cause?: unknown): ProxyError {
 export function toProxyError(err: unknown): ProxyError {
   return isProxyError(err) ? err : internalError(err);
 }
+
+/** One instance of every error olp sends, for docs/errors.md and the test that pins it. */
+export function errorCatalogue(): ProxyError[] {
+  return [
+    invalidRequest('x', 'messages'),
+    invalidJson(),
+    requestTooLarge(1),
+    missingApiKey(),
+    modelNotFound('x', []),
+    routeNotFound('GET', '/x'),
+    contextLengthExceeded('x'),
+    new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', message: 'x', retryable: false }),
+    new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_content', message: 'x', retryable: false }),
+    invalidRequest('x', null, 'provider_invalid_request'),
+    backendNotInstalled('claude', 'claude', ''),
+    backendNotLoggedIn('claude', '', ''),
+    backendRateLimited('claude', ''),
+    backendOverloaded('claude', ''),
+    backendTimeout('claude', 'total', 1),
+    backendFailed('claude', ''),
+    backendBadOutput('claude', ''),
+    shuttingDown(),
+    internalError(),
+  ];
+}
