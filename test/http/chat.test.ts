@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { recordedPids, readRecord, waitGone } from '../support/procs.js';
@@ -178,5 +181,33 @@ describe('logging', () => {
     assert.deepEqual([line.key, line.model, line.status], ['tester', 'sonnet', 200]);
     assert.ok(line.durationMs >= 0 && line.tokens.prompt > 0);
     assert.ok(!JSON.stringify(t.logs).includes(t.token));
+  });
+});
+
+describe('a missing or broken CLI binary', () => {
+  it('not found → 503 backend_not_installed; /health says so', async () => {
+    const d = await startTestDaemon({ config: { claudeBin: '/nonexistent/claude' } });
+    try {
+      const res = await request(d.url).post('/v1/chat/completions').set('authorization', `Bearer ${d.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
+      envelope(res, 503, 'backend_not_installed', 'server_error');
+      assert.match(res.body.error.message, /--claude-bin/);
+      assert.equal(res.headers['x-should-retry'], 'false');
+      const health = await request(d.url).get('/health');
+      assert.deepEqual([health.body.status, health.body.backends.claude.found], ['degraded', false]);
+      assert.equal(d.daemon.store.keys.activeCount(), 1);
+    } finally {
+      await d.close();
+    }
+  });
+  it('not executable → 503 backend_not_installed', async () => {
+    const bin = join(mkdtempSync(join(tmpdir(), 'olp-noexec-')), 'claude');
+    writeFileSync(bin, '#!/bin/sh\necho hi\n', { mode: 0o644 });
+    const d = await startTestDaemon({ config: { claudeBin: bin } });
+    try {
+      const res = await request(d.url).post('/v1/chat/completions').set('authorization', `Bearer ${d.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
+      envelope(res, 503, 'backend_not_installed');
+    } finally {
+      await d.close();
+    }
   });
 });
