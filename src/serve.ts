@@ -29,9 +29,9 @@ export interface DaemonOptions {
   hostEnv: Readonly<Record<string, string | undefined>>;
 }
 
-/** The operator's claude config dir: $CLAUDE_CONFIG_DIR, else ~/.claude. */
-function claudeConfigDir(hostEnv: DaemonOptions['hostEnv']): string {
-  return hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude');
+/** The operator's claude login file: $CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json. */
+function claudeCredentials(hostEnv: DaemonOptions['hostEnv']): string {
+  return join(hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude'), '.credentials.json');
 }
 
 /** The composition root: builds every part from the config and starts listening. */
@@ -39,11 +39,13 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir);
   const swept = workspaces.sweep();
-  if (swept > 0) logger.warn({ event: 'workspace_sweep', removed: swept }, `removed ${swept} workspace(s) left by an earlier run`);
+  if (swept.workspaces > 0) {
+    logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process group(s) left by an earlier run`);
+  }
 
   const claude = createClaudeBackend({
     bin: config.claudeBin,
-    configDir: claudeConfigDir(hostEnv),
+    credentials: config.claudeCredentials ?? claudeCredentials(hostEnv),
     passEnv: config.claudePassEnv,
     env: config.claudeEnv,
   });

@@ -25,6 +25,7 @@ export const FIELDS = {
   port: { kind: 'int', schema: z.number().int().min(0).max(65535).default(8787), flag: 'port', env: 'OLP_PORT', description: 'TCP port (0 picks a free one).' },
   stateDir: { kind: 'string', schema: z.string().min(1).default(join(homedir(), '.olp')), flag: 'state-dir', env: 'OLP_STATE_DIR', description: 'State directory (database, workspaces, config.json), created 0700.' },
   claudeBin: { kind: 'string', schema: z.string().min(1).default('claude'), flag: 'claude-bin', env: 'OLP_CLAUDE_BIN', description: 'The claude executable (a path, or a name looked up on PATH).' },
+  claudeCredentials: { kind: 'string', schema: z.string().min(1).optional(), flag: 'claude-credentials', env: 'OLP_CLAUDE_CREDENTIALS', description: "The claude login file linked into each run's home (default: $CLAUDE_CONFIG_DIR or ~/.claude, /.credentials.json)." },
   claudePassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'claude-pass-env', env: 'OLP_CLAUDE_PASS_ENV', description: "Names of the daemon's environment variables handed to claude (e.g. ANTHROPIC_API_KEY). Off by default." },
   claudeEnv: { kind: 'record', schema: z.record(envName, z.string()).default({}), env: 'OLP_CLAUDE_ENV', description: 'Extra environment for claude, as a JSON object (config file or env). Off by default.' },
   logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
@@ -41,6 +42,7 @@ export type Config = Readonly<{
   port: number;
   stateDir: string;
   claudeBin: string;
+  claudeCredentials: string | undefined;
   claudePassEnv: readonly string[];
   claudeEnv: Readonly<Record<string, string>>;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';

@@ -45,6 +45,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn), ws.home);
     proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log);
+    if (proc.pid !== undefined) ws.markOwner(proc.pid);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');
     const parser = backend.createParser();
     for await (const line of proc.lines) {

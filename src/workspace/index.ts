@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { ensurePrivateDir } from '../store/index.js';
+
+export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';
 
 /** A file of the operator's made visible inside a workspace home (credentials, mostly). */
 export interface Link {
@@ -20,60 +22,109 @@ export interface WorkspaceFile {
 export interface Workspace {
   /** Root of this workspace: `<state>/run/<keyId>/<requestId>`. */
   readonly dir: string;
-  /** The child's HOME. */
+  /** The child's HOME: fresh for every request. */
   readonly home: string;
-  /** The child's working directory. */
+  /** The child's working directory: fresh per request, or the slot's stable one. */
   readonly cwd: string;
+  /**
+   * A directory that outlives the request when the workspace belongs to a slot (a CLI's own
+   * session store goes here); inside the request workspace otherwise.
+   */
+  readonly persistent: string;
   /** Absolute path of a file inside the workspace root. */
   path(name: string): string;
   /** Writes a private (0600) file inside the workspace root; never overwrites. */
   writeFile(name: string, content: string): void;
-  /** Removes the workspace; safe to call more than once. */
+  /** Records the pid of the process group running here, so a sweep after a crash can stop it. */
+  markOwner(pid: number): void;
+  /** Removes the request's workspace (never the slot's stable directories); safe to call twice. */
   remove(): void;
 }
 
+export interface CreateOptions {
+  keyId: string;
+  requestId: string;
+  links?: readonly Link[];
+  /**
+   * Ask for a stable place instead of a throwaway one: cwd and `persistent` live under
+   * `<state>/slots/<keyId>/<slot>/` and survive the request (HOME stays fresh).
+   */
+  slot?: string;
+}
+
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const OWNER_FILE = 'owner.pid';
+
+function checkSegment(seg: string): void {
+  if (!SAFE_SEGMENT.test(seg)) throw new Error(`unsafe workspace path segment '${seg}'`);
+}
 
 /**
- * Throwaway homes and working directories for CLI children, under `<state>/run`.
- * Knows nothing of HTTP or of any CLI: callers say what to link and what to write.
+ * Homes and working directories for CLI children: throwaway ones under `<state>/run`, stable
+ * per-slot ones under `<state>/slots`. Knows nothing of HTTP or of any CLI: callers say what to
+ * link, what to write and whether they need a stable place.
  */
 export function createWorkspaces(stateDir: string) {
   const root = join(stateDir, 'run');
+  const slotsRoot = join(stateDir, 'slots');
+  const ready = new Set<string>();
 
-  function create(opts: { keyId: string; requestId: string; links?: readonly Link[] }): Workspace {
-    for (const seg of [opts.keyId, opts.requestId]) {
-      if (!SAFE_SEGMENT.test(seg)) throw new Error(`unsafe workspace path segment '${seg}'`);
-    }
-    ensurePrivateDir(root);
+  /** Creates a private directory once per process; later calls cost nothing. */
+  function ensureOnce(dir: string): void {
+    if (ready.has(dir)) return;
+    ensurePrivateDir(dir);
+    ready.add(dir);
+  }
+
+  function create(opts: CreateOptions): Workspace {
+    checkSegment(opts.keyId);
+    checkSegment(opts.requestId);
+    if (opts.slot !== undefined) checkSegment(opts.slot);
+    ensureOnce(root);
     const keyDir = join(root, opts.keyId);
-    ensurePrivateDir(keyDir);
+    ensureOnce(keyDir);
     const dir = join(keyDir, opts.requestId);
-    mkdirSync(dir, { mode: 0o700 });
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (err) {
+      // The key folder was removed by a sweep since it was cached.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      ready.delete(keyDir);
+      ensureOnce(keyDir);
+      mkdirSync(dir, { mode: 0o700 });
+    }
     const home = join(dir, 'home');
-    const cwd = join(dir, 'work');
+    let cwd = join(dir, 'work');
+    let persistent = join(dir, 'state');
+    if (opts.slot !== undefined) {
+      const slotDir = join(slotsRoot, opts.keyId, opts.slot);
+      cwd = join(slotDir, 'work');
+      persistent = join(slotDir, 'state');
+    }
     let removed = false;
     const ws: Workspace = {
       dir,
       home,
       cwd,
+      persistent,
       path: (name) => inside(dir, name),
       writeFile: (name, content) => writePrivate(inside(dir, name), content),
+      markOwner: (pid) => writePrivate(join(dir, OWNER_FILE), String(pid)),
       remove() {
         if (removed) return;
         removed = true;
         rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-        try {
-          // The per-key folder goes too once its last workspace is gone; a concurrent request may refill it.
-          if (readdirSync(keyDir).length === 0) rmSync(keyDir, { recursive: false, force: true });
-        } catch {
-          // Another request of the same key owns it now, or it is gone already.
-        }
       },
     };
     try {
       mkdirSync(home, { mode: 0o700 });
-      mkdirSync(cwd, { mode: 0o700 });
+      if (opts.slot === undefined) {
+        mkdirSync(cwd, { mode: 0o700 });
+        mkdirSync(persistent, { mode: 0o700 });
+      } else {
+        mkdirSync(cwd, { recursive: true, mode: 0o700 });
+        mkdirSync(persistent, { recursive: true, mode: 0o700 });
+      }
       for (const link of opts.links ?? []) {
         if (!existsSync(link.from)) continue;
         const target = inside(home, link.to);
@@ -87,10 +138,15 @@ export function createWorkspaces(stateDir: string) {
     return ws;
   }
 
-  /** Removes every workspace left under `run/` (after a crash); returns how many were removed. */
-  function sweep(): number {
-    if (!existsSync(root)) return 0;
-    let removed = 0;
+  /**
+   * Removes every workspace left under `run/` by an earlier process that died without cleaning
+   * up, first killing the process group recorded in it if that process still runs there.
+   * Returns how many workspaces and orphaned process groups it removed.
+   */
+  function sweep(): { workspaces: number; processes: number } {
+    ready.clear();
+    const found = { workspaces: 0, processes: 0 };
+    if (!existsSync(root)) return found;
     for (const key of readdirSync(root)) {
       const keyDir = join(root, key);
       let entries: string[] = [];
@@ -99,10 +155,20 @@ export function createWorkspaces(stateDir: string) {
       } catch {
         // A stray file, not a key folder.
       }
-      removed += entries.length;
+      for (const entry of entries) {
+        if (killOwner(join(keyDir, entry))) found.processes++;
+      }
+      found.workspaces += entries.length;
       rmSync(keyDir, { recursive: true, force: true, maxRetries: 3 });
     }
-    return removed;
+    return found;
+  }
+
+  /** Deletes a slot's stable directories (the CLI's session files with them). */
+  function removeSlot(keyId: string, slot: string): void {
+    checkSegment(keyId);
+    checkSegment(slot);
+    rmSync(join(slotsRoot, keyId, slot), { recursive: true, force: true, maxRetries: 3 });
   }
 
   /** Workspaces currently on disk (for leak checks and health). */
@@ -117,10 +183,36 @@ export function createWorkspaces(stateDir: string) {
     }, 0);
   }
 
-  return { root, create, sweep, count };
+  return { root, slotsRoot, create, sweep, removeSlot, count };
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;
+
+/**
+ * Kills the recorded process group of a leftover workspace, but only if that pid still runs
+ * with HOME set to the workspace's home (so a recycled pid is never touched).
+ */
+function killOwner(dir: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    if (!environ.includes(`HOME=${join(dir, 'home')}`)) return false;
+  } catch {
+    return false; // gone, or not ours to inspect
+  }
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function inside(base: string, rel: string): string {
   const full = resolve(base, rel);
@@ -133,5 +225,3 @@ function writePrivate(path: string, content: string): void {
   // 'wx': never follow or overwrite something that is already there.
   writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
 }
-
-export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';

@@ -34,6 +34,23 @@ export function recordedPids(dir: string): { runs: number[]; grandchildren: numb
   return { runs, grandchildren };
 }
 
+/** The fake CLI's record of one run; empty while the fake is rewriting it. */
 export function readRecord(dir: string, pid: number): { argv: string[]; cwd: string; stdinBytes?: number } {
-  return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as { argv: string[]; cwd: string; stdinBytes?: number };
+  try {
+    return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as { argv: string[]; cwd: string; stdinBytes?: number };
+  } catch {
+    return { argv: [], cwd: '' };
+  }
+}
+
+/** Request workspaces still on disk under <state>/run/<key>/. */
+export function leftoverWorkspaces(stateDir: string): string[] {
+  const run = join(stateDir, 'run');
+  let keys: string[] = [];
+  try {
+    keys = readdirSync(run);
+  } catch {
+    return [];
+  }
+  return keys.flatMap((k) => readdirSync(join(run, k)).map((r) => join(k, r)));
 }

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
@@ -29,8 +28,8 @@ const API_KEY_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_
 
 export interface ClaudeOptions {
   bin: string;
-  /** The operator's real claude config dir (`~/.claude`), source of the credentials file. */
-  configDir: string;
+  /** The operator's real claude login file (`~/.claude/.credentials.json`), linked into each run's home. */
+  credentials: string;
   /** Host variable names handed through (operator opt-in). */
   passEnv: readonly string[];
   /** Extra variables set for every run (operator opt-in). */
@@ -51,7 +50,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     owner: 'claude-cli',
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
-    links: () => [{ from: join(opts.configDir, '.credentials.json'), to: '.claude/.credentials.json' }],
+    links: () => [{ from: opts.credentials, to: '.claude/.credentials.json' }],
     envPolicy(turn: Turn): EnvPolicy {
       const set: Record<string, string> = { ...opts.env, ...fixed };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);

@@ -1,0 +1,104 @@
+// The daemon as a process: SIGTERM with requests in flight, and a crash (SIGKILL) followed by a restart.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+import { FAKE_CLAUDE, OLP_BIN } from '../support/paths.js';
+import { isAlive, leftoverWorkspaces, readRecord, recordedPids, waitGone } from '../support/procs.js';
+
+const base = mkdtempSync(join(tmpdir(), 'olp-signals-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  logs: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+function setup(name: string) {
+  const stateDir = join(base, name, 'state');
+  const records = join(base, name, 'records');
+  mkdirSync(records, { recursive: true });
+  const add = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', 'me', '--state-dir', stateDir], { encoding: 'utf8' });
+  const token = add.stdout.trim().split('\n').at(-1)!;
+  return { stateDir, records, token };
+}
+
+async function serve(stateDir: string, records: string, grace = 1): Promise<Running> {
+  const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', String(grace), '--idle-timeout', '120'], {
+    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  createInterface({ input: child.stderr! }).on('line', (l) => {
+    try {
+      logs.push(JSON.parse(l) as Record<string, unknown>);
+    } catch {
+      // not a log line
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  return { child, url, logs, exited };
+}
+
+/** Starts n requests on a CLI that never answers and waits until all n CLIs have read their prompt. */
+async function hang(r: Running, token: string, records: string, n: number): Promise<Promise<number | string>[]> {
+  const requests = Array.from({ length: n }, () =>
+    fetch(`${r.url}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:hang]]' }] }),
+    }).then(
+      (res) => res.status,
+      (err: Error) => err.name,
+    ),
+  );
+  const deadline = Date.now() + 10_000;
+  const hanging = () => recordedPids(records).runs.filter((pid) => isAlive(pid) && readRecord(records, pid).stdinBytes !== undefined);
+  while (hanging().length < n && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+  return requests;
+}
+
+describe('daemon signals', () => {
+  it('SIGTERM with requests in flight: children gone, workspaces removed, exit code 0', async () => {
+    const { stateDir, records, token } = setup('term');
+    const r = await serve(stateDir, records);
+    const requests = await hang(r, token, records, 4);
+    assert.equal(leftoverWorkspaces(stateDir).length, 4);
+    r.child.kill('SIGTERM');
+    assert.equal(await r.exited, 0);
+    const statuses = await Promise.all(requests);
+    for (const s of statuses) assert.ok(s === 503 || s === 'TypeError', `request ended with ${s}`);
+    assert.deepEqual(await waitGone(recordedPids(records).runs), []);
+    assert.deepEqual(leftoverWorkspaces(stateDir), []);
+    assert.ok(r.logs.some((l) => l.event === 'shutdown_kill'), 'the grace ran out and the CLIs were stopped');
+  });
+
+  it('SIGKILL with requests in flight: the next start removes the workspaces and stops the orphaned CLIs', async () => {
+    const { stateDir, records, token } = setup('kill');
+    const first = await serve(stateDir, records);
+    const requests = await hang(first, token, records, 3);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await Promise.all(requests);
+    const orphans = recordedPids(records).runs;
+    assert.equal(orphans.filter(isAlive).length, 3, 'a crash leaves the CLIs running');
+    assert.equal(leftoverWorkspaces(stateDir).length, 3);
+
+    const second = await serve(stateDir, records);
+    try {
+      const sweep = second.logs.find((l) => l.event === 'workspace_sweep');
+      assert.deepEqual([sweep?.removed, sweep?.killed], [3, 3]);
+      assert.deepEqual(leftoverWorkspaces(stateDir), []);
+      assert.deepEqual(await waitGone(orphans), []);
+    } finally {
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0);
+    }
+  });
+});

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { existsSync, lstatSync, mkdtempSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createWorkspaces, toChildEnv } from '../../src/workspace/index.js';
+
+const state = () => mkdtempSync(join(tmpdir(), 'olp-ws-'));
+
+describe('workspaces', () => {
+  it('creates <state>/run/<key>/<request>/{home,work} 0700, links only what is asked, removes it all', () => {
+    const dir = state();
+    const creds = join(dir, 'creds.json');
+    writeFileSync(creds, '{}');
+    const w = createWorkspaces(dir);
+    const ws = w.create({ keyId: 'k1', requestId: 'r1', links: [{ from: creds, to: '.claude/.credentials.json' }, { from: join(dir, 'missing'), to: 'x' }] });
+    assert.equal(ws.home, join(dir, 'run/k1/r1/home'));
+    assert.equal(ws.cwd, join(dir, 'run/k1/r1/work'));
+    for (const d of [join(dir, 'run'), join(dir, 'run/k1'), ws.dir, ws.home, ws.cwd]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
+    assert.equal(readlinkSync(join(ws.home, '.claude/.credentials.json')), creds);
+    assert.ok(!existsSync(join(ws.home, 'x')), 'missing sources are skipped');
+    ws.writeFile('system-prompt.txt', 'hi');
+    assert.equal(statSync(ws.path('system-prompt.txt')).mode & 0o777, 0o600);
+    assert.throws(() => ws.writeFile('system-prompt.txt', 'again'), /EEXIST/);
+    assert.throws(() => ws.path('../../escape'), /escapes/);
+    assert.equal(w.count(), 1);
+    ws.remove();
+    ws.remove();
+    assert.equal(w.count(), 0);
+    assert.ok(!existsSync(ws.dir));
+  });
+
+  it('refuses path segments that could traverse', () => {
+    const w = createWorkspaces(state());
+    for (const bad of ['..', '../x', 'a/b', '', '.hidden']) assert.throws(() => w.create({ keyId: bad, requestId: 'r' }), /unsafe/);
+  });
+
+  it('a slot gets a stable cwd and persistent dir that outlive the request; HOME stays fresh', () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0' });
+    writeFileSync(join(a.persistent, 'session.jsonl'), 'x');
+    a.remove();
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0' });
+    assert.equal(b.cwd, a.cwd);
+    assert.equal(b.cwd, join(dir, 'slots/k/s0/work'));
+    assert.notEqual(b.home, a.home);
+    assert.ok(existsSync(join(b.persistent, 'session.jsonl')), 'the CLI session store survived');
+    b.remove();
+    w.removeSlot('k', 's0');
+    assert.ok(!existsSync(join(dir, 'slots/k/s0')));
+  });
+
+  it('sweep removes leftovers and reports them', () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    w.create({ keyId: 'k', requestId: 'a' });
+    w.create({ keyId: 'k', requestId: 'b' }).markOwner(999999999);
+    assert.deepEqual(w.sweep(), { workspaces: 2, processes: 0 });
+    assert.equal(w.count(), 0);
+    // The cached key folder is gone; creating again still works.
+    const again = w.create({ keyId: 'k', requestId: 'c' });
+    assert.ok(lstatSync(again.dir).isDirectory());
+  });
+});
+
+describe('child environment', () => {
+  it('is an allowlist plus what the backend sets; HOME is the workspace', () => {
+    const env = toChildEnv(
+      { PATH: '/bin', LANG: 'C', SECRET: 's', ANTHROPIC_API_KEY: 'k', CLAUDECODE: '1', HOME: '/root' },
+      { set: { A: '1' }, pass: ['ANTHROPIC_API_KEY', 'CLAUDECODE'], deny: (n) => n === 'CLAUDECODE' },
+      '/ws/home',
+    );
+    assert.deepEqual(env, { PATH: '/bin', LANG: 'C', ANTHROPIC_API_KEY: 'k', A: '1', HOME: '/ws/home' });
+  });
+});
