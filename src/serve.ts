@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
+import { createAdmission } from './admit/index.js';
 import { createClaudeBackend, findExecutable, type Backend } from './backends/index.js';
 import type { Config } from './config/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
@@ -58,6 +59,12 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
   }
 
   const supervisor = createProcessSupervisor(logger);
+  const admission = createAdmission({
+    maxConcurrent: config.maxConcurrency,
+    queueSize: config.queueSize,
+    queueTimeoutMs: config.queueTimeout * 1000,
+    tokensSince: (keyId, since) => store.usage.tokensSince(keyId, since),
+  });
   const lifecycle = createLifecycle();
   const app = createApp({
     logger,
@@ -66,6 +73,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     registry: createModelRegistry(backends),
     backends,
     lifecycle,
+    admission,
     turns: {
       supervisor,
       workspaces,

@@ -1,18 +1,21 @@
-import { invalidApiKey, missingApiKey } from '../errors/index.js';
-import type { KeyStore, Role } from '../store/index.js';
+import { invalidApiKey, keyDisabled, keyExpired, missingApiKey } from '../errors/index.js';
+import type { KeyStore, Policy, Role } from '../store/index.js';
 
-/** Who is asking. Handlers see this, never the raw token. */
+/** Who is asking, and what they may do. Handlers see this, never the raw token. */
 export interface Principal {
   keyId: string;
   name: string;
   role: Role;
+  policy: Policy;
 }
 
-/** Resolves an `Authorization: Bearer <token>` header to a principal, or throws a 401. */
-export function authenticate(header: string | undefined, keys: KeyStore): Principal {
+/** Resolves an `Authorization: Bearer <token>` header to a principal, or throws a 401/403. */
+export function authenticate(header: string | undefined, keys: KeyStore, now = Date.now()): Principal {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match) throw missingApiKey();
   const key = keys.authenticate(match[1]!);
   if (!key) throw invalidApiKey();
-  return { keyId: key.id, name: key.name, role: key.role };
+  if (key.policy.expiresAt && Date.parse(key.policy.expiresAt) <= now) throw keyExpired(key.policy.expiresAt);
+  if (!key.policy.enabled) throw keyDisabled();
+  return { keyId: key.id, name: key.name, role: key.role, policy: key.policy };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -32,10 +32,18 @@ export const FIELDS = {
   bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
   idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
+  maxConcurrency: { kind: 'int', schema: z.number().int().min(1).default(defaultConcurrency()), flag: 'max-concurrency', env: 'OLP_MAX_CONCURRENCY', description: 'CLI processes running at once, across all keys (default: 2 per core, at most one per 512 MB of memory).' },
+  queueSize: { kind: 'int', schema: z.number().int().min(0).default(100), flag: 'queue-size', env: 'OLP_QUEUE_SIZE', description: 'Requests that may wait for a free CLI slot (429 server_busy beyond).' },
+  queueTimeout: { kind: 'int', schema: z.number().int().min(1).default(60), flag: 'queue-timeout', env: 'OLP_QUEUE_TIMEOUT', description: 'Seconds a request may wait for a free CLI slot (429 queue_timeout after).' },
   shutdownGrace: { kind: 'int', schema: z.number().int().min(0).default(10), flag: 'shutdown-grace', env: 'OLP_SHUTDOWN_GRACE', description: 'Seconds in-flight requests get to finish on SIGTERM/SIGINT before their CLIs are killed.' },
 } satisfies Record<string, Field>;
 
 export type ConfigKey = keyof typeof FIELDS;
+
+/** Each CLI is a heavy process (a few hundred MB): two per core, bounded by memory. */
+function defaultConcurrency(): number {
+  return Math.max(1, Math.min(availableParallelism() * 2, Math.floor(totalmem() / (512 * 1024 * 1024))));
+}
 
 export type Config = Readonly<{
   host: string;
@@ -49,6 +57,9 @@ export type Config = Readonly<{
   bodyLimit: number;
   timeout: number;
   idleTimeout: number;
+  maxConcurrency: number;
+  queueSize: number;
+  queueTimeout: number;
   shutdownGrace: number;
 }>;
 

@@ -11,6 +11,8 @@ export class ProxyError extends Error {
   readonly retryable: boolean;
   /** Seconds after which a retry makes sense (429/503), sent as `Retry-After`. */
   readonly retryAfter: number | undefined;
+  /** Extra response headers (`x-ratelimit-*`). */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(init: {
     status: number;
@@ -20,6 +22,7 @@ export class ProxyError extends Error {
     param?: string | null;
     retryable: boolean;
     retryAfter?: number;
+    headers?: Record<string, string>;
     cause?: unknown;
   }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -30,6 +33,7 @@ export class ProxyError extends Error {
     this.param = init.param ?? null;
     this.retryable = init.retryable;
     this.retryAfter = init.retryAfter;
+    this.headers = init.headers ?? {};
   }
 }
 
@@ -122,6 +126,38 @@ export function contextLengthExceeded(detail: string, cause?: unknown): ProxyErr
     retryable: false,
     cause,
   });
+}
+
+// --- policy and admission ----------------------------------------------------------
+
+export function keyDisabled(): ProxyError {
+  return new ProxyError({ status: 403, type: 'permission_error', code: 'key_disabled', message: 'This API key is disabled. Ask the owner of this olp server to enable it (`olp keys set NAME --enable`).', retryable: false });
+}
+
+export function keyExpired(at: string): ProxyError {
+  return new ProxyError({ status: 401, type: 'authentication_error', code: 'key_expired', message: `This API key expired at ${at}. Ask the owner of this olp server for a new one.`, retryable: false });
+}
+
+export function modelNotAllowed(model: string, allowed: readonly string[]): ProxyError {
+  return new ProxyError({
+    status: 403,
+    type: 'permission_error',
+    code: 'model_not_allowed',
+    param: 'model',
+    message: `This key may not use the model '${model}'. Allowed: ${allowed.join(', ') || 'none'}.`,
+    retryable: false,
+  });
+}
+
+export function ownerOnly(): ProxyError {
+  return new ProxyError({ status: 403, type: 'permission_error', code: 'owner_only', message: 'Only an owner key may call this endpoint.', retryable: false });
+}
+
+/** A per-key or server-wide limit was hit; the headers say which and when it frees up. */
+export function limitExceeded(code: 'rate_limit_exceeded' | 'concurrency_limit_exceeded' | 'budget_exceeded' | 'server_busy' | 'queue_timeout', message: string, retryAfter: number, headers: Record<string, string> = {}): ProxyError {
+  // A spent budget comes back at the period's end, not in seconds: retrying is pointless.
+  const retryable = code !== 'budget_exceeded';
+  return new ProxyError({ status: 429, type: 'rate_limit_error', code, message, retryable, retryAfter: Math.max(1, Math.ceil(retryAfter)), headers });
 }
 
 // --- backend errors ------------------------------------------------------------------
@@ -248,6 +284,15 @@ export function errorCatalogue(): ProxyError[] {
     new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', message: 'x', retryable: false }),
     new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_content', message: 'x', retryable: false }),
     invalidRequest('x', null, 'provider_invalid_request'),
+    keyDisabled(),
+    keyExpired(''),
+    modelNotAllowed('x', []),
+    ownerOnly(),
+    limitExceeded('rate_limit_exceeded', '', 1),
+    limitExceeded('concurrency_limit_exceeded', '', 1),
+    limitExceeded('budget_exceeded', '', 86400),
+    limitExceeded('server_busy', '', 1),
+    limitExceeded('queue_timeout', '', 1),
     backendNotInstalled('claude', 'claude', ''),
     backendNotLoggedIn('claude', '', ''),
     backendRateLimited('claude', ''),

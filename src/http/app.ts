@@ -3,6 +3,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { routeNotFound } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { ctx, type RequestContext } from './context.js';
+import { createMeRoute, createKeysRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
 import { createAuth, createChatRoute, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
@@ -14,8 +15,6 @@ export interface AppDeps extends RouteDeps {
 /** One line per finished request: who, what, how it ended, how long, how many tokens. */
 function logFinished(c: RequestContext, req: Request, res: Response): void {
   const u = c.usage;
-  // The response closed before it was complete: the client went away.
-  c.aborted ||= !res.writableFinished;
   c.log.info(
     {
       event: 'request',
@@ -34,6 +33,38 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
   );
 }
 
+/** How a chat request ended, for its ledger row. */
+function toOutcome(c: RequestContext, status: number): string {
+  if (c.aborted) return 'client_aborted';
+  if (!c.error && status < 400) return 'ok';
+  if (c.error?.code === 'backend_timeout') return 'timeout';
+  if (c.backend === undefined) return 'rejected';
+  return 'error';
+}
+
+/** Exactly one ledger row per chat request, written after the response is out. */
+function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
+  const u = c.usage;
+  try {
+    deps.store.usage.record({
+      requestId: c.requestId,
+      ts: c.startedAt,
+      keyId: c.principal?.keyId ?? null,
+      keyName: c.principal?.name ?? null,
+      backend: c.backend ?? null,
+      model: c.model ?? null,
+      outcome: toOutcome(c, res.statusCode),
+      errorCode: c.error?.code ?? null,
+      status: c.aborted ? 499 : res.statusCode,
+      promptTokens: u?.promptTokens ?? 0,
+      completionTokens: u?.completionTokens ?? 0,
+      cachedTokens: u?.cachedTokens ?? 0,
+    });
+  } catch (err) {
+    c.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');
+  }
+}
+
 /** Builds the express app from its dependencies; holds no state of its own. */
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
@@ -42,16 +73,37 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const requestId = `req_${uuidv4().replaceAll('-', '')}`;
-    const c: RequestContext = { requestId, log: deps.logger.child({ requestId }), started: performance.now() };
+    // The request is finished when the response has closed and every hold is released.
+    let holds = 1;
+    const release = () => {
+      if (--holds > 0) return;
+      deps.lifecycle.end();
+      logFinished(c, req, res);
+      if (req.method === 'POST' && req.path === '/v1/chat/completions') recordUsage(deps, c, res);
+    };
+    const c: RequestContext = {
+      requestId,
+      log: deps.logger.child({ requestId }),
+      started: performance.now(),
+      startedAt: Date.now(),
+      hold() {
+        holds++;
+        let done = false;
+        return () => {
+          if (!done) {
+            done = true;
+            release();
+          }
+        };
+      },
+    };
     res.locals.ctx = c;
     res.setHeader('x-request-id', requestId);
     deps.lifecycle.begin();
-    let done = false;
-    res.on('close', () => {
-      if (done) return;
-      done = true;
-      deps.lifecycle.end();
-      logFinished(c, req, res);
+    res.once('close', () => {
+      // The response closed before it was complete: the client went away.
+      c.aborted ||= !res.writableFinished;
+      release();
     });
     next();
   });
@@ -59,6 +111,9 @@ export function createApp(deps: AppDeps): express.Express {
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
   app.use('/v1', createAuth(deps));
+  app.use('/olp', createAuth(deps));
+  app.get('/olp/me', createMeRoute(deps.store));
+  app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);
   // Any content type is read as JSON: `curl -d` sends form encoding by default.

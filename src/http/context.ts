@@ -8,7 +8,18 @@ import type { Logger } from '../log/index.js';
 export interface RequestContext {
   requestId: string;
   log: Logger;
+  /** performance.now() at arrival, for durations. */
   started: number;
+  /** Date.now() at arrival, for the ledger. */
+  startedAt: number;
+  /** Set once a backend was chosen and the turn began (so a failure is not a rejection). */
+  backend?: string;
+  queueMs?: number;
+  /**
+   * Keeps the request's log line and ledger row from being written until the caller releases
+   * it (a handler still tearing down a turn after the client left).
+   */
+  hold(): () => void;
   principal?: Principal;
   /** Set by the chat route for the request's log line. */
   model?: string;

@@ -17,6 +17,7 @@ export function sendError(res: Response, e: ProxyError): void {
   res.status(e.status);
   res.setHeader('x-should-retry', e.retryable ? 'true' : 'false');
   if (e.retryAfter !== undefined) res.setHeader('retry-after', String(e.retryAfter));
+  for (const [name, value] of Object.entries(e.headers)) res.setHeader(name, value);
   res.json(toErrorBody(e));
 }
 

@@ -1,13 +1,14 @@
 import type { Request, Response } from 'express';
+import { estimateTokens, type Admission, type Permit } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
-import { findExecutable, type Backend } from '../backends/index.js';
+import { findExecutable, type Backend, type Turn } from '../backends/index.js';
 import { shuttingDown } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
 import { newCompletionId, respondJson, respondStream, type FailedTurnError } from '../respond/index.js';
 import type { Store } from '../store/index.js';
 import { toPrompt, withResponseFormat } from '../transcript/index.js';
 import { isClientAbort, runTurn, type TurnDeps } from '../turn/index.js';
-import { parseChatRequest } from '../validate/index.js';
+import { parseChatRequest, type ChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -17,6 +18,7 @@ export interface RouteDeps {
   backends: readonly Backend[];
   turns: TurnDeps;
   lifecycle: Lifecycle;
+  admission: Admission;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -61,43 +63,71 @@ export function createChatRoute(deps: RouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
     if (deps.lifecycle.draining) throw shuttingDown();
     const c = ctx(res);
-    const request = parseChatRequest(req.body);
-    c.model = request.model;
-    const route = deps.registry.resolve(request.model);
-    const prompt = withResponseFormat(toPrompt(request.messages), request.response_format);
-    const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
-    const turn = { prompt, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
-
-    const disconnect = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) disconnect.abort('client_disconnect');
-    });
-    const events = runTurn(deps.turns, {
-      keyId: c.principal!.keyId,
-      requestId: c.requestId,
-      backend: route.backend,
-      turn,
-      signal: disconnect.signal,
-      log: c.log,
-    });
-    const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model };
+    const done = c.hold();
     try {
-      const delivered = request.stream
-        ? await respondStream(res, events, { ...meta, includeUsage: request.stream_options?.include_usage === true })
-        : await respondJson(res, events, meta);
-      c.usage = delivered.outcome.usage;
-      c.firstTokenMs = delivered.firstTokenMs;
-      if (!delivered.outcome.ok) c.error = delivered.outcome.error;
-    } catch (err) {
-      if (isClientAbort(err) || disconnect.signal.aborted) {
-        c.aborted = true;
-        return;
-      }
-      c.usage = (err as FailedTurnError).outcome?.usage ?? null;
-      throw err;
+      await chat(deps, req, res);
     } finally {
-      // If responding failed half-way, this closes the turn: the child is killed, the workspace removed.
-      await events.return(undefined as never);
+      done();
     }
   };
+}
+
+/** Validates, routes, admits, then runs the turn; the permit is released here, on every path. */
+async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void> {
+  const c = ctx(res);
+  const principal = c.principal!;
+  const request = parseChatRequest(req.body);
+  c.model = request.model;
+  const route = deps.registry.resolve(request.model);
+  deps.admission.checkModel(principal, request.model);
+  const prompt = withResponseFormat(toPrompt(request.messages), request.response_format);
+  const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
+  const turn: Turn = { prompt, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
+
+  const disconnect = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) disconnect.abort('client_disconnect');
+  });
+  const estimate = estimateTokens(prompt.text.length + (prompt.system?.length ?? 0), maxOutputTokens);
+  let permit: Permit;
+  try {
+    permit = await deps.admission.admit(principal, estimate, disconnect.signal);
+  } catch (err) {
+    if (!isClientAbort(err)) throw err;
+    c.aborted = true; // left while queued: already out of the queue
+    return;
+  }
+  try {
+    c.queueMs = permit.waitedMs;
+    for (const [name, value] of Object.entries(permit.headers)) res.setHeader(name, value);
+    c.backend = route.backend.id;
+    await runAndRespond(deps, res, request, route.backend, turn, disconnect.signal);
+  } finally {
+    permit.release();
+  }
+}
+
+/** Runs the turn and writes the response; the turn is closed (child gone, workspace removed) on every path. */
+async function runAndRespond(deps: RouteDeps, res: Response, request: ChatRequest, backend: Backend, turn: Turn, signal: AbortSignal): Promise<void> {
+  const c = ctx(res);
+  const events = runTurn(deps.turns, { keyId: c.principal!.keyId, requestId: c.requestId, backend, turn, signal, log: c.log });
+  const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model };
+  try {
+    const delivered = request.stream
+      ? await respondStream(res, events, { ...meta, includeUsage: request.stream_options?.include_usage === true })
+      : await respondJson(res, events, meta);
+    c.usage = delivered.outcome.usage;
+    c.firstTokenMs = delivered.firstTokenMs;
+    if (!delivered.outcome.ok) c.error = delivered.outcome.error;
+  } catch (err) {
+    if (isClientAbort(err) || signal.aborted) {
+      c.aborted = true;
+      return;
+    }
+    c.usage = (err as FailedTurnError).outcome?.usage ?? null;
+    throw err;
+  } finally {
+    // If responding failed half-way, this closes the turn: the child is killed, the workspace removed.
+    await events.return(undefined as never);
+  }
 }

@@ -2,10 +2,12 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
+import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
 
 export { ensurePrivateDir } from './fs.js';
-export { TOKEN_PREFIX, KEY_NAME, hashToken, type KeyRecord, type KeyStore, type Role } from './keys.js';
+export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStore, type Policy, type Role } from './keys.js';
+export type { UsageRow, UsageStore } from './usage.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE keys (
@@ -18,11 +20,34 @@ const MIGRATIONS: string[] = [
      revoked_at TEXT
    );
    CREATE UNIQUE INDEX keys_active_name ON keys (name) WHERE revoked_at IS NULL;`,
+  `ALTER TABLE keys ADD COLUMN models TEXT;
+   ALTER TABLE keys ADD COLUMN concurrency INTEGER;
+   ALTER TABLE keys ADD COLUMN rpm INTEGER;
+   ALTER TABLE keys ADD COLUMN daily_tokens INTEGER;
+   ALTER TABLE keys ADD COLUMN monthly_tokens INTEGER;
+   ALTER TABLE keys ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE keys ADD COLUMN expires_at TEXT;
+   CREATE TABLE usage (
+     request_id TEXT PRIMARY KEY,
+     ts INTEGER NOT NULL,
+     key_id TEXT,
+     key_name TEXT,
+     backend TEXT,
+     model TEXT,
+     outcome TEXT NOT NULL,
+     error_code TEXT,
+     status INTEGER NOT NULL,
+     prompt_tokens INTEGER NOT NULL DEFAULT 0,
+     completion_tokens INTEGER NOT NULL DEFAULT 0,
+     cached_tokens INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX usage_key_ts ON usage (key_id, ts);`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
 export interface Store {
   readonly keys: KeyStore;
+  readonly usage: UsageStore;
   close(): void;
 }
 
@@ -40,6 +65,7 @@ export function openStore(stateDir: string): Store {
   for (const extra of ['-wal', '-shm']) if (existsSync(file + extra)) chmodSync(file + extra, 0o600);
   return {
     keys: createKeyStore(db),
+    usage: createUsageStore(db),
     close: () => db.close(),
   };
 }

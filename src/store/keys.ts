@@ -7,6 +7,25 @@ export const TOKEN_PREFIX = 'olpk_';
 
 export type Role = 'owner' | 'member';
 
+/** What a key may do. `null` means "no limit" (or, for models, "every model"). */
+export interface Policy {
+  /** Model ids or glob patterns (`claude-*`); null = all. */
+  models: string[] | null;
+  /** Requests in flight (queued or running) at once. */
+  concurrency: number | null;
+  /** Requests per rolling minute. */
+  rpm: number | null;
+  /** prompt + completion tokens per UTC day. */
+  dailyTokens: number | null;
+  /** prompt + completion tokens per UTC calendar month. */
+  monthlyTokens: number | null;
+  enabled: boolean;
+  /** ISO time after which the key stops working. */
+  expiresAt: string | null;
+}
+
+export const DEFAULT_POLICY: Policy = { models: null, concurrency: null, rpm: null, dailyTokens: null, monthlyTokens: null, enabled: true, expiresAt: null };
+
 export interface KeyRecord {
   id: string;
   name: string;
@@ -15,6 +34,7 @@ export interface KeyRecord {
   hint: string;
   createdAt: string;
   revokedAt: string | null;
+  policy: Policy;
 }
 
 export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -36,41 +56,95 @@ interface KeyRow {
   hint: string;
   created_at: string;
   revoked_at: string | null;
+  models: string | null;
+  concurrency: number | null;
+  rpm: number | null;
+  daily_tokens: number | null;
+  monthly_tokens: number | null;
+  enabled: number;
+  expires_at: string | null;
 }
 
 function toRecord(row: KeyRow): KeyRecord {
-  return { id: row.id, name: row.name, role: row.role, hint: row.hint, createdAt: row.created_at, revokedAt: row.revoked_at };
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role,
+    hint: row.hint,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    policy: {
+      models: row.models === null ? null : (JSON.parse(row.models) as string[]),
+      concurrency: row.concurrency,
+      rpm: row.rpm,
+      dailyTokens: row.daily_tokens,
+      monthlyTokens: row.monthly_tokens,
+      enabled: row.enabled === 1,
+      expiresAt: row.expires_at,
+    },
+  };
 }
 
-/** Key storage: names, roles and token hashes. Tokens themselves are returned once and never stored. */
+function hintOf(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + 4);
+}
+
+/** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
 export function createKeyStore(db: Database) {
-  const insert = db.prepare('INSERT INTO keys (id, name, role, token_hash, hint, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at)
+     VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at)`,
+  );
   const byHash = db.prepare<[Buffer], KeyRow>('SELECT * FROM keys WHERE token_hash = ? AND revoked_at IS NULL');
   const byName = db.prepare<[string], KeyRow>('SELECT * FROM keys WHERE name = ? AND revoked_at IS NULL');
   const all = db.prepare<[], KeyRow>('SELECT * FROM keys ORDER BY created_at, name');
   const revoke = db.prepare('UPDATE keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL');
+  const rotate = db.prepare('UPDATE keys SET token_hash = ?, hint = ? WHERE name = ? AND revoked_at IS NULL');
+  const update = db.prepare(
+    `UPDATE keys SET role = @role, models = @models, concurrency = @concurrency, rpm = @rpm, daily_tokens = @daily_tokens,
+       monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at WHERE name = @name AND revoked_at IS NULL`,
+  );
   const activeCount = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL');
+
+  const policyColumns = (p: Policy) => ({
+    models: p.models === null ? null : JSON.stringify(p.models),
+    concurrency: p.concurrency,
+    rpm: p.rpm,
+    daily_tokens: p.dailyTokens,
+    monthly_tokens: p.monthlyTokens,
+    enabled: p.enabled ? 1 : 0,
+    expires_at: p.expiresAt,
+  });
 
   return {
     /** Adds a key and returns its record and the token (shown to the operator once). */
-    add(name: string, role: Role = 'member'): { key: KeyRecord; token: string } {
+    add(name: string, role: Role = 'member', policy: Partial<Policy> = {}): { key: KeyRecord; token: string } {
       if (!KEY_NAME.test(name)) throw new Error(`invalid key name '${name}': use 1-64 letters, digits, '.', '_' or '-'`);
       if (byName.get(name)) throw new Error(`a key named '${name}' already exists`);
       const token = createToken();
-      const row: KeyRow = {
-        id: uuidv4(),
-        name,
-        role,
-        token_hash: hashToken(token),
-        hint: token.slice(0, TOKEN_PREFIX.length + 4),
-        created_at: new Date().toISOString(),
-        revoked_at: null,
-      };
-      insert.run(row.id, row.name, row.role, row.token_hash, row.hint, row.created_at);
-      return { key: toRecord(row), token };
+      insert.run({ id: uuidv4(), name, role, token_hash: hashToken(token), hint: hintOf(token), created_at: new Date().toISOString(), ...policyColumns({ ...DEFAULT_POLICY, ...policy }) });
+      return { key: toRecord(byName.get(name)!), token };
+    },
+    get(name: string): KeyRecord | undefined {
+      const row = byName.get(name);
+      return row && toRecord(row);
     },
     list(): KeyRecord[] {
       return all.all().map(toRecord);
+    },
+    /** Changes a key's role or policy; takes effect on its next request. */
+    update(name: string, patch: { role?: Role; policy?: Partial<Policy> }): KeyRecord {
+      const current = byName.get(name);
+      if (!current) throw new Error(`no active key named '${name}'`);
+      const rec = toRecord(current);
+      update.run({ name, role: patch.role ?? rec.role, ...policyColumns({ ...rec.policy, ...patch.policy }) });
+      return toRecord(byName.get(name)!);
+    },
+    /** Replaces a key's token; the old one stops working at once. Returns the new token. */
+    rotate(name: string): string {
+      const token = createToken();
+      if (rotate.run(hashToken(token), hintOf(token), name).changes === 0) throw new Error(`no active key named '${name}'`);
+      return token;
     },
     /** Revokes the active key with this name; false if there is none. */
     revoke(name: string): boolean {

@@ -1,0 +1,260 @@
+import { limitExceeded, modelNotAllowed } from '../errors/index.js';
+import type { Policy } from '../store/index.js';
+import { ClientAbortedError } from '../turn/index.js';
+
+export { modelAllowed } from './glob.js';
+import { modelAllowed } from './glob.js';
+
+/** The part of a principal admission needs. */
+export interface Admittee {
+  keyId: string;
+  name: string;
+  policy: Policy;
+}
+
+/** Held while a request may run a CLI; released in the function that took it. */
+export interface Permit {
+  /** ms spent in the wait queue. */
+  readonly waitedMs: number;
+  /** `x-ratelimit-*` headers for the key, as of admission. */
+  readonly headers: Record<string, string>;
+  release(): void;
+}
+
+export interface AdmissionOptions {
+  /** Global cap on concurrent CLI processes. */
+  maxConcurrent: number;
+  /** Requests that may wait for a slot, across all keys. */
+  queueSize: number;
+  /** How long a request may wait for a slot. */
+  queueTimeoutMs: number;
+  /** prompt + completion tokens a key used (successful requests) since a time. */
+  tokensSince(keyId: string, sinceMs: number): number;
+  now?: () => number;
+}
+
+interface Waiter {
+  keyId: string;
+  grant(): void;
+}
+
+interface KeyState {
+  /** Requests admitted and not yet released (queued or running). */
+  inflight: number;
+  /** Tokens reserved by those requests. */
+  reserved: number;
+  /** Admission times within the last minute. */
+  window: number[];
+}
+
+const MINUTE = 60_000;
+
+/** OpenAI's reset format: `1s`, `6m0s`, `2h3m4s`. */
+export function toResetDuration(ms: number): string {
+  let s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+}
+
+/** Start of the current UTC day and month, and when each ends. */
+export function budgetPeriods(now: number) {
+  const d = new Date(now);
+  const dayStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  return {
+    day: { start: dayStart, end: dayStart + 24 * 3600_000 },
+    month: { start: monthStart, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) },
+  };
+}
+
+/**
+ * Admission control in front of every spawn: per-key model policy, concurrency, requests per
+ * minute and token budgets (from the stored usage plus in-flight reservations), then a global cap
+ * on CLI processes with a bounded wait queue that serves keys round-robin, so one key's burst
+ * delays another key's request by at most one slot's turn.
+ */
+export function createAdmission(opts: AdmissionOptions) {
+  const now = opts.now ?? Date.now;
+  const keys = new Map<string, KeyState>();
+  const queues = new Map<string, Waiter[]>();
+  /** Keys with waiters, in the order they will be served. */
+  const order: string[] = [];
+  let running = 0;
+  let queued = 0;
+
+  function state(keyId: string): KeyState {
+    let s = keys.get(keyId);
+    if (!s) {
+      s = { inflight: 0, reserved: 0, window: [] };
+      keys.set(keyId, s);
+    }
+    return s;
+  }
+
+  /** Remaining budget in the tightest period, with its limit and end. */
+  function budget(who: Admittee, s: KeyState, t: number): { limit: number; remaining: number; resetsAt: number; period: 'daily' | 'monthly' } | undefined {
+    const periods = budgetPeriods(t);
+    let tightest: ReturnType<typeof budget>;
+    for (const [period, limit, p] of [
+      ['daily', who.policy.dailyTokens, periods.day],
+      ['monthly', who.policy.monthlyTokens, periods.month],
+    ] as const) {
+      if (limit == null) continue;
+      const remaining = limit - opts.tokensSince(who.keyId, p.start) - s.reserved;
+      if (!tightest || remaining < tightest.remaining) tightest = { limit, remaining, resetsAt: p.end, period };
+    }
+    return tightest;
+  }
+
+  function headersFor(who: Admittee, s: KeyState, t: number, b: ReturnType<typeof budget>): Record<string, string> {
+    const h: Record<string, string> = {};
+    const rpm = who.policy.rpm;
+    if (rpm != null) {
+      h['x-ratelimit-limit-requests'] = String(rpm);
+      h['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - s.window.length));
+      h['x-ratelimit-reset-requests'] = toResetDuration(s.window.length ? s.window[0]! + MINUTE - t : 0);
+    }
+    if (b) {
+      h['x-ratelimit-limit-tokens'] = String(b.limit);
+      h['x-ratelimit-remaining-tokens'] = String(Math.max(0, b.remaining));
+      h['x-ratelimit-reset-tokens'] = toResetDuration(b.resetsAt - t);
+    }
+    return h;
+  }
+
+  function dispatch(): void {
+    while (running < opts.maxConcurrent && order.length > 0) {
+      const keyId = order.shift()!;
+      const q = queues.get(keyId)!;
+      const w = q.shift()!;
+      if (q.length > 0) order.push(keyId);
+      else queues.delete(keyId);
+      queued--;
+      running++;
+      w.grant();
+    }
+  }
+
+  function dequeue(w: Waiter): void {
+    const q = queues.get(w.keyId);
+    const i = q ? q.indexOf(w) : -1;
+    if (!q || i === -1) return;
+    q.splice(i, 1);
+    queued--;
+    if (q.length === 0) {
+      queues.delete(w.keyId);
+      order.splice(order.indexOf(w.keyId), 1);
+    }
+  }
+
+  return {
+    /** Refuses a model the key's policy does not allow (403). */
+    checkModel(who: Admittee, model: string): void {
+      if (who.policy.models && !modelAllowed(who.policy.models, model)) throw modelNotAllowed(model, who.policy.models);
+    },
+
+    /**
+     * Admits a request or throws a 429 that says which limit and when it frees. Resolves once a
+     * CLI slot is free; rejects with ClientAbortedError if the signal fires while it waits.
+     */
+    async admit(who: Admittee, estimateTokens: number, signal: AbortSignal): Promise<Permit> {
+      const t = now();
+      const s = state(who.keyId);
+      while (s.window.length > 0 && s.window[0]! <= t - MINUTE) s.window.shift();
+      const b = budget(who, s, t);
+      const limit = who.policy.concurrency;
+      if (limit != null && s.inflight >= limit) {
+        throw limitExceeded('concurrency_limit_exceeded', `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`, 1, headersFor(who, s, t, b));
+      }
+      if (who.policy.rpm != null && s.window.length >= who.policy.rpm) {
+        const wait = s.window[0]! + MINUTE - t;
+        throw limitExceeded('rate_limit_exceeded', `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`, wait / 1000, headersFor(who, s, t, b));
+      }
+      if (b && b.remaining <= 0) {
+        throw limitExceeded(
+          'budget_exceeded',
+          `This key's ${b.period} token budget of ${b.limit} is spent. It resets at ${new Date(b.resetsAt).toISOString()}.`,
+          (b.resetsAt - t) / 1000,
+          headersFor(who, s, t, b),
+        );
+      }
+      if (running >= opts.maxConcurrent && queued >= opts.queueSize) {
+        throw limitExceeded('server_busy', `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`, 2, headersFor(who, s, t, b));
+      }
+
+      s.window.push(t);
+      s.inflight++;
+      s.reserved += estimateTokens;
+      const headers = headersFor(who, s, t, b && { ...b, remaining: b.remaining - estimateTokens });
+      let released = false;
+      const permit = (waitedMs: number): Permit => ({
+        waitedMs,
+        headers,
+        release() {
+          if (released) return;
+          released = true;
+          running--;
+          s.inflight--;
+          s.reserved -= estimateTokens;
+          dispatch();
+        },
+      });
+      const giveBack = () => {
+        s.inflight--;
+        s.reserved -= estimateTokens;
+      };
+
+      if (running < opts.maxConcurrent && queued === 0) {
+        running++;
+        return permit(0);
+      }
+      return new Promise<Permit>((resolve, reject) => {
+        const waiter: Waiter = {
+          keyId: who.keyId,
+          grant() {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            resolve(permit(now() - t));
+          },
+        };
+        const fail = (err: Error) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          dequeue(waiter);
+          giveBack();
+          reject(err);
+        };
+        const onAbort = () => fail(new ClientAbortedError());
+        const timer = setTimeout(
+          () => fail(limitExceeded('queue_timeout', `Waited ${Math.round(opts.queueTimeoutMs / 1000)} s for a free CLI slot. The server is busy; try again shortly.`, 5, headers)),
+          opts.queueTimeoutMs,
+        );
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        let q = queues.get(who.keyId);
+        if (!q) {
+          q = [];
+          queues.set(who.keyId, q);
+          order.push(who.keyId);
+        }
+        q.push(waiter);
+        queued++;
+      });
+    },
+
+    /** Current load, for /health and tests. */
+    stats(): { running: number; queued: number; maxConcurrent: number } {
+      return { running, queued, maxConcurrent: opts.maxConcurrent };
+    },
+  };
+}
+
+export type Admission = ReturnType<typeof createAdmission>;
+
+/** What a request may cost, reserved against budgets while it runs: prompt size plus the reply cap. */
+export function estimateTokens(promptChars: number, maxOutputTokens: number | undefined): number {
+  return Math.ceil(promptChars / 4) + (maxOutputTokens ?? 1024);
+}
