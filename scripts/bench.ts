@@ -1,5 +1,6 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
-// script and (b) through a running olp, alternating, one-token non-streaming replies.
+// script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
+// cost of two per-request steps on their own: admission and a workspace's create + remove.
 // Prints figures; it is not a test. Usage: npm run bench -- [--runs N]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +9,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/log/index.js';
+import { createAdmission } from '../src/admit/index.js';
 import { startDaemon } from '../src/serve.js';
+import { openStore } from '../src/store/index.js';
+import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' } } });
@@ -75,4 +79,49 @@ try {
 } finally {
   await daemon.close();
   rmSync(stateDir, { recursive: true, force: true });
+}
+
+/** Median of `n` timings of `fn`, in microseconds. */
+async function micro(n: number, fn: () => unknown): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    xs.push((performance.now() - t) * 1000);
+  }
+  return median(xs);
+}
+
+// Admission for a key with every limit set, over a ledger of 20,000 rows (10,000 of them its own).
+const admitDir = mkdtempSync(join(tmpdir(), 'olp-bench-admit-'));
+const store = openStore(admitDir);
+try {
+  const { key } = store.keys.add('busy', 'member', { rpm: 1_000_000, concurrency: 1000, dailyTokens: 1e12, monthlyTokens: 1e12 });
+  const other = store.keys.add('other').key;
+  const day = Date.now() - 3600_000;
+  for (let i = 0; i < 20_000; i++) {
+    const mine = i % 2 === 0;
+    store.usage.record({ requestId: `r${i}`, ts: day + i, keyId: mine ? key.id : other.id, keyName: mine ? 'busy' : 'other', backend: 'claude', model: 'sonnet', outcome: 'ok', errorCode: null, status: 200, promptTokens: 100, completionTokens: 50, cachedTokens: 0 });
+  }
+  const admission = createAdmission({ maxConcurrent: 4, queueSize: 100, queueTimeoutMs: 60_000, tokensSince: (id, since) => store.usage.tokensSince(id, since) });
+  const who = { keyId: key.id, name: key.name, policy: key.policy };
+  const signal = new AbortController().signal;
+  const limited = await micro(5000, async () => (await admission.admit(who, 1000, signal)).release());
+  const free = { ...who, policy: { ...who.policy, rpm: null, dailyTokens: null, monthlyTokens: null } };
+  const unlimited = await micro(5000, async () => (await admission.admit(free, 1000, signal)).release());
+  console.log(`admission (admit + release), median: ${limited.toFixed(1)} µs with rpm and day/month budgets over a 20k-row ledger; ${unlimited.toFixed(1)} µs without limits`);
+
+  const workspaces = createWorkspaces(admitDir);
+  const creds = join(admitDir, 'olp.db');
+  let n = 0;
+  const ws = await micro(500, () => {
+    const w = workspaces.create({ keyId: 'k', requestId: `r${n++}`, links: [{ from: creds, to: '.claude/.credentials.json' }] });
+    w.writeFile('system-prompt.txt', 'You are a helpful assistant.');
+    w.markOwner(process.pid);
+    w.remove();
+  });
+  console.log(`workspace create + link + files + remove, median: ${(ws / 1000).toFixed(2)} ms`);
+} finally {
+  store.close();
+  rmSync(admitDir, { recursive: true, force: true });
 }

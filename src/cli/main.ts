@@ -4,17 +4,15 @@ import { parseArgs } from 'node:util';
 import { ConfigError, FIELDS, parseConfig, type ConfigKey } from '../config/index.js';
 import { createLogger } from '../log/index.js';
 import { startDaemon } from '../serve.js';
-import { openStore, type Role } from '../store/index.js';
+import { openStore } from '../store/index.js';
+import { KEY_FLAGS, KEYS_USAGE, runKeys, UsageError } from './keys.js';
 
 const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
 
 Usage:
   olp serve [options]              start the proxy (prints its base URL on one line)
-  olp keys add NAME [--role owner|member]
-                                   create a key; the token is printed once, alone on the last line
-  olp keys list                    list keys (names, roles, token hints; never tokens)
-  olp keys revoke NAME             revoke a key at once
   olp --version | --help
+  ${KEYS_USAGE}
 
 Options (each also settable as OLP_* env or in <state-dir>/config.json):
 ${Object.entries(FIELDS)
@@ -23,7 +21,6 @@ ${Object.entries(FIELDS)
   .join('\n')}
 `;
 
-class UsageError extends Error {}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -47,7 +44,7 @@ function toConfigFlags(values: Record<string, unknown>): Partial<Record<ConfigKe
   return flags;
 }
 
-function parse(argv: string[], extra: Record<string, { type: 'string' | 'boolean' }> = {}) {
+function parse(argv: string[], extra: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>> = {}) {
   try {
     return parseArgs({ args: argv, options: { ...configFlagOptions(), ...extra }, allowPositionals: true, strict: true });
   } catch (err) {
@@ -98,46 +95,11 @@ async function serve(argv: string[]): Promise<number> {
 
 function keys(argv: string[]): number {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parse(rest, { role: { type: 'string' } });
+  const { values, positionals } = parse(rest, KEY_FLAGS);
   const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
   const store = openStore(config.stateDir);
   try {
-    switch (sub) {
-      case 'add': {
-        const name = positionals[0];
-        if (!name || positionals.length > 1) throw new UsageError('usage: olp keys add NAME [--role owner|member]');
-        const role = (values.role as string | undefined) ?? (store.keys.activeCount() === 0 ? 'owner' : 'member');
-        if (role !== 'owner' && role !== 'member') throw new UsageError(`--role must be owner or member, not '${role}'`);
-        const { key, token } = store.keys.add(name, role as Role);
-        process.stderr.write(`Created ${key.role} key '${key.name}'. The token is shown only now; store it safely:\n`);
-        process.stdout.write(`${token}\n`);
-        return 0;
-      }
-      case 'list': {
-        const rows = store.keys.list();
-        if (rows.length === 0) {
-          process.stdout.write('no keys (create one with: olp keys add NAME)\n');
-          return 0;
-        }
-        const lines = [['NAME', 'ROLE', 'TOKEN', 'CREATED', 'STATUS']];
-        for (const k of rows) lines.push([k.name, k.role, `${k.hint}…`, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active']);
-        const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
-        for (const l of lines) process.stdout.write(`${l.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
-        return 0;
-      }
-      case 'revoke': {
-        const name = positionals[0];
-        if (!name || positionals.length > 1) throw new UsageError('usage: olp keys revoke NAME');
-        if (!store.keys.revoke(name)) {
-          process.stderr.write(`olp: no active key named '${name}'\n`);
-          return 1;
-        }
-        process.stdout.write(`revoked key '${name}'\n`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown keys command '${sub ?? ''}' (add, list, revoke)`);
-    }
+    return runKeys(store, sub, positionals, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) throw err;
     process.stderr.write(`olp: ${(err as Error).message}\n`);

@@ -54,6 +54,7 @@ export function createHealthRoute(deps: RouteDeps) {
       status: deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded',
       backends,
       inflight: deps.lifecycle.inflight,
+      cli: deps.admission.stats(),
     });
   };
 }
@@ -99,6 +100,7 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
   }
   try {
     c.queueMs = permit.waitedMs;
+    c.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
     for (const [name, value] of Object.entries(permit.headers)) res.setHeader(name, value);
     c.backend = route.backend.id;
     await runAndRespond(deps, res, request, route.backend, turn, disconnect.signal);

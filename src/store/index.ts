@@ -42,6 +42,15 @@ const MIGRATIONS: string[] = [
      cached_tokens INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX usage_key_ts ON usage (key_id, ts);`,
+  `CREATE TABLE usage_daily (
+     key_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     tokens INTEGER NOT NULL,
+     PRIMARY KEY (key_id, day)
+   ) WITHOUT ROWID;
+   INSERT INTO usage_daily (key_id, day, tokens)
+     SELECT key_id, strftime('%Y-%m-%d', ts / 1000, 'unixepoch'), sum(prompt_tokens + completion_tokens)
+     FROM usage WHERE outcome = 'ok' AND key_id IS NOT NULL GROUP BY 1, 2;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

@@ -18,23 +18,39 @@ export interface UsageRow {
   cachedTokens: number;
 }
 
-/** The usage ledger: written once per request, read for budgets and reports. */
+/** UTC calendar day of a time, as stored in the daily totals (`2026-12-02`). */
+export function toDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/**
+ * The usage ledger: written once per request, read for budgets and reports. Successful requests
+ * also add to a per-key, per-UTC-day total in the same transaction, so a budget check reads at
+ * most 31 small rows instead of summing the whole ledger.
+ */
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, backend, model, outcome, error_code, status, prompt_tokens, completion_tokens, cached_tokens)
      VALUES (@requestId, @ts, @keyId, @keyName, @backend, @model, @outcome, @errorCode, @status, @promptTokens, @completionTokens, @cachedTokens)`,
   );
-  // Budgets count only turns that succeeded: a failed request costs the member nothing.
-  const spent = db.prepare<[string, number], { n: number | null }>(
-    "SELECT sum(prompt_tokens + completion_tokens) AS n FROM usage WHERE key_id = ? AND ts >= ? AND outcome = 'ok'",
+  const addDaily = db.prepare(
+    `INSERT INTO usage_daily (key_id, day, tokens) VALUES (?, ?, ?)
+     ON CONFLICT (key_id, day) DO UPDATE SET tokens = tokens + excluded.tokens`,
   );
+  // Budgets count only turns that succeeded: a failed request costs the member nothing.
+  const spent = db.prepare<[string, string], { n: number | null }>('SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?');
+  const write = db.transaction((row: UsageRow) => {
+    insert.run(row);
+    const tokens = row.promptTokens + row.completionTokens;
+    if (row.outcome === 'ok' && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
+  });
   return {
     record(row: UsageRow): void {
-      insert.run(row);
+      write(row);
     },
-    /** prompt + completion tokens of a key's successful requests since `sinceMs`. */
+    /** prompt + completion tokens of a key's successful requests since the UTC day that contains `sinceMs`. */
     tokensSince(keyId: string, sinceMs: number): number {
-      return spent.get(keyId, sinceMs)?.n ?? 0;
+      return spent.get(keyId, toDay(sinceMs))?.n ?? 0;
     },
   };
 }

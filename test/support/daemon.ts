@@ -18,17 +18,21 @@ export interface TestDaemon {
   /** The fake CLI's record dir (pids, argv). */
   recordDir: string;
   logs: Record<string, unknown>[];
-  close(): Promise<void>;
+  /** Stops the daemon; removes its files unless `keep` (to start again on the same state). */
+  close(keep?: boolean): Promise<void>;
+  base: string;
 }
 
 /** Starts a real listening olp (in this process) on the fake claude, with one owner key. */
-export async function startTestDaemon(opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; hostEnv?: Record<string, string> } = {}): Promise<TestDaemon> {
-  const base = mkdtempSync(join(tmpdir(), 'olp-test-'));
+export async function startTestDaemon(
+  opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; hostEnv?: Record<string, string>; base?: string } = {},
+): Promise<TestDaemon> {
+  const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
   const stateDir = join(base, 'state');
   const operatorHome = join(base, 'operator-home');
   const recordDir = join(base, 'records');
-  mkdirSync(operatorHome);
-  mkdirSync(recordDir);
+  mkdirSync(operatorHome, { recursive: true });
+  mkdirSync(recordDir, { recursive: true });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -50,7 +54,7 @@ export async function startTestDaemon(opts: { config?: Partial<Record<ConfigKey,
   });
   const logger = createLogger(config.logLevel, sink);
   const daemon = await startDaemon({ config, logger, hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv } });
-  const { token } = daemon.store.keys.add('tester', 'owner');
+  const token = opts.base ? '' : daemon.store.keys.add('tester', 'owner').token;
   return {
     url: daemon.url,
     baseURL: `${daemon.url}/v1`,
@@ -60,9 +64,10 @@ export async function startTestDaemon(opts: { config?: Partial<Record<ConfigKey,
     operatorHome,
     recordDir,
     logs,
-    async close() {
+    async close(keep = false) {
       await daemon.close();
-      rmSync(base, { recursive: true, force: true });
+      if (!keep) rmSync(base, { recursive: true, force: true });
     },
+    base,
   };
 }
