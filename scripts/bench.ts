@@ -101,7 +101,7 @@ try {
   const day = Date.now() - 3600_000;
   for (let i = 0; i < 20_000; i++) {
     const mine = i % 2 === 0;
-    store.usage.record({ requestId: `r${i}`, ts: day + i, keyId: mine ? key.id : other.id, keyName: mine ? 'busy' : 'other', backend: 'claude', model: 'sonnet', outcome: 'ok', errorCode: null, status: 200, promptTokens: 100, completionTokens: 50, cachedTokens: 0 });
+    store.usage.record({ requestId: `r${i}`, ts: day + i, keyId: mine ? key.id : other.id, keyName: mine ? 'busy' : 'other', backend: 'claude', model: 'sonnet', outcome: 'ok', errorCode: null, status: 200, promptTokens: 100, completionTokens: 50, cachedTokens: 0, sessionId: null, sessionMode: null, rotationReason: null });
   }
   const admission = createAdmission({ maxConcurrent: 4, queueSize: 100, queueTimeoutMs: 60_000, tokensSince: (id, since) => store.usage.tokensSince(id, since) });
   const who = { keyId: key.id, name: key.name, policy: key.policy };
@@ -125,3 +125,44 @@ try {
   store.close();
   rmSync(admitDir, { recursive: true, force: true });
 }
+
+// Session pool: stdin bytes per turn of a 30-turn conversation, pool on vs off (fake claude).
+async function conversationBytes(sessions: boolean): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'olp-bench-sessions-'));
+  const records = join(dir, 'records');
+  const { mkdirSync, readdirSync, readFileSync } = await import('node:fs');
+  mkdirSync(records);
+  const cfg = parseConfig({ readFile: false, env: {}, overrides: { stateDir: join(dir, 'state'), port: 0, claudeBin: FAKE_CLAUDE, logLevel: 'silent', sessions, claudeEnv: { FAKE_CLAUDE_RECORD_DIR: records } } });
+  const d = await startDaemon({ config: cfg, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: dir } });
+  const tok = d.store.keys.add('bench').token;
+  const bytes: number[] = [];
+  try {
+    const messages: { role: string; content: string }[] = [{ role: 'system', content: 'You are a helpful assistant.' }];
+    for (let i = 1; i <= 30; i++) {
+      messages.push({ role: 'user', content: `Turn ${i}: here is a question of ordinary length about something that matters to me.` });
+      const seen = new Set(readdirSync(records));
+      const res = await fetch(`${d.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages }),
+      });
+      const body = (await res.json()) as { choices: { message: { content: string } }[] };
+      messages.push({ role: 'assistant', content: body.choices[0]!.message.content });
+      const fresh = readdirSync(records).filter((f) => !seen.has(f));
+      bytes.push(fresh.reduce((n, f) => n + ((JSON.parse(readFileSync(join(records, f), 'utf8')) as { stdinBytes?: number }).stdinBytes ?? 0), 0));
+    }
+  } finally {
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return bytes;
+}
+
+const on = await conversationBytes(true);
+const offBytes = await conversationBytes(false);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+console.log('session pool, 30-turn conversation, stdin bytes sent to the CLI:');
+console.log(`  turn:      ${[1, 2, 10, 20, 30].map((n) => String(n).padStart(7)).join('')}`);
+console.log(`  pool on:   ${[1, 2, 10, 20, 30].map((n) => String(on[n - 1]).padStart(7)).join('')}   total ${sum(on)}`);
+console.log(`  pool off:  ${[1, 2, 10, 20, 30].map((n) => String(offBytes[n - 1]).padStart(7)).join('')}   total ${sum(offBytes)}`);
+console.log(JSON.stringify({ sessionsOn: { perTurn: on, total: sum(on) }, sessionsOff: { perTurn: offBytes, total: sum(offBytes) } }));

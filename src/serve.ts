@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { createAdmission } from './admit/index.js';
+import { createSessionPool } from './sessions/index.js';
 import { createClaudeBackend, findExecutable, type Backend } from './backends/index.js';
 import type { Config } from './config/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
@@ -53,11 +54,23 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
   const backends: Backend[] = [claude];
   for (const b of backends) {
     if (!findExecutable(b.bin, hostEnv.PATH)) logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
-    for (const link of b.links()) {
+    for (const link of b.links({ prompt: { system: null, text: '' }, cliModel: '' }).filter((l) => !l.persistent)) {
       if (!existsSync(link.from)) logger.warn({ event: 'credentials_missing', backend: b.id, file: link.from }, `${b.id}: credential file ${link.from} not found (fine if you use an API key)`);
     }
   }
 
+  const recovered = store.slots.recover();
+  if (recovered > 0) logger.warn({ event: 'session_recover', slots: recovered }, `${recovered} session slot(s) were in use when olp stopped; they will rotate`);
+  const sessions = config.sessions
+    ? createSessionPool({
+        store: store.slots,
+        size: config.sessionPool,
+        lifetimeMs: config.sessionLifetime * 1000,
+        turnCap: config.sessionTurnCap,
+        idleMs: config.sessionIdleGap * 1000,
+        waitMs: config.sessionWait * 1000,
+      })
+    : undefined;
   const supervisor = createProcessSupervisor(logger);
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,
@@ -74,6 +87,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     backends,
     lifecycle,
     admission,
+    sessions,
     turns: {
       supervisor,
       workspaces,

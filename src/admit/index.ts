@@ -1,6 +1,6 @@
 import { limitExceeded, modelNotAllowed } from '../errors/index.js';
 import type { Policy } from '../store/index.js';
-import { ClientAbortedError } from '../turn/index.js';
+import { ClientAbortedError } from '../errors/index.js';
 
 export { modelAllowed } from './glob.js';
 import { modelAllowed } from './glob.js';

@@ -34,12 +34,22 @@ export interface EventParser {
   finish(exit: ExitInfo): TurnOutcome;
 }
 
+/** How the CLI should treat its own session for this turn (decided by the session pool). */
+export interface SessionUse {
+  mode: 'fresh' | 'resumed' | 'ephemeral';
+  /** The id to create (`fresh`) or resume (`resumed`). */
+  sessionId?: string;
+  /** The pool slot, for a stable working directory. */
+  slot?: number;
+}
+
 /** One request's work for a backend, after routing and rendering. */
 export interface Turn {
   prompt: Prompt;
   /** The CLI's own model name or alias. */
   cliModel: string;
   maxOutputTokens?: number;
+  session?: SessionUse;
 }
 
 /** Where a spawn runs; the backend only needs paths. */
@@ -82,7 +92,8 @@ export interface Backend {
   readonly models: readonly ModelEntry[];
   /** Decides whether an id not in `models` is still passed through to the CLI. */
   acceptsModel(id: string): boolean;
-  links(): Link[];
+  /** Files to link into the run's home; `persistent` links point into the slot's persistent dir. */
+  links(turn: Turn): Link[];
   envPolicy(turn: Turn): EnvPolicy;
   prepare(turn: Turn, place: Place): Prepared;
   createParser(): EventParser;

@@ -6,6 +6,7 @@ import { createLogger } from '../log/index.js';
 import { startDaemon } from '../serve.js';
 import { openStore } from '../store/index.js';
 import { KEY_FLAGS, KEYS_USAGE, runKeys, UsageError } from './keys.js';
+import { runSessions, SESSION_FLAGS, SESSIONS_USAGE } from './sessions.js';
 
 const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
 
@@ -13,6 +14,7 @@ Usage:
   olp serve [options]              start the proxy (prints its base URL on one line)
   olp --version | --help
   ${KEYS_USAGE}
+  ${SESSIONS_USAGE}
 
 Options (each also settable as OLP_* env or in <state-dir>/config.json):
 ${Object.entries(FIELDS)
@@ -109,6 +111,19 @@ function keys(argv: string[]): number {
   }
 }
 
+function sessions(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parse(rest, SESSION_FLAGS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
+  const store = openStore(config.stateDir);
+  try {
+    return runSessions(store, sub, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
+  } finally {
+    store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   process.umask(0o077); // everything olp creates is private to its user
   const [command, ...rest] = argv;
@@ -118,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
         return await serve(rest);
       case 'keys':
         return keys(rest);
+      case 'sessions':
+        return sessions(rest);
       case '--version':
       case '-v':
         process.stdout.write(`${version()}\n`);

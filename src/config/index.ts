@@ -35,6 +35,12 @@ export const FIELDS = {
   maxConcurrency: { kind: 'int', schema: z.number().int().min(1).default(defaultConcurrency()), flag: 'max-concurrency', env: 'OLP_MAX_CONCURRENCY', description: 'CLI processes running at once, across all keys (default: 2 per core, at most one per 512 MB of memory).' },
   queueSize: { kind: 'int', schema: z.number().int().min(0).default(100), flag: 'queue-size', env: 'OLP_QUEUE_SIZE', description: 'Requests that may wait for a free CLI slot (429 server_busy beyond).' },
   queueTimeout: { kind: 'int', schema: z.number().int().min(1).default(60), flag: 'queue-timeout', env: 'OLP_QUEUE_TIMEOUT', description: 'Seconds a request may wait for a free CLI slot (429 queue_timeout after).' },
+  sessions: { kind: 'bool', schema: z.boolean().default(true), flag: 'sessions', env: 'OLP_SESSIONS', description: 'Resume CLI sessions per key instead of resending the whole history (true/false).' },
+  sessionPool: { kind: 'int', schema: z.number().int().min(1).max(64).default(3), flag: 'session-pool', env: 'OLP_SESSION_POOL', description: 'Session slots per key and backend.' },
+  sessionLifetime: { kind: 'int', schema: z.number().int().min(60).default(8 * 3600), flag: 'session-lifetime', env: 'OLP_SESSION_LIFETIME', description: 'Seconds after which a session is rotated (8 h).' },
+  sessionTurnCap: { kind: 'int', schema: z.number().int().min(1).default(200), flag: 'session-turn-cap', env: 'OLP_SESSION_TURN_CAP', description: 'Turns after which a session is rotated.' },
+  sessionIdleGap: { kind: 'int', schema: z.number().int().min(1).default(2 * 3600), flag: 'session-idle-gap', env: 'OLP_SESSION_IDLE_GAP', description: 'Seconds of silence after which a session is rotated (2 h).' },
+  sessionWait: { kind: 'int', schema: z.number().int().min(0).default(2), flag: 'session-wait', env: 'OLP_SESSION_WAIT', description: "Seconds to wait for a free slot of the key's pool before running without a session." },
   shutdownGrace: { kind: 'int', schema: z.number().int().min(0).default(10), flag: 'shutdown-grace', env: 'OLP_SHUTDOWN_GRACE', description: 'Seconds in-flight requests get to finish on SIGTERM/SIGINT before their CLIs are killed.' },
 } satisfies Record<string, Field>;
 
@@ -60,6 +66,12 @@ export type Config = Readonly<{
   maxConcurrency: number;
   queueSize: number;
   queueTimeout: number;
+  sessions: boolean;
+  sessionPool: number;
+  sessionLifetime: number;
+  sessionTurnCap: number;
+  sessionIdleGap: number;
+  sessionWait: number;
   shutdownGrace: number;
 }>;
 

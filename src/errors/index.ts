@@ -37,6 +37,14 @@ export class ProxyError extends Error {
   }
 }
 
+/** Thrown where a request stops because its client went away; nothing is sent for it. */
+export class ClientAbortedError extends Error {
+  constructor() {
+    super('client disconnected');
+    this.name = 'ClientAbortedError';
+  }
+}
+
 /** The OpenAI error envelope for a ProxyError. */
 export function toErrorBody(err: ProxyError): { error: { message: string; type: string; param: string | null; code: string } } {
   return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
@@ -231,6 +239,11 @@ export function backendFailed(backend: string, detail: string, cause?: unknown):
   });
 }
 
+/** The CLI refused to resume a session it does not have (retried, then rotated, before a client sees it). */
+export function sessionNotFound(backend: string, detail: string, cause?: unknown): ProxyError {
+  return new ProxyError({ status: 502, type: 'server_error', code: 'session_not_found', message: `The ${backend} CLI could not resume the conversation: ${detail}`, retryable: true, cause });
+}
+
 export function backendBadOutput(backend: string, detail: string, cause?: unknown): ProxyError {
   return new ProxyError({
     status: 502,
@@ -300,6 +313,7 @@ export function errorCatalogue(): ProxyError[] {
     backendTimeout('claude', 'total', 1),
     backendFailed('claude', ''),
     backendBadOutput('claude', ''),
+    sessionNotFound('claude', ''),
     shuttingDown(),
     internalError(),
   ];

@@ -27,6 +27,7 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
       ...(c.aborted ? { outcome: 'client_aborted' } : {}),
       durationMs: Math.round(performance.now() - c.started),
       ...(c.firstTokenMs != null ? { firstTokenMs: Math.round(c.firstTokenMs) } : {}),
+      ...(c.session ? { session: c.session.mode, ...(c.session.reason ? { rotation: c.session.reason } : {}) } : {}),
       ...(u ? { tokens: { prompt: u.promptTokens, completion: u.completionTokens, cached: u.cachedTokens } } : {}),
     },
     'request finished',
@@ -59,6 +60,9 @@ function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
       promptTokens: u?.promptTokens ?? 0,
       completionTokens: u?.completionTokens ?? 0,
       cachedTokens: u?.cachedTokens ?? 0,
+      sessionId: c.session?.id ?? null,
+      sessionMode: c.session?.mode ?? null,
+      rotationReason: c.session?.reason ?? null,
     });
   } catch (err) {
     c.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');

@@ -15,6 +15,7 @@ export interface RequestContext {
   /** Set once a backend was chosen and the turn began (so a failure is not a rejection). */
   backend?: string;
   queueMs?: number;
+  session?: { mode: string; id?: string; reason?: string };
   /**
    * Keeps the request's log line and ledger row from being written until the caller releases
    * it (a handler still tearing down a turn after the client left).

@@ -6,8 +6,10 @@ import { shuttingDown } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
 import { newCompletionId, respondJson, respondStream, type FailedTurnError } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import { toPrompt, withResponseFormat } from '../transcript/index.js';
-import { isClientAbort, runTurn, type TurnDeps } from '../turn/index.js';
+import { ephemeral, type Lease, type SessionPool } from '../sessions/index.js';
+import { toTranscript, withResponseFormat, type Transcript } from '../transcript/index.js';
+import { isClientAbort, type TurnDeps } from '../turn/index.js';
+import { runLeasedTurn } from '../turn/leased.js';
 import { parseChatRequest, type ChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -19,6 +21,8 @@ export interface RouteDeps {
   turns: TurnDeps;
   lifecycle: Lifecycle;
   admission: Admission;
+  /** Absent when sessions are off: every request then runs ephemeral. */
+  sessions: SessionPool | undefined;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -73,7 +77,7 @@ export function createChatRoute(deps: RouteDeps) {
   };
 }
 
-/** Validates, routes, admits, then runs the turn; the permit is released here, on every path. */
+/** Validates, routes, admits, leases a session slot, then runs the turn; permit and lease are released here. */
 async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void> {
   const c = ctx(res);
   const principal = c.principal!;
@@ -81,18 +85,19 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
   c.model = request.model;
   const route = deps.registry.resolve(request.model);
   deps.admission.checkModel(principal, request.model);
-  const prompt = withResponseFormat(toPrompt(request.messages), request.response_format);
+  const parsed = toTranscript(request.messages);
+  const system = withResponseFormat({ system: parsed.system, text: '' }, request.response_format).system;
+  const transcript: Transcript = { system, turns: parsed.turns };
   const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
-  const turn: Turn = { prompt, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
 
   const disconnect = new AbortController();
   res.on('close', () => {
     if (!res.writableFinished) disconnect.abort('client_disconnect');
   });
-  const estimate = estimateTokens(prompt.text.length + (prompt.system?.length ?? 0), maxOutputTokens);
+  const chars = (system?.length ?? 0) + transcript.turns.reduce((n, t) => n + t.text.length, 0);
   let permit: Permit;
   try {
-    permit = await deps.admission.admit(principal, estimate, disconnect.signal);
+    permit = await deps.admission.admit(principal, estimateTokens(chars, maxOutputTokens), disconnect.signal);
   } catch (err) {
     if (!isClientAbort(err)) throw err;
     c.aborted = true; // left while queued: already out of the queue
@@ -102,18 +107,36 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
     c.queueMs = permit.waitedMs;
     c.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
     for (const [name, value] of Object.entries(permit.headers)) res.setHeader(name, value);
-    c.backend = route.backend.id;
-    await runAndRespond(deps, res, request, route.backend, turn, disconnect.signal);
+    let lease: Lease;
+    try {
+      lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, disconnect.signal) : ephemeral(transcript);
+    } catch (err) {
+      if (!isClientAbort(err)) throw err;
+      c.aborted = true;
+      return;
+    }
+    try {
+      c.backend = route.backend.id;
+      const turn = { prompt: { system, text: '' }, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
+      await runAndRespond(deps, res, request, route.backend, turn, lease, disconnect.signal);
+    } finally {
+      lease.release();
+    }
   } finally {
     permit.release();
   }
 }
 
 /** Runs the turn and writes the response; the turn is closed (child gone, workspace removed) on every path. */
-async function runAndRespond(deps: RouteDeps, res: Response, request: ChatRequest, backend: Backend, turn: Turn, signal: AbortSignal): Promise<void> {
+async function runAndRespond(deps: RouteDeps, res: Response, request: ChatRequest, backend: Backend, turn: Omit<Turn, 'session'>, lease: Lease, signal: AbortSignal): Promise<void> {
   const c = ctx(res);
-  const events = runTurn(deps.turns, { keyId: c.principal!.keyId, requestId: c.requestId, backend, turn, signal, log: c.log });
-  const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model };
+  const events = runLeasedTurn(deps.turns, { keyId: c.principal!.keyId, requestId: c.requestId, backend, turn, lease, signal, log: c.log });
+  const noteSession = () => {
+    const p = lease.plan;
+    c.session = { mode: p.mode, ...(p.sessionId ? { id: p.sessionId } : {}), ...(p.reason ? { reason: p.reason } : {}) };
+    if (!res.headersSent) res.setHeader('x-olp-session-mode', p.mode);
+  };
+  const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, onHead: noteSession };
   try {
     const delivered = request.stream
       ? await respondStream(res, events, { ...meta, includeUsage: request.stream_options?.include_usage === true })
@@ -131,5 +154,6 @@ async function runAndRespond(deps: RouteDeps, res: Response, request: ChatReques
   } finally {
     // If responding failed half-way, this closes the turn: the child is killed, the workspace removed.
     await events.return(undefined as never);
+    if (!c.session) noteSession();
   }
 }

@@ -9,6 +9,8 @@ export interface ResponseMeta {
   id: string;
   created: number;
   model: string;
+  /** Called just before the status line goes out (last chance to set headers). */
+  onHead?: () => void;
 }
 
 /** What the caller needs afterwards for its log line and accounting. */
@@ -37,6 +39,7 @@ export async function respondJson(res: Response, events: Events, meta: ResponseM
   }
   const outcome = step.value;
   if (!outcome.ok) throw withOutcome(outcome.error, outcome);
+  meta.onHead?.();
   res.status(200).json(toChatCompletion(meta, parts.join(''), outcome.finishReason, outcome.usage));
   return { outcome, firstTokenMs, streamed: false };
 }
@@ -68,6 +71,7 @@ export async function respondStream(res: Response, events: Events, meta: Respons
   const start = async (): Promise<void> => {
     if (open) return;
     open = true;
+    meta.onHead?.();
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');

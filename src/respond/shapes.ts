@@ -56,7 +56,7 @@ export function toCompletionUsage(u: Usage | null): CompletionUsage {
 export function toChatCompletion(meta: { id: string; created: number; model: string }, content: string, finishReason: FinishReason, usage: Usage | null): ChatCompletion {
   return {
     id: meta.id,
-    object: 'chat.completion',
+    object: 'chat.completion' as const,
     created: meta.created,
     model: meta.model,
     choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],

@@ -2,12 +2,14 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
+import { createSlotStore, type SlotStore } from './slots.js';
 import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
 
 export { ensurePrivateDir } from './fs.js';
 export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStore, type Policy, type Role } from './keys.js';
 export type { UsageRow, UsageStore } from './usage.js';
+export type { SlotRecord, SlotStore } from './slots.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE keys (
@@ -51,12 +53,33 @@ const MIGRATIONS: string[] = [
    INSERT INTO usage_daily (key_id, day, tokens)
      SELECT key_id, strftime('%Y-%m-%d', ts / 1000, 'unixepoch'), sum(prompt_tokens + completion_tokens)
      FROM usage WHERE outcome = 'ok' AND key_id IS NOT NULL GROUP BY 1, 2;`,
+  `CREATE TABLE slots (
+     key_id TEXT NOT NULL,
+     backend TEXT NOT NULL,
+     slot INTEGER NOT NULL,
+     session_id TEXT,
+     created_at INTEGER,
+     last_used_at INTEGER,
+     turns INTEGER NOT NULL DEFAULT 0,
+     msg_count INTEGER NOT NULL DEFAULT 0,
+     fingerprint TEXT,
+     system_hash TEXT,
+     dirty INTEGER NOT NULL DEFAULT 0,
+     leased INTEGER NOT NULL DEFAULT 0,
+     last_reason TEXT,
+     rotations INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (key_id, backend, slot)
+   ) WITHOUT ROWID;
+   ALTER TABLE usage ADD COLUMN session_id TEXT;
+   ALTER TABLE usage ADD COLUMN session_mode TEXT;
+   ALTER TABLE usage ADD COLUMN rotation_reason TEXT;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
 export interface Store {
   readonly keys: KeyStore;
   readonly usage: UsageStore;
+  readonly slots: SlotStore;
   close(): void;
 }
 
@@ -75,6 +98,7 @@ export function openStore(stateDir: string): Store {
   return {
     keys: createKeyStore(db),
     usage: createUsageStore(db),
+    slots: createSlotStore(db),
     close: () => db.close(),
   };
 }

@@ -16,6 +16,10 @@ export interface UsageRow {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  sessionId: string | null;
+  /** `fresh`, `resumed` or `ephemeral`. */
+  sessionMode: string | null;
+  rotationReason: string | null;
 }
 
 /** UTC calendar day of a time, as stored in the daily totals (`2026-12-02`). */
@@ -30,8 +34,8 @@ export function toDay(ms: number): string {
  */
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
-    `INSERT INTO usage (request_id, ts, key_id, key_name, backend, model, outcome, error_code, status, prompt_tokens, completion_tokens, cached_tokens)
-     VALUES (@requestId, @ts, @keyId, @keyName, @backend, @model, @outcome, @errorCode, @status, @promptTokens, @completionTokens, @cachedTokens)`,
+    `INSERT INTO usage (request_id, ts, key_id, key_name, backend, model, outcome, error_code, status, prompt_tokens, completion_tokens, cached_tokens, session_id, session_mode, rotation_reason)
+     VALUES (@requestId, @ts, @keyId, @keyName, @backend, @model, @outcome, @errorCode, @status, @promptTokens, @completionTokens, @cachedTokens, @sessionId, @sessionMode, @rotationReason)`,
   );
   const addDaily = db.prepare(
     `INSERT INTO usage_daily (key_id, day, tokens) VALUES (?, ?, ?)
@@ -44,7 +48,15 @@ export function createUsageStore(db: Database) {
     const tokens = row.promptTokens + row.completionTokens;
     if (row.outcome === 'ok' && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
   });
+  const cacheShare = db.prepare<[string], { cached: number | null; prompt: number | null }>(
+    "SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage WHERE key_id = ? AND outcome = 'ok'",
+  );
   return {
+    /** Share of a key's prompt tokens served from the provider's prompt cache (null before any usage). */
+    cacheHitShare(keyId: string): number | null {
+      const r = cacheShare.get(keyId);
+      return r?.prompt ? (r.cached ?? 0) / r.prompt : null;
+    },
     record(row: UsageRow): void {
       write(row);
     },

@@ -38,13 +38,21 @@ const PREAMBLE =
   'Below is the conversation so far between the user and you, the assistant, each turn inside its own tag. ' +
   'Write only your next reply to the last user turn, as plain text, without any tags.';
 
-/**
- * Renders OpenAI messages into a system prompt and one stdin text, in the transcript format of
- * docs/transcript.md. A lone user message is sent verbatim; history is wrapped in per-turn tags.
- */
-export function toPrompt(messages: readonly ChatMessage[]): Prompt {
+/** One conversation turn after normalisation: what fingerprints and rendering both work on. */
+export interface Turn {
+  role: 'user' | 'assistant' | 'tool';
+  text: string;
+}
+
+export interface Transcript {
+  system: string | null;
+  turns: Turn[];
+}
+
+/** Normalises OpenAI messages: system/developer text collected, each other message one turn. */
+export function toTranscript(messages: readonly ChatMessage[]): Transcript {
   const system: string[] = [];
-  const turns: { role: string; text: string }[] = [];
+  const turns: Turn[] = [];
   messages.forEach((m, i) => {
     const at = `messages.${i}.content`;
     switch (m.role) {
@@ -73,9 +81,15 @@ export function toPrompt(messages: readonly ChatMessage[]): Prompt {
     }
   });
 
-  const systemText = system.filter((s) => s.trim() !== '').join('\n\n');
-  const only = turns[0];
-  if (turns.length === 1 && only?.role === 'user') return { system: systemText || null, text: only.text };
+  return { system: system.filter((s) => s.trim() !== '').join('\n\n') || null, turns };
+}
+
+/**
+ * The stdin text for a list of turns, in the transcript format of docs/transcript.md: a lone user
+ * turn (or a run of user turns) is sent verbatim, anything else is wrapped in per-turn tags.
+ */
+export function renderTurns(turns: readonly Turn[]): string {
+  if (turns.length > 0 && turns.every((t) => t.role === 'user')) return turns.map((t) => t.text).join('\n\n');
 
   const body = turns.map((t) => {
     if (t.role === 'user') return `<user>\n${neutralise(t.text)}\n</user>`;
@@ -87,7 +101,13 @@ export function toPrompt(messages: readonly ChatMessage[]): Prompt {
     last?.role === 'assistant'
       ? '\n\nYour last reply above was cut off: continue it exactly where it stops, without repeating it.'
       : '';
-  return { system: systemText || null, text: `${PREAMBLE}${tail}\n\n<conversation>\n${body.join('\n\n')}\n</conversation>` };
+  return `${PREAMBLE}${tail}\n\n<conversation>\n${body.join('\n\n')}\n</conversation>`;
+}
+
+/** Renders OpenAI messages into a system prompt and one stdin text (a whole conversation). */
+export function toPrompt(messages: readonly ChatMessage[]): Prompt {
+  const t = toTranscript(messages);
+  return { system: t.system, text: renderTurns(t.turns) };
 }
 
 type ResponseFormat =

@@ -1,4 +1,4 @@
-import { backendTimeout, shuttingDown } from '../errors/index.js';
+import { backendTimeout, ClientAbortedError, shuttingDown } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ProcessSupervisor, RunLimits } from '../process/index.js';
 import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
@@ -21,13 +21,7 @@ export interface TurnInput {
   log: Logger;
 }
 
-/** Thrown out of the event stream when the client went away; nothing is sent for it. */
-export class ClientAbortedError extends Error {
-  constructor() {
-    super('client disconnected');
-    this.name = 'ClientAbortedError';
-  }
-}
+export { ClientAbortedError };
 
 /**
  * Runs one CLI turn in a fresh workspace: yields backend events as the CLI prints them and
@@ -36,7 +30,13 @@ export class ClientAbortedError extends Error {
  */
 export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator<BackendEvent, TurnOutcome> {
   const { backend, turn, log } = input;
-  const ws = deps.workspaces.create({ keyId: input.keyId, requestId: input.requestId, links: backend.links() });
+  const slot = turn.session?.slot;
+  const ws = deps.workspaces.create({
+    keyId: input.keyId,
+    requestId: input.requestId,
+    links: backend.links(turn),
+    ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}` } : {}),
+  });
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal]);
   let proc: ReturnType<ProcessSupervisor['run']> | undefined;

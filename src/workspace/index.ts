@@ -6,8 +6,9 @@ export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';
 
 /** A file of the operator's made visible inside a workspace home (credentials, mostly). */
 export interface Link {
-  /** Absolute path of the real file. */
+  /** Absolute path of the real file; with `persistent`, a directory relative to the workspace's persistent dir (created if missing). */
   from: string;
+  persistent?: boolean;
   /** Path relative to the workspace home. */
   to: string;
 }
@@ -126,10 +127,12 @@ export function createWorkspaces(stateDir: string) {
         mkdirSync(persistent, { recursive: true, mode: 0o700 });
       }
       for (const link of opts.links ?? []) {
-        if (!existsSync(link.from)) continue;
+        const from = link.persistent ? inside(persistent, link.from) : link.from;
+        if (link.persistent) mkdirSync(from, { recursive: true, mode: 0o700 });
+        else if (!existsSync(from)) continue;
         const target = inside(home, link.to);
         mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-        symlinkSync(link.from, target);
+        symlinkSync(from, target);
       }
     } catch (err) {
       ws.remove();

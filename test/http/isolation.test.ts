@@ -52,7 +52,8 @@ describe('a CLI child sees only its workspace', () => {
     const r = await report(t);
     assert.ok(r.home.startsWith(join(t.stateDir, 'run') + '/'), r.home);
     assert.match(r.home, /\/run\/[^/]+\/req_[0-9a-f]{32}\/home$/);
-    assert.equal(r.cwd, r.home.replace(/home$/, 'work'));
+    // With the session pool on, the working directory is the slot's stable one.
+    assert.match(r.cwd, new RegExp(`^${t.stateDir}/slots/[^/]+/claude-\\d/work$`));
     assert.equal(r.markerVisible, false, 'a file in the real home is not visible through $HOME');
     assert.equal(r.credentialsVisible, true, 'the claude login is linked in');
   });

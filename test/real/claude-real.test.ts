@@ -81,6 +81,22 @@ describe('real claude CLI through olp', () => {
     assert.ok(res.choices[0]?.message.content);
   });
 
+  it('resumes its own session on the next turn: only the new text is sent, the CLI supplies the history', async () => {
+    const first = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'remember the word BANANA' }] });
+    const reply = first.choices[0]!.message.content!;
+    const before = api.requests.length;
+    const { data, response } = await client.chat.completions
+      .create({ model: 'sonnet', messages: [{ role: 'user', content: 'remember the word BANANA' }, { role: 'assistant', content: reply }, { role: 'user', content: 'which word?' }] })
+      .withResponse();
+    assert.equal(response.headers.get('x-olp-session-mode'), 'resumed');
+    assert.equal(data.choices[0]?.message.content, 'stand-in heard: which word?');
+    const sent = api.requests.slice(before).find((r) => r.body.stream)!;
+    const texts = JSON.stringify(sent.body.messages);
+    assert.match(texts, /remember the word BANANA/, 'the real CLI prepended the stored history');
+    assert.match(texts, new RegExp(reply));
+    assert.ok(!/<conversation>/.test(texts), 'history came from the session, not from a re-sent transcript');
+  });
+
   it('an API key the provider refuses → 503 that says how to log in', async () => {
     api.mode = '401';
     try {

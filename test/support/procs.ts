@@ -34,12 +34,23 @@ export function recordedPids(dir: string): { runs: number[]; grandchildren: numb
   return { runs, grandchildren };
 }
 
+export interface RunRecord {
+  pid: number;
+  argv: string[];
+  cwd: string;
+  stdinBytes?: number;
+  stdin?: string;
+  session?: 'new' | 'resume' | 'resume-refused' | 'none';
+  sessionId?: string | null;
+  historyTurns?: number;
+}
+
 /** The fake CLI's record of one run; empty while the fake is rewriting it. */
-export function readRecord(dir: string, pid: number): { argv: string[]; cwd: string; stdinBytes?: number } {
+export function readRecord(dir: string, pid: number): RunRecord {
   try {
-    return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as { argv: string[]; cwd: string; stdinBytes?: number };
+    return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as RunRecord;
   } catch {
-    return { argv: [], cwd: '' };
+    return { pid, argv: [], cwd: '' };
   }
 }
 

@@ -8,6 +8,7 @@ import {
   contextLengthExceeded,
   invalidRequest,
   ProxyError,
+  sessionNotFound,
 } from '../../errors/index.js';
 import type { ExitInfo } from '../../process/index.js';
 
@@ -83,6 +84,7 @@ export function toClaudeError(s: RunSummary): ProxyError {
       });
     }
     if (result?.terminal_reason === 'prompt_too_long' || /prompt is too long|context.{0,20}(length|window)/i.test(text)) return contextLengthExceeded(text);
+    if (/No conversation found with session ID/i.test(all)) return sessionNotFound(NAME, text);
     if (kind === 'invalid_request' || status === 400) return invalidRequest(`The model provider rejected the request: ${text}`, null, 'provider_invalid_request');
     return backendFailed(NAME, text || `run ended with ${result?.subtype ?? 'an error'}`);
   }

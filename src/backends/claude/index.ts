@@ -1,3 +1,4 @@
+import type { Link } from '../../workspace/index.js';
 import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
@@ -50,7 +51,12 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     owner: 'claude-cli',
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
-    links: () => [{ from: opts.credentials, to: '.claude/.credentials.json' }],
+    links(turn) {
+      const links: Link[] = [{ from: opts.credentials, to: '.claude/.credentials.json' }];
+      // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
+      if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
+      return links;
+    },
     envPolicy(turn: Turn): EnvPolicy {
       const set: Record<string, string> = { ...opts.env, ...fixed };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);

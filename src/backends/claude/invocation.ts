@@ -5,6 +5,14 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 export const SYSTEM_PROMPT_FILE = 'system-prompt.txt';
 
+/** `--session-id` creates (refused if the id exists), `--resume` continues; otherwise nothing is kept. */
+function sessionArgs(turn: Turn): string[] {
+  const s = turn.session;
+  if (s?.mode === 'fresh' && s.sessionId) return ['--session-id', s.sessionId];
+  if (s?.mode === 'resumed' && s.sessionId) return ['--resume', s.sessionId];
+  return ['--no-session-persistence'];
+}
+
 /**
  * The claude command line for one turn. The prompt goes on stdin and the system prompt through a
  * file, so nothing a client sends can appear in argv (a `--`-prefixed prompt would be read as a flag).
@@ -23,7 +31,7 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     '--strict-mcp-config',
     '--setting-sources=',
     '--disable-slash-commands',
-    '--no-session-persistence',
+    ...sessionArgs(turn),
     '--system-prompt-file',
     place.path(SYSTEM_PROMPT_FILE),
   ];

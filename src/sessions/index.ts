@@ -1,0 +1,194 @@
+import { v4 as uuidv4 } from 'uuid';
+import type { SlotRecord, SlotStore } from '../store/index.js';
+import { renderTurns, type Transcript, type Turn } from '../transcript/index.js';
+import { ClientAbortedError } from '../errors/index.js';
+import { systemHash, toChain } from './fingerprint.js';
+
+export { systemHash, toChain } from './fingerprint.js';
+
+export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
+
+export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
+
+/** What this request sends, and how the CLI should treat its session. */
+export interface SessionPlan {
+  mode: SessionMode;
+  /** `fresh`: the new id to create; `resumed`: the id to resume; `ephemeral`: none. */
+  sessionId?: string;
+  /** The slot index, for a stable per-slot workspace. */
+  slot?: number;
+  /** stdin text: the whole rendered conversation (fresh, ephemeral) or only the new user turns (resumed). */
+  text: string;
+  /** Why the slot was rotated (fresh only). */
+  reason?: RotationReason;
+}
+
+/** A slot held by one request; released in the function that took it. */
+export interface Lease {
+  readonly plan: SessionPlan;
+  /** Turns a refused resume into a rotation of the same slot (whole transcript, new id). */
+  rotate(reason: RotationReason): void;
+  /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
+  commit(result: { ok: true; reply: string } | { ok: false; aborted: boolean }): void;
+  release(): void;
+}
+
+export interface PoolOptions {
+  store: SlotStore;
+  /** Slots per key and backend. */
+  size: number;
+  lifetimeMs: number;
+  turnCap: number;
+  idleMs: number;
+  /** How long to wait for a free slot before running ephemeral. */
+  waitMs: number;
+  now?: () => number;
+}
+
+/** The reason a matching slot cannot simply be resumed, if any. */
+function staleness(slot: SlotRecord, t: number, o: PoolOptions): RotationReason | undefined {
+  if (slot.createdAt !== null && t - slot.createdAt > o.lifetimeMs) return 'lifetime';
+  if (slot.turns >= o.turnCap) return 'turn_cap';
+  if (slot.lastUsedAt !== null && t - slot.lastUsedAt > o.idleMs) return 'idle';
+  return undefined;
+}
+
+/**
+ * Per-key session pools (ARCHITECTURE section 4). A request that is exactly a free slot's
+ * history plus new user turns resumes that slot's CLI session and sends only the new turns;
+ * anything else rotates the least recently used free slot. A slot is never leased twice.
+ */
+export function createSessionPool(o: PoolOptions) {
+  const now = o.now ?? Date.now;
+  const busy = new Set<string>();
+  const waiters = new Map<string, (() => void)[]>();
+  const id = (s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>) => `${s.keyId}/${s.backend}/${s.slot}`;
+  const group = (keyId: string, backend: string) => `${keyId}/${backend}`;
+
+  function wake(keyId: string, backend: string): void {
+    const list = waiters.get(group(keyId, backend));
+    waiters.delete(group(keyId, backend));
+    for (const w of list ?? []) w();
+  }
+
+  /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
+  function choose(keyId: string, backend: string, transcript: Transcript): { slot: SlotRecord; plan: SessionPlan } | undefined {
+    const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
+    if (slots.length === 0) return undefined;
+    const t = now();
+    const { turns } = transcript;
+    const chain = toChain(turns);
+    const sys = systemHash(transcript.system);
+    const full = (slot: SlotRecord, reason: RotationReason) => ({ slot, plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns), reason } });
+
+    // The slot whose conversation this request continues: same turns, then only new user turns.
+    const continued = slots.find((s) => {
+      if (s.fingerprint === null || s.msgCount >= turns.length) return false;
+      if (chain[s.msgCount] !== s.fingerprint) return false;
+      return turns.slice(s.msgCount).every((x) => x.role === 'user');
+    });
+    if (continued) {
+      const fresh = continued.sessionId === null;
+      const reason: RotationReason | undefined = fresh
+        ? (continued.lastReason === 'operator' ? 'operator' : 'initial')
+        : continued.dirty
+          ? continued.lastReason === 'aborted'
+            ? 'aborted'
+            : 'failed'
+          : continued.systemHash !== sys
+            ? 'system_changed'
+            : staleness(continued, t, o);
+      if (reason) return full(continued, reason);
+      const delta: Turn[] = turns.slice(continued.msgCount);
+      return { slot: continued, plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta) } };
+    }
+    // A new or edited conversation: evict the least recently used free slot.
+    const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
+    const reason: RotationReason = lru.sessionId === null ? (lru.lastReason === 'operator' ? 'operator' : 'initial') : lru.dirty ? (lru.lastReason === 'aborted' ? 'aborted' : 'failed') : 'divergent';
+    return full(lru, reason);
+  }
+
+  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript): Lease {
+    const key = id(slot);
+    busy.add(key);
+    o.store.markLeased(slot, true);
+    let current = plan;
+    let released = false;
+    let committed = false;
+    return {
+      get plan() {
+        return current;
+      },
+      rotate(reason) {
+        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns), reason };
+      },
+      commit(result) {
+        committed = true;
+        const t = now();
+        const rotated = current.mode === 'fresh';
+        const next: SlotRecord = rotated
+          ? { ...slot, sessionId: current.sessionId!, createdAt: t, turns: 0, rotations: slot.rotations + 1, lastReason: current.reason ?? 'initial' }
+          : { ...slot };
+        if (result.ok) {
+          const seen: Turn[] = [...transcript.turns, { role: 'assistant', text: result.reply }];
+          const chain = toChain(seen);
+          Object.assign(next, { fingerprint: chain[chain.length - 1]!, msgCount: seen.length, systemHash: systemHash(transcript.system), turns: next.turns + 1, lastUsedAt: t, dirty: false });
+        } else {
+          // The CLI's copy of this session is now unknown: keep the fingerprint so the same
+          // conversation finds this slot again, and rotate it then.
+          Object.assign(next, { dirty: true, lastUsedAt: t, lastReason: result.aborted ? 'aborted' : 'failed' });
+        }
+        o.store.save(next);
+      },
+      release() {
+        if (released) return;
+        released = true;
+        if (!committed) o.store.markLeased(slot, false);
+        busy.delete(key);
+        wake(slot.keyId, slot.backend);
+      },
+    };
+  }
+
+  return {
+    /**
+     * Leases a slot for this conversation, waiting up to `waitMs` for one to free; if none does,
+     * the plan is ephemeral (whole transcript, no session persistence) and nothing is leased.
+     */
+    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal): Promise<Lease> {
+      const deadline = now() + o.waitMs;
+      for (;;) {
+        const picked = choose(keyId, backend, transcript);
+        if (picked) return lease(picked.slot, picked.plan, transcript);
+        const left = deadline - now();
+        if (left <= 0) return ephemeral(transcript);
+        await new Promise<void>((resolve, reject) => {
+          const g = group(keyId, backend);
+          const done = () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            resolve();
+          };
+          const onAbort = () => {
+            clearTimeout(timer);
+            const list = waiters.get(g);
+            if (list) list.splice(list.indexOf(done), 1);
+            reject(new ClientAbortedError());
+          };
+          const timer = setTimeout(done, left);
+          if (signal.aborted) return onAbort();
+          signal.addEventListener('abort', onAbort, { once: true });
+          waiters.set(g, [...(waiters.get(g) ?? []), done]);
+        });
+      }
+    },
+  };
+}
+
+/** No slot: the whole transcript, no persistence. */
+export function ephemeral(transcript: Transcript): Lease {
+  const plan: SessionPlan = { mode: 'ephemeral', text: renderTurns(transcript.turns) };
+  return { plan, rotate() {}, commit() {}, release() {} };
+}
+
+export type SessionPool = ReturnType<typeof createSessionPool>;

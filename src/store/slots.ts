@@ -1,0 +1,104 @@
+import type { Database } from 'better-sqlite3';
+
+/** A session slot: identifiers and hashes only, never conversation content. */
+export interface SlotRecord {
+  keyId: string;
+  backend: string;
+  slot: number;
+  /** The CLI's session id, null before the first turn or after an operator rotation. */
+  sessionId: string | null;
+  createdAt: number | null;
+  lastUsedAt: number | null;
+  turns: number;
+  /** Number of conversation turns (user, assistant, tool) the fingerprint covers. */
+  msgCount: number;
+  /** Hash chain over those turns. */
+  fingerprint: string | null;
+  /** Hash of the system prompt the session was started and continued with. */
+  systemHash: string | null;
+  /** The last run failed or was aborted: the CLI's session state is unknown. */
+  dirty: boolean;
+  lastReason: string | null;
+  rotations: number;
+}
+
+interface Row {
+  key_id: string;
+  backend: string;
+  slot: number;
+  session_id: string | null;
+  created_at: number | null;
+  last_used_at: number | null;
+  turns: number;
+  msg_count: number;
+  fingerprint: string | null;
+  system_hash: string | null;
+  dirty: number;
+  leased: number;
+  last_reason: string | null;
+  rotations: number;
+}
+
+const toRecord = (r: Row): SlotRecord => ({
+  keyId: r.key_id,
+  backend: r.backend,
+  slot: r.slot,
+  sessionId: r.session_id,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  turns: r.turns,
+  msgCount: r.msg_count,
+  fingerprint: r.fingerprint,
+  systemHash: r.system_hash,
+  dirty: r.dirty === 1,
+  lastReason: r.last_reason,
+  rotations: r.rotations,
+});
+
+/** Persistent session-slot state for the per-key pools. */
+export function createSlotStore(db: Database) {
+  const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
+  const forKey = db.prepare<[string, string, number], Row>('SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot');
+  const all = db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot');
+  const lease = db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?');
+  const save = db.prepare(
+    `UPDATE slots SET session_id = @sessionId, created_at = @createdAt, last_used_at = @lastUsedAt, turns = @turns, msg_count = @msgCount,
+       fingerprint = @fingerprint, system_hash = @systemHash, dirty = @dirty, last_reason = @lastReason, rotations = @rotations, leased = 0
+     WHERE key_id = @keyId AND backend = @backend AND slot = @slot`,
+  );
+  const operatorRotate = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?");
+  const operatorRotateAll = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'");
+  // A slot that was leased when the process died: its CLI session may be half-written.
+  const recover = db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1');
+
+  return {
+    /** The key's first `size` slots for a backend, created empty if missing. */
+    pool(keyId: string, backend: string, size: number): SlotRecord[] {
+      const rows = forKey.all(keyId, backend, size);
+      if (rows.length === size) return rows.map(toRecord);
+      db.transaction(() => {
+        for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
+      })();
+      return forKey.all(keyId, backend, size).map(toRecord);
+    },
+    list(): SlotRecord[] {
+      return all.all().map(toRecord);
+    },
+    markLeased(s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>, leased: boolean): void {
+      lease.run(leased ? 1 : 0, s.keyId, s.backend, s.slot);
+    },
+    save(s: SlotRecord): void {
+      save.run({ ...s, dirty: s.dirty ? 1 : 0 });
+    },
+    /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
+    rotate(keyId?: string): number {
+      return (keyId ? operatorRotate.run(keyId) : operatorRotateAll.run()).changes;
+    },
+    /** At startup: slots leased by a process that died are marked dirty. Returns how many. */
+    recover(): number {
+      return recover.run().changes;
+    },
+  };
+}
+
+export type SlotStore = ReturnType<typeof createSlotStore>;

@@ -1,0 +1,61 @@
+import { ClientAbortedError } from '../errors/index.js';
+import type { BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
+import type { Lease } from '../sessions/index.js';
+import { runTurn, type TurnDeps, type TurnInput } from './index.js';
+
+/** Pause before retrying a resume the CLI refused (reported as transient right after the previous run exits). */
+const RESUME_RETRY_MS = 250;
+
+/**
+ * Runs a turn under a session lease. A resume refused with "no conversation found" before any
+ * output is retried once, then the slot is rotated and the whole transcript sent: the client
+ * never sees it. The lease learns how the turn ended (reply, failure or abort) on every path.
+ */
+export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'turn'> & { turn: Omit<Turn, 'session'>; lease: Lease }): AsyncGenerator<BackendEvent, TurnOutcome> {
+  const { lease } = input;
+  let retried = false;
+  let settled = false;
+  let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
+  try {
+    for (;;) {
+      const plan = lease.plan;
+      const turn: Turn = {
+        ...input.turn,
+        prompt: { system: input.turn.prompt.system, text: plan.text },
+        session: { mode: plan.mode, ...(plan.sessionId ? { sessionId: plan.sessionId } : {}), ...(plan.slot !== undefined ? { slot: plan.slot } : {}) },
+      };
+      gen = runTurn(deps, { ...input, turn });
+      const reply: string[] = [];
+      let step = await gen.next();
+      while (!step.done) {
+        if (step.value.type === 'text') reply.push(step.value.text);
+        yield step.value;
+        step = await gen.next();
+      }
+      const outcome = step.value;
+      if (!outcome.ok && reply.length === 0 && plan.mode === 'resumed' && outcome.error.code === 'session_not_found') {
+        input.log.warn({ event: 'resume_refused', sessionId: plan.sessionId, retried }, 'the CLI refused to resume the session');
+        if (!retried) {
+          retried = true;
+          await new Promise((r) => setTimeout(r, RESUME_RETRY_MS));
+        } else {
+          lease.rotate('resume_failed');
+        }
+        continue;
+      }
+      settled = true;
+      lease.commit(outcome.ok ? { ok: true, reply: reply.join('') } : { ok: false, aborted: false });
+      return outcome;
+    }
+  } catch (err) {
+    if (!settled) {
+      settled = true;
+      lease.commit({ ok: false, aborted: err instanceof ClientAbortedError });
+    }
+    throw err;
+  } finally {
+    // Closed early by the consumer: close the inner turn (kills the child) and mark the slot.
+    if (gen) await gen.return(undefined as never);
+    if (!settled) lease.commit({ ok: false, aborted: true });
+  }
+}
