@@ -122,7 +122,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/v1/models/:id', models.get);
   // Any content type is read as JSON: `curl -d` sends form encoding by default.
   app.post('/v1/chat/completions', express.json({ limit: deps.bodyLimit, type: () => true, strict: false }), createChatRoute(deps));
-  app.use((req: Request, res: Response) => {
+  app.use((req: Request) => {
     throw routeNotFound(req.method, req.path);
   });
   app.use(createErrorHandler(deps.bodyLimit));
