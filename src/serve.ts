@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
-import { createClaudeBackend, findExecutable, type Backend } from './backends/index.js';
+import { createClaudeBackend, createCodexBackend, createDetector, type Backend, type StatusProbe } from './backends/index.js';
 import type { Config } from './config/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
@@ -36,6 +36,48 @@ function claudeCredentials(hostEnv: DaemonOptions['hostEnv']): string {
   return join(hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude'), '.credentials.json');
 }
 
+/** The operator's codex login file: $CODEX_HOME/auth.json, else ~/.codex/auth.json. */
+function codexAuth(hostEnv: DaemonOptions['hostEnv']): string {
+  return join(hostEnv.CODEX_HOME || join(hostEnv.HOME || homedir(), '.codex'), 'auth.json');
+}
+
+const CLAUDE_KEYS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'];
+const CODEX_KEYS = ['CODEX_API_KEY', 'OPENAI_API_KEY', 'CODEX_ACCESS_TOKEN'];
+
+/** Both backends and how to ask each CLI for its version and login, from the configuration. */
+export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']) {
+  const claude = createClaudeBackend({ bin: config.claudeBin, credentials: config.claudeCredentials ?? claudeCredentials(hostEnv), passEnv: config.claudePassEnv, env: config.claudeEnv });
+  const codex = createCodexBackend({ bin: config.codexBin, auth: config.codexAuth ?? codexAuth(hostEnv), passEnv: config.codexPassEnv, env: config.codexEnv, config: config.codexConfig });
+  const hasKey = (names: string[], pass: readonly string[], env: Readonly<Record<string, string>>) => names.some((n) => (pass.includes(n) && hostEnv[n]) || env[n]);
+  const probes = new Map<string, StatusProbe>([
+    [
+      'claude',
+      {
+        versionArgs: ['--version'],
+        loginArgs: ['auth', 'status'],
+        loggedIn: (code, stdout) => code === 0 && !/"loggedIn":\s*false/.test(stdout),
+        loginFix: CLAUDE_LOGIN_FIX_COMMAND,
+        installFix: 'npm install -g @anthropic-ai/claude-code   (or: olp serve --claude-bin /path/to/claude)',
+        apiKeyConfigured: Boolean(hasKey(CLAUDE_KEYS, config.claudePassEnv, config.claudeEnv)),
+      },
+    ],
+    [
+      'codex',
+      {
+        versionArgs: ['--version'],
+        loginArgs: ['login', 'status'],
+        loggedIn: (code) => code === 0,
+        loginFix: 'codex login',
+        installFix: 'npm install -g @openai/codex   (or: olp serve --codex-bin /path/to/codex)',
+        apiKeyConfigured: Boolean(hasKey(CODEX_KEYS, config.codexPassEnv, config.codexEnv)),
+      },
+    ],
+  ]);
+  return { backends: [claude, codex] as Backend[], probes };
+}
+
+const CLAUDE_LOGIN_FIX_COMMAND = 'claude auth login';
+
 /** The composition root: builds every part from the config and starts listening. */
 export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): Promise<Daemon> {
   const store = openStore(config.stateDir);
@@ -45,15 +87,13 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process group(s) left by an earlier run`);
   }
 
-  const claude = createClaudeBackend({
-    bin: config.claudeBin,
-    credentials: config.claudeCredentials ?? claudeCredentials(hostEnv),
-    passEnv: config.claudePassEnv,
-    env: config.claudeEnv,
-  });
-  const backends: Backend[] = [claude];
+  const { backends, probes } = createBackends(config, hostEnv);
+  const detector = createDetector(hostEnv, probes);
   for (const b of backends) {
-    if (!findExecutable(b.bin, hostEnv.PATH)) logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
+    if (!detector.installed(b)) {
+      logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
+      continue;
+    }
     for (const link of b.links({ prompt: { system: null, text: '' }, cliModel: '' }).filter((l) => !l.persistent)) {
       if (!existsSync(link.from)) logger.warn({ event: 'credentials_missing', backend: b.id, file: link.from }, `${b.id}: credential file ${link.from} not found (fine if you use an API key)`);
     }
@@ -83,7 +123,9 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     logger,
     bodyLimit: config.bodyLimit,
     store,
-    registry: createModelRegistry(backends),
+    registry: createModelRegistry(backends, config.models, (b) => detector.installed(b)),
+    fallbacks: config.fallbacks,
+    detector,
     backends,
     lifecycle,
     admission,

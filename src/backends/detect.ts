@@ -1,5 +1,7 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { runCommand } from '../process/index.js';
+import type { Backend } from './types.js';
 
 /** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
 export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
@@ -15,3 +17,79 @@ export function findExecutable(bin: string, pathEnv: string | undefined): string
   }
   return undefined;
 }
+
+/** How a backend's CLI reports its version and login (its own status commands). */
+export interface StatusProbe {
+  versionArgs: readonly string[];
+  loginArgs: readonly string[];
+  /** Logged in, from the login command's exit code and output. */
+  loggedIn(exitCode: number | null, stdout: string, stderr: string): boolean;
+  /** The command that fixes a missing login. */
+  loginFix: string;
+  installFix: string;
+  /** An API key the operator hands to the CLI replaces a login. */
+  apiKeyConfigured: boolean;
+}
+
+export interface Detection {
+  backend: string;
+  bin: string;
+  path: string | null;
+  version: string | null;
+  login: 'logged_in' | 'api_key' | 'not_logged_in' | 'unknown';
+  /** Credential files that would be linked into each run, and whether they exist. */
+  credentials: { file: string; exists: boolean }[];
+  /** Can this backend serve requests? */
+  ready: boolean;
+  /** Commands that fix what is missing. */
+  fixes: string[];
+}
+
+/**
+ * Detects each backend's CLI: binary on PATH, version and login via the CLI's own commands
+ * (bounded by a timeout), cached briefly so /health stays cheap.
+ */
+export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
+  const ttl = opts.ttlMs ?? 30_000;
+  const cache = new Map<string, { at: number; value: Promise<Detection> }>();
+  const env = Object.fromEntries(Object.entries(hostEnv).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'CLAUDECODE' && !e[0].startsWith('CLAUDE_CODE_')));
+
+  async function probe(b: Backend): Promise<Detection> {
+    const p = probes.get(b.id);
+    const path = findExecutable(b.bin, hostEnv.PATH) ?? null;
+    const credentials = b.links({ prompt: { system: null, text: '' }, cliModel: '' }).filter((l) => !l.persistent).map((l) => ({ file: l.from, exists: existsSync(l.from) }));
+    const fixes: string[] = [];
+    if (!path) {
+      if (p) fixes.push(p.installFix);
+      return { backend: b.id, bin: b.bin, path, version: null, login: 'unknown', credentials, ready: false, fixes };
+    }
+    let version: string | null = null;
+    let login: Detection['login'] = 'unknown';
+    if (p) {
+      const timeoutMs = opts.timeoutMs ?? 5000;
+      const [v, l] = await Promise.all([runCommand(path, p.versionArgs, { env, timeoutMs }), runCommand(path, p.loginArgs, { env, timeoutMs })]);
+      version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
+      if (p.apiKeyConfigured) login = 'api_key';
+      else if (!l.failed) login = p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'logged_in' : 'not_logged_in';
+      if (login === 'not_logged_in') fixes.push(p.loginFix);
+    }
+    return { backend: b.id, bin: b.bin, path, version, login, credentials, ready: login !== 'not_logged_in', fixes };
+  }
+
+  return {
+    /** Full detection (spawns the CLI's status commands; cached for a while). */
+    detect(b: Backend): Promise<Detection> {
+      const hit = cache.get(b.id);
+      if (hit && Date.now() - hit.at < ttl) return hit.value;
+      const value = probe(b);
+      cache.set(b.id, { at: Date.now(), value });
+      return value;
+    },
+    /** Cheap check: is the binary there at all. */
+    installed(b: Backend): boolean {
+      return findExecutable(b.bin, hostEnv.PATH) !== undefined;
+    },
+  };
+}
+
+export type Detector = ReturnType<typeof createDetector>;

@@ -55,6 +55,8 @@ export interface Turn {
 /** Where a spawn runs; the backend only needs paths. */
 export interface Place {
   home: string;
+  /** The slot's persistent directory (inside the request's workspace when there is no slot). */
+  persistent: string;
   cwd: string;
   path(name: string): string;
 }
@@ -94,9 +96,15 @@ export interface Backend {
   acceptsModel(id: string): boolean;
   /** Files to link into the run's home; `persistent` links point into the slot's persistent dir. */
   links(turn: Turn): Link[];
-  envPolicy(turn: Turn): EnvPolicy;
+  /** Directories the CLI needs in its home even when nothing is linked there. */
+  homeDirs?: readonly string[];
+  envPolicy(turn: Turn, place: Place): EnvPolicy;
   prepare(turn: Turn, place: Place): Prepared;
   createParser(): EventParser;
   /** Errors raised before or instead of a run (binary missing, spawn failures). */
   spawnError(exit: ExitInfo): ProxyError;
+  /** The CLI reports a session's running total, not the turn's (codex). */
+  cumulativeUsage?: boolean;
+  /** This turn's usage from a running total and the session's previous total. */
+  rebaseUsage?(usage: Usage, base: Readonly<Record<string, number>>): Usage;
 }

@@ -28,6 +28,23 @@ export const FIELDS = {
   claudeCredentials: { kind: 'string', schema: z.string().min(1).optional(), flag: 'claude-credentials', env: 'OLP_CLAUDE_CREDENTIALS', description: "The claude login file linked into each run's home (default: $CLAUDE_CONFIG_DIR or ~/.claude, /.credentials.json)." },
   claudePassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'claude-pass-env', env: 'OLP_CLAUDE_PASS_ENV', description: "Names of the daemon's environment variables handed to claude (e.g. ANTHROPIC_API_KEY). Off by default." },
   claudeEnv: { kind: 'record', schema: z.record(envName, z.string()).default({}), env: 'OLP_CLAUDE_ENV', description: 'Extra environment for claude, as a JSON object (config file or env). Off by default.' },
+  codexBin: { kind: 'string', schema: z.string().min(1).default('codex'), flag: 'codex-bin', env: 'OLP_CODEX_BIN', description: 'The codex executable (a path, or a name looked up on PATH).' },
+  codexAuth: { kind: 'string', schema: z.string().min(1).optional(), flag: 'codex-auth', env: 'OLP_CODEX_AUTH', description: "The codex login file linked into each run's CODEX_HOME (default: $CODEX_HOME or ~/.codex, /auth.json)." },
+  codexPassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'codex-pass-env', env: 'OLP_CODEX_PASS_ENV', description: "Names of the daemon's environment variables handed to codex (e.g. CODEX_API_KEY). Off by default." },
+  codexEnv: { kind: 'record', schema: z.record(envName, z.string()).default({}), env: 'OLP_CODEX_ENV', description: 'Extra environment for codex, as a JSON object (config file or env). Off by default.' },
+  codexConfig: { kind: 'list', schema: z.array(z.string().regex(/^[A-Za-z0-9_.-]+=/, 'expected key=value')).default([]), flag: 'codex-config', env: 'OLP_CODEX_CONFIG', description: 'codex `-c key=value` overrides for every run (repeatable), e.g. a model provider.' },
+  models: {
+    kind: 'record',
+    schema: z.record(z.string().min(1), z.union([z.object({ backend: z.enum(['claude', 'codex']), model: z.string().min(1) }), z.null()])).default({}),
+    env: 'OLP_MODELS',
+    description: 'Model table changes as JSON: {"id": {"backend": "claude"|"codex", "model": "cli name"}} adds or renames, {"id": null} hides.',
+  },
+  fallbacks: {
+    kind: 'record',
+    schema: z.record(z.string().min(1), z.array(z.string().min(1)).min(1)).default({}),
+    env: 'OLP_FALLBACKS',
+    description: 'Fallback chains as JSON: {"sonnet": ["codex"]} tries codex when sonnet is unavailable or rate-limited before any output.',
+  },
   logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
   bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
@@ -59,6 +76,13 @@ export type Config = Readonly<{
   claudeCredentials: string | undefined;
   claudePassEnv: readonly string[];
   claudeEnv: Readonly<Record<string, string>>;
+  codexBin: string;
+  codexAuth: string | undefined;
+  codexPassEnv: readonly string[];
+  codexEnv: Readonly<Record<string, string>>;
+  codexConfig: readonly string[];
+  models: Readonly<Record<string, { backend: 'claude' | 'codex'; model: string } | null>>;
+  fallbacks: Readonly<Record<string, readonly string[]>>;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   bodyLimit: number;
   timeout: number;

@@ -22,6 +22,7 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
       path: req.path,
       key: c.principal?.name,
       model: c.model,
+      ...(c.servedModel && c.servedModel !== c.model ? { servedModel: c.servedModel } : {}),
       status: c.aborted ? 499 : res.statusCode,
       ...(c.error ? { code: c.error.code } : {}),
       ...(c.aborted ? { outcome: 'client_aborted' } : {}),

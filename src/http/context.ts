@@ -24,6 +24,8 @@ export interface RequestContext {
   principal?: Principal;
   /** Set by the chat route for the request's log line. */
   model?: string;
+  /** The model that actually answered (differs from `model` after a fallback). */
+  servedModel?: string;
   usage?: Usage | null;
   firstTokenMs?: number | null;
   aborted?: boolean;

@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
-import { estimateTokens, type Admission, type Permit } from '../admit/index.js';
+import { estimateTokens, modelAllowed, type Admission, type Permit } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
-import { findExecutable, type Backend, type Turn } from '../backends/index.js';
-import { shuttingDown } from '../errors/index.js';
+import type { Backend, BackendEvent, Detector, TurnOutcome } from '../backends/index.js';
+import { shuttingDown, type ProxyError } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
-import { newCompletionId, respondJson, respondStream, type FailedTurnError } from '../respond/index.js';
+import { newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
 import { ephemeral, type Lease, type SessionPool } from '../sessions/index.js';
 import { toTranscript, withResponseFormat, type Transcript } from '../transcript/index.js';
@@ -23,6 +23,8 @@ export interface RouteDeps {
   admission: Admission;
   /** Absent when sessions are off: every request then runs ephemeral. */
   sessions: SessionPool | undefined;
+  fallbacks: Readonly<Record<string, readonly string[]>>;
+  detector: Detector;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -44,16 +46,12 @@ export function createModelsRoutes(deps: RouteDeps) {
   };
 }
 
-/** GET /health: no auth; says whether each backend's CLI is found. */
+/** GET /health: no auth; each backend's CLI (found, version, login) and the load. */
 export function createHealthRoute(deps: RouteDeps) {
-  return (_req: Request, res: Response): void => {
-    const backends = Object.fromEntries(
-      deps.backends.map((b) => {
-        const path = findExecutable(b.bin, deps.turns.hostEnv.PATH);
-        return [b.id, { found: path !== undefined, path: path ?? null }];
-      }),
-    );
-    const ok = Object.values(backends).some((b) => b.found);
+  return async (_req: Request, res: Response): Promise<void> => {
+    const found = await Promise.all(deps.backends.map((b) => deps.detector.detect(b)));
+    const backends = Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }]));
+    const ok = found.some((d) => d.ready);
     res.status(deps.lifecycle.draining ? 503 : 200).json({
       status: deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded',
       backends,
@@ -77,13 +75,18 @@ export function createChatRoute(deps: RouteDeps) {
   };
 }
 
-/** Validates, routes, admits, leases a session slot, then runs the turn; permit and lease are released here. */
+/** Failures that another model in the fallback chain may avoid (before any output only). */
+function isFallbackable(e: ProxyError): boolean {
+  return e.code === 'backend_not_installed' || e.code === 'backend_not_logged_in' || e.code === 'backend_overloaded' || e.code === 'backend_rate_limited';
+}
+
+/** Validates, routes and admits the request, then runs it through its fallback chain; the permit is released here. */
 async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void> {
   const c = ctx(res);
   const principal = c.principal!;
   const request = parseChatRequest(req.body);
   c.model = request.model;
-  const route = deps.registry.resolve(request.model);
+  deps.registry.resolve(request.model);
   deps.admission.checkModel(principal, request.model);
   const parsed = toTranscript(request.messages);
   const system = withResponseFormat({ system: parsed.system, text: '' }, request.response_format).system;
@@ -107,40 +110,92 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
     c.queueMs = permit.waitedMs;
     c.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
     for (const [name, value] of Object.entries(permit.headers)) res.setHeader(name, value);
-    let lease: Lease;
-    try {
-      lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, disconnect.signal) : ephemeral(transcript);
-    } catch (err) {
-      if (!isClientAbort(err)) throw err;
-      c.aborted = true;
-      return;
-    }
-    try {
-      c.backend = route.backend.id;
-      const turn = { prompt: { system, text: '' }, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
-      await runAndRespond(deps, res, request, route.backend, turn, lease, disconnect.signal);
-    } finally {
-      lease.release();
-    }
+    // Fallbacks the key's policy does not allow are skipped, never used to get around it.
+    const chain = [request.model, ...(deps.fallbacks[request.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
+    const meta: StreamMeta = {
+      id: newCompletionId(),
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      includeUsage: request.stream_options?.include_usage === true,
+      onHead: () => undefined,
+    };
+    const events = runChain(deps, res, chain, transcript, maxOutputTokens, meta, disconnect.signal);
+    await respond(res, request, events, meta, disconnect.signal);
   } finally {
     permit.release();
   }
 }
 
-/** Runs the turn and writes the response; the turn is closed (child gone, workspace removed) on every path. */
-async function runAndRespond(deps: RouteDeps, res: Response, request: ChatRequest, backend: Backend, turn: Omit<Turn, 'session'>, lease: Lease, signal: AbortSignal): Promise<void> {
+/**
+ * Tries each model of the chain in turn: a failure that another backend may avoid, before any
+ * output, moves on to the next model; anything else (or any output) settles it. Each attempt
+ * holds its own session lease, released before the next one.
+ */
+async function* runChain(
+  deps: RouteDeps,
+  res: Response,
+  chain: readonly string[],
+  transcript: Transcript,
+  maxOutputTokens: number | undefined,
+  meta: StreamMeta,
+  signal: AbortSignal,
+): AsyncGenerator<BackendEvent, TurnOutcome> {
   const c = ctx(res);
-  const events = runLeasedTurn(deps.turns, { keyId: c.principal!.keyId, requestId: c.requestId, backend, turn, lease, signal, log: c.log });
-  const noteSession = () => {
-    const p = lease.plan;
-    c.session = { mode: p.mode, ...(p.sessionId ? { id: p.sessionId } : {}), ...(p.reason ? { reason: p.reason } : {}) };
-    if (!res.headersSent) res.setHeader('x-olp-session-mode', p.mode);
-  };
-  const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, onHead: noteSession };
+  const principal = c.principal!;
+  let last: TurnOutcome | undefined;
+  for (const [i, model] of chain.entries()) {
+    let route;
+    try {
+      route = deps.registry.resolve(model);
+    } catch (err) {
+      if (i === 0) throw err;
+      c.log.warn({ event: 'fallback_skipped', model }, 'fallback model is not served here');
+      continue;
+    }
+    const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+    let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
+    try {
+      c.backend = route.backend.id;
+      c.servedModel = model;
+      meta.model = model;
+      meta.onHead = () => noteSession(res, lease);
+      const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
+      gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId: c.requestId, backend: route.backend, turn, lease, signal, log: c.log });
+      let emitted = false;
+      let step = await gen.next();
+      while (!step.done) {
+        emitted ||= step.value.type === 'text';
+        yield step.value;
+        step = await gen.next();
+      }
+      const outcome = step.value;
+      noteSession(res, lease);
+      if (!outcome.ok && !emitted && isFallbackable(outcome.error) && i < chain.length - 1) {
+        c.log.warn({ event: 'fallback', from: model, to: chain[i + 1], code: outcome.error.code }, `falling back from ${model} to ${chain[i + 1]}`);
+        last = outcome;
+        continue;
+      }
+      return outcome;
+    } finally {
+      if (gen) await gen.return(undefined as never);
+      lease.release();
+    }
+  }
+  return last!;
+}
+
+/** Records the session plan for the log line, ledger row and `x-olp-session-mode` header. */
+function noteSession(res: Response, lease: Lease): void {
+  const p = lease.plan;
+  ctx(res).session = { mode: p.mode, ...(p.sessionId ? { id: p.sessionId } : {}), ...(p.reason ? { reason: p.reason } : {}) };
+  if (!res.headersSent) res.setHeader('x-olp-session-mode', p.mode);
+}
+
+/** Writes the response from the events; the turn is closed (child gone, workspace removed) on every path. */
+async function respond(res: Response, request: ChatRequest, events: AsyncGenerator<BackendEvent, TurnOutcome>, meta: StreamMeta, signal: AbortSignal): Promise<void> {
+  const c = ctx(res);
   try {
-    const delivered = request.stream
-      ? await respondStream(res, events, { ...meta, includeUsage: request.stream_options?.include_usage === true })
-      : await respondJson(res, events, meta);
+    const delivered = request.stream ? await respondStream(res, events, meta) : await respondJson(res, events, meta);
     c.usage = delivered.outcome.usage;
     c.firstTokenMs = delivered.firstTokenMs;
     if (!delivered.outcome.ok) c.error = delivered.outcome.error;
@@ -154,6 +209,5 @@ async function runAndRespond(deps: RouteDeps, res: Response, request: ChatReques
   } finally {
     // If responding failed half-way, this closes the turn: the child is killed, the workspace removed.
     await events.return(undefined as never);
-    if (!c.session) noteSession();
   }
 }

@@ -15,25 +15,42 @@ export interface ModelInfo {
   owned_by: string;
 }
 
-/** Maps public model ids and aliases to a backend and the CLI's own model name. */
-export function createModelRegistry(backends: readonly Backend[]) {
+/** Operator changes to the table: an entry adds or renames an id, `null` hides one. */
+export type ModelOverrides = Readonly<Record<string, { backend: string; model: string } | null>>;
+
+/**
+ * One table mapping public model ids and aliases to a backend and the CLI's own model name,
+ * built from each backend's models plus the operator's overrides.
+ */
+export function createModelRegistry(backends: readonly Backend[], overrides: ModelOverrides = {}, isAvailable: (b: Backend) => boolean = () => true) {
   const table = new Map<string, Route & { created: number }>();
   for (const backend of backends) {
     for (const m of backend.models) table.set(m.id, { id: m.id, backend, cliModel: m.cliModel, created: m.created });
   }
-  const ids = [...table.keys()];
+  const hidden = new Set<string>();
+  for (const [id, entry] of Object.entries(overrides)) {
+    if (entry === null) {
+      table.delete(id);
+      hidden.add(id);
+      continue;
+    }
+    const backend = backends.find((b) => b.id === entry.backend);
+    if (backend) table.set(id, { id, backend, cliModel: entry.model, created: 0 });
+  }
 
   return {
     /** The route for a model id, or a 404 `model_not_found` that lists valid ids. */
     resolve(id: string): Route {
       const hit = table.get(id);
       if (hit) return { id, backend: hit.backend, cliModel: hit.cliModel };
-      const backend = backends.find((b) => b.acceptsModel(id));
+      // Unlisted ids are passed through only to a backend whose CLI is installed.
+      const backend = hidden.has(id) ? undefined : backends.find((b) => b.acceptsModel(id) && isAvailable(b));
       if (backend) return { id, backend, cliModel: id };
-      throw modelNotFound(id, ids);
+      throw modelNotFound(id, this.list().map((m) => m.id));
     },
+    /** Models whose backend's CLI is installed. */
     list(): ModelInfo[] {
-      return [...table.values()].map((r) => ({ id: r.id, object: 'model', created: r.created, owned_by: r.backend.owner }));
+      return [...table.values()].filter((r) => isAvailable(r.backend)).map((r) => ({ id: r.id, object: 'model', created: r.created, owned_by: r.backend.owner }));
     },
     /** One model's listing; pass-through ids are listed as their backend's. */
     get(id: string): ModelInfo {

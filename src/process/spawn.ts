@@ -205,3 +205,27 @@ export function createProcessSupervisor(logger: Logger) {
 }
 
 export type ProcessSupervisor = ReturnType<typeof createProcessSupervisor>;
+
+export interface CommandResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** The binary could not be started (ENOENT…) or ran past the timeout. */
+  failed: 'spawn' | 'timeout' | null;
+}
+
+/** Runs a short command (a CLI's --version or login status) to completion, bounded in time. */
+export async function runCommand(command: string, args: readonly string[], opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string }): Promise<CommandResult> {
+  const r = await execa(command, args, {
+    env: opts.env,
+    extendEnv: false,
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    stdin: 'ignore',
+    reject: false,
+    timeout: opts.timeoutMs,
+    forceKillAfterDelay: 1000,
+    maxBuffer: 1024 * 1024,
+  });
+  const failed = r.timedOut ? 'timeout' : r.exitCode === undefined && r.failed ? 'spawn' : null;
+  return { exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), failed };
+}

@@ -13,6 +13,11 @@ export interface ResponseMeta {
   onHead?: () => void;
 }
 
+/** Response metadata that may change until the first byte: a fallback sets the model that served. */
+export interface StreamMeta extends ResponseMeta {
+  includeUsage: boolean;
+}
+
 /** What the caller needs afterwards for its log line and accounting. */
 export interface Delivered {
   outcome: TurnOutcome;

@@ -21,6 +21,8 @@ export interface SessionPlan {
   text: string;
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
+  /** The session's running usage total so far (resumed only), to subtract from a CLI's total. */
+  usageBase?: Readonly<Record<string, number>>;
 }
 
 /** A slot held by one request; released in the function that took it. */
@@ -29,7 +31,7 @@ export interface Lease {
   /** Turns a refused resume into a rotation of the same slot (whole transcript, new id). */
   rotate(reason: RotationReason): void;
   /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
-  commit(result: { ok: true; reply: string } | { ok: false; aborted: boolean }): void;
+  commit(result: { ok: true; reply: string; rawUsage?: Record<string, number> } | { ok: false; aborted: boolean }): void;
   release(): void;
 }
 
@@ -100,7 +102,10 @@ export function createSessionPool(o: PoolOptions) {
             : staleness(continued, t, o);
       if (reason) return full(continued, reason);
       const delta: Turn[] = turns.slice(continued.msgCount);
-      return { slot: continued, plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta) } };
+      return {
+        slot: continued,
+        plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
+      };
     }
     // A new or edited conversation: evict the least recently used free slot.
     const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
@@ -132,7 +137,15 @@ export function createSessionPool(o: PoolOptions) {
         if (result.ok) {
           const seen: Turn[] = [...transcript.turns, { role: 'assistant', text: result.reply }];
           const chain = toChain(seen);
-          Object.assign(next, { fingerprint: chain[chain.length - 1]!, msgCount: seen.length, systemHash: systemHash(transcript.system), turns: next.turns + 1, lastUsedAt: t, dirty: false });
+          Object.assign(next, {
+            fingerprint: chain[chain.length - 1]!,
+            msgCount: seen.length,
+            systemHash: systemHash(transcript.system),
+            turns: next.turns + 1,
+            lastUsedAt: t,
+            dirty: false,
+            usageBase: result.rawUsage ?? null,
+          });
         } else {
           // The CLI's copy of this session is now unknown: keep the fingerprint so the same
           // conversation finds this slot again, and rotate it then.

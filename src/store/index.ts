@@ -73,6 +73,7 @@ const MIGRATIONS: string[] = [
    ALTER TABLE usage ADD COLUMN session_id TEXT;
    ALTER TABLE usage ADD COLUMN session_mode TEXT;
    ALTER TABLE usage ADD COLUMN rotation_reason TEXT;`,
+  `ALTER TABLE slots ADD COLUMN usage_base TEXT;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

@@ -20,6 +20,8 @@ export interface SlotRecord {
   dirty: boolean;
   lastReason: string | null;
   rotations: number;
+  /** The session's running usage total after its last turn (CLIs that report totals, like codex). */
+  usageBase: Record<string, number> | null;
 }
 
 interface Row {
@@ -37,6 +39,7 @@ interface Row {
   leased: number;
   last_reason: string | null;
   rotations: number;
+  usage_base: string | null;
 }
 
 const toRecord = (r: Row): SlotRecord => ({
@@ -53,6 +56,7 @@ const toRecord = (r: Row): SlotRecord => ({
   dirty: r.dirty === 1,
   lastReason: r.last_reason,
   rotations: r.rotations,
+  usageBase: r.usage_base === null ? null : (JSON.parse(r.usage_base) as Record<string, number>),
 });
 
 /** Persistent session-slot state for the per-key pools. */
@@ -63,11 +67,11 @@ export function createSlotStore(db: Database) {
   const lease = db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?');
   const save = db.prepare(
     `UPDATE slots SET session_id = @sessionId, created_at = @createdAt, last_used_at = @lastUsedAt, turns = @turns, msg_count = @msgCount,
-       fingerprint = @fingerprint, system_hash = @systemHash, dirty = @dirty, last_reason = @lastReason, rotations = @rotations, leased = 0
+       fingerprint = @fingerprint, system_hash = @systemHash, dirty = @dirty, last_reason = @lastReason, rotations = @rotations, usage_base = @usageBase, leased = 0
      WHERE key_id = @keyId AND backend = @backend AND slot = @slot`,
   );
-  const operatorRotate = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?");
-  const operatorRotateAll = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'");
+  const operatorRotate = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?");
+  const operatorRotateAll = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'");
   // A slot that was leased when the process died: its CLI session may be half-written.
   const recover = db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1');
 
@@ -88,7 +92,7 @@ export function createSlotStore(db: Database) {
       lease.run(leased ? 1 : 0, s.keyId, s.backend, s.slot);
     },
     save(s: SlotRecord): void {
-      save.run({ ...s, dirty: s.dirty ? 1 : 0 });
+      save.run({ ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) });
     },
     /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
     rotate(keyId?: string): number {

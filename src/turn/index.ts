@@ -35,6 +35,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     keyId: input.keyId,
     requestId: input.requestId,
     links: backend.links(turn),
+    ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}),
     ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}` } : {}),
   });
   const stop = new AbortController();
@@ -43,7 +44,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
   try {
     const prepared = backend.prepare(turn, ws);
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
-    const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn), ws.home);
+    const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
     proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log);
     if (proc.pid !== undefined) ws.markOwner(proc.pid);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');

@@ -32,7 +32,10 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
         yield step.value;
         step = await gen.next();
       }
-      const outcome = step.value;
+      const total = step.value;
+      // A CLI that reports the session's running total (codex): this request's share is the difference.
+      const outcome =
+        total.usage && plan.mode === 'resumed' && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
       if (!outcome.ok && reply.length === 0 && plan.mode === 'resumed' && outcome.error.code === 'session_not_found') {
         input.log.warn({ event: 'resume_refused', sessionId: plan.sessionId, retried }, 'the CLI refused to resume the session');
         if (!retried) {
@@ -44,7 +47,8 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
         continue;
       }
       settled = true;
-      lease.commit(outcome.ok ? { ok: true, reply: reply.join('') } : { ok: false, aborted: false });
+      const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
+      lease.commit(outcome.ok ? { ok: true, reply: reply.join(''), ...rawUsage } : { ok: false, aborted: false });
       return outcome;
     }
   } catch (err) {

@@ -46,6 +46,8 @@ export interface CreateOptions {
   keyId: string;
   requestId: string;
   links?: readonly Link[];
+  /** Directories to create inside the home (relative paths). */
+  dirs?: readonly string[];
   /**
    * Ask for a stable place instead of a throwaway one: cwd and `persistent` live under
    * `<state>/slots/<keyId>/<slot>/` and survive the request (HOME stays fresh).
@@ -126,6 +128,7 @@ export function createWorkspaces(stateDir: string) {
         mkdirSync(cwd, { recursive: true, mode: 0o700 });
         mkdirSync(persistent, { recursive: true, mode: 0o700 });
       }
+      for (const d of opts.dirs ?? []) mkdirSync(inside(home, d), { recursive: true, mode: 0o700 });
       for (const link of opts.links ?? []) {
         const from = link.persistent ? inside(persistent, link.from) : link.from;
         if (link.persistent) mkdirSync(from, { recursive: true, mode: 0o700 });

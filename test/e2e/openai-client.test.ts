@@ -76,7 +76,7 @@ describe('the official openai client against a running olp', () => {
   });
 
   it('404 for an unknown model is a NotFoundError', async () => {
-    await assert.rejects(client.chat.completions.create({ model: 'gpt-nope', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.NotFoundError && err.code === 'model_not_found');
+    await assert.rejects(client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.NotFoundError && err.code === 'model_not_found');
   });
 
   it('an in-band stream error becomes an APIError in the client', async () => {

@@ -16,7 +16,7 @@ interface Running {
   child: ChildProcess;
   url: string;
   logs: Record<string, unknown>[];
-  exited: Promise<number | null>;
+  exited: Promise<number | string | null>;
 }
 
 function setup(name: string) {
@@ -41,7 +41,7 @@ async function serve(stateDir: string, records: string, grace = 1): Promise<Runn
       // not a log line
     }
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
   return { child, url, logs, exited };
 }

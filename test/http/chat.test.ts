@@ -54,7 +54,7 @@ describe('models and health', () => {
   it('GET /v1/models/{id}, and 404 for an unknown one', async () => {
     const one = await request(t.url).get('/v1/models/opus').set('authorization', `Bearer ${t.token}`);
     assert.deepEqual([one.body.id, one.body.object, one.body.owned_by], ['opus', 'model', 'claude-cli']);
-    envelope(await request(t.url).get('/v1/models/gpt-9').set('authorization', `Bearer ${t.token}`), 404, 'model_not_found');
+    envelope(await request(t.url).get('/v1/models/no-such-model').set('authorization', `Bearer ${t.token}`), 404, 'model_not_found');
   });
   it('/health needs no key and says whether claude is found', async () => {
     const res = await request(t.url).get('/health');
@@ -85,7 +85,7 @@ describe('bad input never gets a 500', () => {
     assert.equal(res.headers['x-should-retry'], 'false');
   });
   it('unknown model → 404 model_not_found listing valid ids', async () => {
-    const res = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+    const res = await chat({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] });
     envelope(res, 404, 'model_not_found', 'invalid_request_error');
     assert.match(res.body.error.message, /sonnet/);
   });
@@ -186,7 +186,7 @@ describe('logging', () => {
 
 describe('a missing or broken CLI binary', () => {
   it('not found → 503 backend_not_installed; /health says so', async () => {
-    const d = await startTestDaemon({ config: { claudeBin: '/nonexistent/claude' } });
+    const d = await startTestDaemon({ config: { claudeBin: '/nonexistent/claude', codexBin: '/nonexistent/codex' } });
     try {
       const res = await request(d.url).post('/v1/chat/completions').set('authorization', `Bearer ${d.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
       envelope(res, 503, 'backend_not_installed', 'server_error');

@@ -189,13 +189,14 @@ describe('key lifecycle without restart', () => {
 
 describe('the shared queue', () => {
   it('is fair: key B waits for at most one slot while key A has 20 queued', async (ctx) => {
-    const t = await startTestDaemon({ config: { maxConcurrency: 2 }, claudeEnv: { FAKE_CLAUDE_DELAY_MS: '25' } });
+    const t = await startTestDaemon({ config: { maxConcurrency: 2 }, claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' } });
     try {
       const a = t.daemon.store.keys.add('a').token;
       const b = t.daemon.store.keys.add('b').token;
       const admitted = () => t.logs.filter((l) => l.event === 'admitted').map((l) => l.key as string);
-      const burst = Array.from({ length: 22 }, (_, i) => chat(t, a, body(`a${i}`)));
-      await until(async () => (await request(t.url).get('/health')).body.cli.queued === 20);
+      await request(t.url).get('/health'); // warm the CLI detection cache
+      const burst = Array.from({ length: 30 }, (_, i) => chat(t, a, body(`a${i}`)));
+      await until(async () => (await request(t.url).get('/health')).body.cli.queued >= 20);
       const aBefore = admitted().filter((k) => k === 'a').length;
       const single = await chat(t, b, body('b alone'));
       assert.equal(single.status, 200);

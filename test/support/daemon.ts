@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { parseConfig, type ConfigKey } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { startDaemon, type Daemon } from '../../src/serve.js';
-import { FAKE_CLAUDE } from './paths.js';
+import { FAKE_CLAUDE, FAKE_CODEX } from './paths.js';
 
 export interface TestDaemon {
   url: string;
@@ -25,7 +25,7 @@ export interface TestDaemon {
 
 /** Starts a real listening olp (in this process) on the fake claude, with one owner key. */
 export async function startTestDaemon(
-  opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; hostEnv?: Record<string, string>; base?: string } = {},
+  opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; codexEnv?: Record<string, string>; hostEnv?: Record<string, string>; base?: string } = {},
 ): Promise<TestDaemon> {
   const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
   const stateDir = join(base, 'state');
@@ -47,8 +47,10 @@ export async function startTestDaemon(
       stateDir,
       port: 0,
       claudeBin: FAKE_CLAUDE,
+      codexBin: FAKE_CODEX,
       logLevel: 'debug',
       claudeEnv: { FAKE_CLAUDE_RECORD_DIR: recordDir, ...opts.claudeEnv },
+      codexEnv: { FAKE_CODEX_RECORD_DIR: recordDir, ...opts.codexEnv },
       ...opts.config,
     },
   });

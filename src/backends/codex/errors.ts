@@ -1,0 +1,61 @@
+import {
+  backendBadOutput,
+  backendFailed,
+  backendNotInstalled,
+  backendNotLoggedIn,
+  backendOverloaded,
+  backendRateLimited,
+  contextLengthExceeded,
+  ProxyError,
+  sessionNotFound,
+} from '../../errors/index.js';
+import type { ExitInfo } from '../../process/index.js';
+
+const NAME = 'codex';
+export const CODEX_LOGIN_FIX = 'run `codex login` as the user olp runs as';
+const INSTALL_FIX = 'Install it with `npm install -g @openai/codex` or point olp at it with --codex-bin.';
+
+function clip(text: string, max = 300): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+export function toCodexSpawnError(bin: string, exit: ExitInfo): ProxyError {
+  const code = exit.spawnError?.code;
+  if (code === 'ENOENT') return backendNotInstalled(NAME, bin, INSTALL_FIX, exit.spawnError);
+  if (code === 'EACCES') return backendNotInstalled(NAME, bin, `The file is not executable. ${INSTALL_FIX}`, exit.spawnError);
+  return backendFailed(NAME, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+}
+
+export interface CodexRunSummary {
+  /** `turn.failed.error.message`, the terminal failure. */
+  failed?: string;
+  /** The last `error` event (often just a retry notice). */
+  lastError?: string;
+  exit: ExitInfo;
+  parsedLines: number;
+  unparsedLines: number;
+  firstUnparsed?: string;
+  model?: string;
+}
+
+/** Decides the error class of a failed codex run from turn.failed, the last error event, then stderr. */
+export function toCodexError(s: CodexRunSummary): ProxyError {
+  const stderr = s.exit.stderr;
+  const lastStderr = clip(stderr.split('\n').filter((l) => l.trim() && !/^WARNING: proceeding/.test(l) && !/Reading additional input/.test(l)).slice(-3).join(' '));
+  const text = clip(s.failed ?? s.lastError ?? '') || lastStderr;
+  const all = `${s.failed ?? ''}\n${s.lastError ?? ''}\n${stderr}`;
+  if (/no rollout found for thread id/i.test(all)) return sessionNotFound(NAME, text);
+  if (/401 Unauthorized|Incorrect API key|not logged in|invalid_api_key|token.{0,20}expired|Please (re-)?log ?in/i.test(all)) return backendNotLoggedIn(NAME, text, CODEX_LOGIN_FIX);
+  if (/usage limit|rate limit|429 Too Many Requests|quota/i.test(all)) return backendRateLimited(NAME, `${text} (the login's usage limit; it resets on its own, or use another model)`);
+  if (/high demand|overloaded|503 Service Unavailable|500 Internal Server Error/i.test(all)) return backendOverloaded(NAME, text);
+  if (/Input exceeds the maximum length|context window|context_length_exceeded/i.test(all)) return contextLengthExceeded(text);
+  if (/model .{0,80}(does not exist|not found|not supported)|model_not_found/i.test(all)) {
+    return new ProxyError({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `The codex CLI cannot use the model '${s.model ?? 'requested'}': ${text}`, retryable: false });
+  }
+  if (s.failed) return backendFailed(NAME, text);
+  if (s.parsedLines === 0 && s.unparsedLines > 0) return backendBadOutput(NAME, `stdout was not codex JSONL (first line: ${JSON.stringify(clip(s.firstUnparsed ?? '', 120))})`);
+  const why = s.exit.signal ? `it was killed by ${s.exit.signal}` : s.exit.exitCode !== 0 ? `it exited with code ${s.exit.exitCode}` : 'it exited without completing the turn';
+  if (s.exit.exitCode === 0 && !s.exit.signal) return backendBadOutput(NAME, `${why}${lastStderr ? `: ${lastStderr}` : ''}`);
+  return backendFailed(NAME, `${why}${lastStderr ? `: ${lastStderr}` : ''}`);
+}

@@ -1,0 +1,98 @@
+import type { ExitInfo } from '../../process/index.js';
+import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
+import { toCodexError } from './errors.js';
+import { toCodexUsage, toRawCodexUsage } from './usage.js';
+
+interface Line {
+  type?: string;
+  thread_id?: string;
+  item?: { id?: string; type?: string; text?: string };
+  usage?: unknown;
+  error?: { message?: string };
+  message?: string;
+}
+
+/**
+ * Reads `codex exec --json` output. Agent messages arrive whole in `item.completed` (codex 0.171
+ * sends no text deltas), so each is forwarded the moment it is complete; `item.updated` text, if a
+ * build sends it, is forwarded as it grows. Usage is the thread's running total (`turn.completed`);
+ * the session layer turns it into this request's share.
+ */
+export function createCodexParser(model?: string): EventParser {
+  let parsed = 0;
+  let unparsed = 0;
+  let firstUnparsed: string | undefined;
+  let threadId: string | undefined;
+  let completed: unknown;
+  let failed: string | undefined;
+  let lastError: string | undefined;
+  let messages = 0;
+  const sent = new Map<string, number>();
+
+  /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
+  function emit(id: string, text: string): BackendEvent[] {
+    const already = sent.get(id);
+    if (already === undefined) {
+      sent.set(id, text.length);
+      const sep = messages++ > 0 ? '\n\n' : '';
+      return text ? [{ type: 'text', text: sep + text }] : [];
+    }
+    if (text.length <= already) return [];
+    sent.set(id, text.length);
+    return [{ type: 'text', text: text.slice(already) }];
+  }
+
+  return {
+    push(raw: string): BackendEvent[] {
+      let line: Line;
+      try {
+        line = JSON.parse(raw) as Line;
+        if (line === null || typeof line !== 'object') throw new Error('not an object');
+      } catch {
+        unparsed++;
+        firstUnparsed ??= raw;
+        return [];
+      }
+      parsed++;
+      switch (line.type) {
+        case 'thread.started':
+          if (typeof line.thread_id === 'string' && !threadId) {
+            threadId = line.thread_id;
+            return [{ type: 'session', sessionId: threadId }];
+          }
+          return [];
+        case 'item.updated':
+        case 'item.completed':
+          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${parsed}`, line.item.text);
+          return [];
+        case 'turn.completed':
+          completed = line.usage;
+          return [];
+        case 'turn.failed':
+          failed = line.error?.message ?? 'turn failed';
+          return [];
+        case 'error':
+          if (typeof line.message === 'string') lastError = line.message;
+          return [];
+        default:
+          return [];
+      }
+    },
+
+    finish(exit: ExitInfo): TurnOutcome {
+      const usage = toCodexUsage(toRawCodexUsage(completed));
+      const base = threadId ? { sessionId: threadId } : {};
+      if (completed !== undefined && !failed) return { ok: true, finishReason: 'stop', usage, ...base };
+      const error = toCodexError({
+        ...(failed !== undefined ? { failed } : {}),
+        ...(lastError !== undefined ? { lastError } : {}),
+        exit,
+        parsedLines: parsed,
+        unparsedLines: unparsed,
+        ...(firstUnparsed !== undefined ? { firstUnparsed } : {}),
+        ...(model ? { model } : {}),
+      });
+      return { ok: false, error, usage, ...base };
+    },
+  };
+}

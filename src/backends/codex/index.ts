@@ -1,0 +1,65 @@
+import type { Link } from '../../workspace/index.js';
+import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
+import { toCodexSpawnError } from './errors.js';
+import { createCodexParser } from './events.js';
+import { codexHome, toCodexInvocation } from './invocation.js';
+import { subtractUsage, toCodexUsage } from './usage.js';
+
+export { createCodexParser } from './events.js';
+export { toCodexError, CODEX_LOGIN_FIX } from './errors.js';
+export { toCodexUsage, toRawCodexUsage, subtractUsage } from './usage.js';
+
+// Models codex-cli 0.171 knows; `codex` leaves the choice to the CLI (its configured default).
+const CREATED = 1764547200;
+const MODELS: ModelEntry[] = ['codex', 'gpt-6.2-sol', 'gpt-6.2-astra', 'gpt-6.1-sol', 'gpt-6.1-terra', 'gpt-6-sol', 'gpt-6-astra', 'gpt-6-luna', 'gpt-5.6-sol', 'gpt-5.5'].map((id) => ({
+  id,
+  cliModel: id,
+  created: CREATED,
+}));
+const PASS_THROUGH = /^(gpt-[a-z0-9][a-z0-9.-]{0,60}|o\d[a-z0-9.-]{0,40})$/;
+
+const API_KEY_VARS = ['CODEX_API_KEY', 'OPENAI_API_KEY', 'CODEX_ACCESS_TOKEN'];
+
+export interface CodexOptions {
+  bin: string;
+  /** The operator's codex login (`~/.codex/auth.json`), linked into each run's CODEX_HOME. */
+  auth: string;
+  passEnv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  /** Extra `-c key=value` overrides (e.g. a model provider for a local stand-in). */
+  config: readonly string[];
+}
+
+/** The codex backend: `codex exec --json` per turn, `exec resume <thread>` for sessions. */
+export function createCodexBackend(opts: CodexOptions): Backend {
+  return {
+    id: 'codex',
+    bin: opts.bin,
+    owner: 'codex',
+    models: MODELS,
+    acceptsModel: (id) => PASS_THROUGH.test(id),
+    homeDirs: ['.codex'],
+    links(turn: Turn) {
+      const links: Link[] = [{ from: opts.auth, to: '.codex/auth.json' }];
+      // Rollouts (the thread transcripts `exec resume` reads) must outlive the run's home.
+      if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
+      return links;
+    },
+    envPolicy(_turn: Turn, place: Place): EnvPolicy {
+      const explicit = new Set(opts.passEnv);
+      const set = { ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1' };
+      return {
+        set,
+        pass: opts.passEnv,
+        deny: (name) => (name in set ? false : API_KEY_VARS.includes(name) ? !explicit.has(name) : name === 'CODEX_HOME' || name === 'CODEX_SQLITE_HOME'),
+      };
+    },
+    prepare: (turn) => toCodexInvocation(opts.bin, turn, opts.config),
+    createParser: () => createCodexParser(),
+    spawnError: (exit) => toCodexSpawnError(opts.bin, exit),
+    cumulativeUsage: true,
+    rebaseUsage(usage: Usage, base: Readonly<Record<string, number>>): Usage {
+      return toCodexUsage(subtractUsage(usage.raw, base)) ?? usage;
+    },
+  };
+}

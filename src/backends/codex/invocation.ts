@@ -1,0 +1,48 @@
+import type { Place, Prepared, Turn } from '../types.js';
+
+/** Profile olp writes into each run's CODEX_HOME; it carries the system prompt as developer instructions. */
+export const PROFILE = 'olp';
+export const PROFILE_FILE = `home/.codex/${PROFILE}.config.toml`;
+
+/** Agent features switched off in chat mode (from `codex features list`, codex-cli 0.171). */
+export const DISABLED_FEATURES = ['shell_tool', 'apps', 'plugins', 'browser_use', 'computer_use', 'in_app_browser', 'sleep_tool', 'skill_search', 'tool_suggest'];
+
+/** A TOML basic string: JSON's escapes are a subset TOML accepts. */
+function tomlString(s: string): string {
+  return JSON.stringify(s);
+}
+
+/**
+ * The codex command line for one turn: `codex exec --json … -` with the prompt on stdin and the
+ * system prompt in a profile file (never in argv), a read-only sandbox, no approvals, the agent's
+ * tools disabled; `exec resume <thread>` continues a session, `--ephemeral` keeps none.
+ */
+export function toCodexInvocation(bin: string, turn: Turn, config: readonly string[]): Prepared {
+  const s = turn.session;
+  const args = [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '--sandbox',
+    'read-only',
+    '-c',
+    'approval_policy="never"',
+    '--profile',
+    PROFILE,
+    ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]),
+    ...(turn.cliModel && turn.cliModel !== 'codex' ? ['--model', turn.cliModel] : []),
+    ...config.flatMap((c) => ['-c', c]),
+    ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? [] : ['--ephemeral']),
+    '-',
+  ];
+  const profile = [
+    ...(turn.prompt.system ? [`developer_instructions = ${tomlString(turn.prompt.system)}`] : []),
+    ...(turn.maxOutputTokens ? [`model_max_output_tokens = ${turn.maxOutputTokens}`] : []),
+  ].join('\n');
+  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }] };
+}
+
+/** Where codex keeps its state for this run: a fresh CODEX_HOME inside the run's home. */
+export function codexHome(place: Place): string {
+  return `${place.home}/.codex`;
+}

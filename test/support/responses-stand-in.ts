@@ -1,0 +1,66 @@
+// A small stand-in for the OpenAI Responses API on loopback, so the real `codex` binary can run
+// end to end with a dummy key (`-c openai_base_url=…`, CODEX_API_KEY) and nothing leaving the machine.
+import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHttpServer } from '../../src/http/index.js';
+
+export type ResponsesMode = 'text' | '401' | '429' | '500';
+
+export interface ResponsesStandIn {
+  url: string;
+  /** JSON bodies of every POST /v1/responses. */
+  requests: { input?: unknown; instructions?: string; model?: string; tools?: unknown[] }[];
+  mode: ResponsesMode;
+  close(): Promise<void>;
+}
+
+/** The text of the last user input item of a Responses request. */
+function lastUserText(body: { input?: unknown }): string {
+  const items = Array.isArray(body.input) ? (body.input as { role?: string; content?: { type?: string; text?: string }[] }[]) : [];
+  const last = [...items].reverse().find((i) => i.role === 'user');
+  const text = (last?.content ?? []).map((c) => c.text ?? '').join('\n');
+  return text.trim().split('\n').filter(Boolean).pop() ?? '';
+}
+
+export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
+  const state: ResponsesStandIn = { url: '', requests: [], mode: 'text', close: async () => {} };
+  const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = (req.url ?? '').split('?')[0]!;
+    // codex tries a WebSocket first; refusing the upgrade makes it fall back to HTTP + SSE.
+    if (req.method !== 'POST' || !path.endsWith('/responses')) {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ResponsesStandIn['requests'][number];
+    state.requests.push(body);
+    if (state.mode !== 'text') {
+      const status = Number(state.mode);
+      const message = status === 401 ? 'Incorrect API key provided: sk-dummy.' : status === 429 ? "You've hit your usage limit." : 'stand-in failure';
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: status === 401 ? 'invalid_api_key' : null } }));
+      return;
+    }
+    const text = `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
+    const n = state.requests.length;
+    const events = [
+      { type: 'response.created', response: { id: `resp_${n}` } },
+      { type: 'response.output_item.done', item: { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text }] } },
+      {
+        type: 'response.completed',
+        response: { id: `resp_${n}`, usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 200 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 1212 } },
+      },
+    ];
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return state;
+}
