@@ -5,6 +5,7 @@ import { ConfigError, FIELDS, parseConfig, type ConfigKey } from '../config/inde
 import { createLogger } from '../log/index.js';
 import { startDaemon } from '../serve.js';
 import { openStore } from '../store/index.js';
+import { runDoctor } from './doctor.js';
 import { KEY_FLAGS, KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_USAGE } from './sessions.js';
 
@@ -12,6 +13,7 @@ const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agen
 
 Usage:
   olp serve [options]              start the proxy (prints its base URL on one line)
+  olp doctor [options]             check the CLIs (installed, version, login), the state dir and the port
   olp --version | --help
   ${KEYS_USAGE}
   ${SESSIONS_USAGE}
@@ -135,6 +137,11 @@ async function main(argv: string[]): Promise<number> {
         return keys(rest);
       case 'sessions':
         return sessions(rest);
+      case 'doctor': {
+        const { values, positionals } = parse(rest);
+        if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+        return await runDoctor(parseConfig({ flags: toConfigFlags(values), env: process.env }), process.env, (s) => process.stdout.write(s));
+      }
       case '--version':
       case '-v':
         process.stdout.write(`${version()}\n`);

@@ -169,7 +169,7 @@ async function* runChain(
         step = await gen.next();
       }
       const outcome = step.value;
-      noteSession(res, lease);
+      noteSession(res, lease, outcome.sessionId);
       if (!outcome.ok && !emitted && isFallbackable(outcome.error) && i < chain.length - 1) {
         c.log.warn({ event: 'fallback', from: model, to: chain[i + 1], code: outcome.error.code }, `falling back from ${model} to ${chain[i + 1]}`);
         last = outcome;
@@ -184,10 +184,11 @@ async function* runChain(
   return last!;
 }
 
-/** Records the session plan for the log line, ledger row and `x-olp-session-mode` header. */
-function noteSession(res: Response, lease: Lease): void {
+/** Records the session plan (and the CLI's own session id, once known) for the log line, ledger row and header. */
+function noteSession(res: Response, lease: Lease, nativeId?: string): void {
   const p = lease.plan;
-  ctx(res).session = { mode: p.mode, ...(p.sessionId ? { id: p.sessionId } : {}), ...(p.reason ? { reason: p.reason } : {}) };
+  const id = nativeId ?? p.sessionId;
+  ctx(res).session = { mode: p.mode, ...(id ? { id } : {}), ...(p.reason ? { reason: p.reason } : {}) };
   if (!res.headersSent) res.setHeader('x-olp-session-mode', p.mode);
 }
 

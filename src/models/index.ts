@@ -46,7 +46,10 @@ export function createModelRegistry(backends: readonly Backend[], overrides: Mod
       // Unlisted ids are passed through only to a backend whose CLI is installed.
       const backend = hidden.has(id) ? undefined : backends.find((b) => b.acceptsModel(id) && isAvailable(b));
       if (backend) return { id, backend, cliModel: id };
-      throw modelNotFound(id, this.list().map((m) => m.id));
+      // A few ids of each backend, so the message shows what each CLI offers.
+      const listed = this.list();
+      const some = backends.flatMap((b) => listed.filter((m) => m.owned_by === b.owner).slice(0, 3).map((m) => m.id));
+      throw modelNotFound(id, some);
     },
     /** Models whose backend's CLI is installed. */
     list(): ModelInfo[] {

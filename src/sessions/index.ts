@@ -31,7 +31,7 @@ export interface Lease {
   /** Turns a refused resume into a rotation of the same slot (whole transcript, new id). */
   rotate(reason: RotationReason): void;
   /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
-  commit(result: { ok: true; reply: string; rawUsage?: Record<string, number> } | { ok: false; aborted: boolean }): void;
+  commit(result: { ok: true; reply: string; rawUsage?: Record<string, number>; sessionId?: string } | { ok: false; aborted: boolean }): void;
   release(): void;
 }
 
@@ -131,8 +131,10 @@ export function createSessionPool(o: PoolOptions) {
         committed = true;
         const t = now();
         const rotated = current.mode === 'fresh';
+        // Some CLIs pick the id of a new session themselves (codex threads): keep the one it reported.
+        const id = (result.ok && result.sessionId) || current.sessionId!;
         const next: SlotRecord = rotated
-          ? { ...slot, sessionId: current.sessionId!, createdAt: t, turns: 0, rotations: slot.rotations + 1, lastReason: current.reason ?? 'initial' }
+          ? { ...slot, sessionId: id, createdAt: t, turns: 0, rotations: slot.rotations + 1, lastReason: current.reason ?? 'initial' }
           : { ...slot };
         if (result.ok) {
           const seen: Turn[] = [...transcript.turns, { role: 'assistant', text: result.reply }];

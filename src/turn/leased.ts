@@ -48,7 +48,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       }
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
-      lease.commit(outcome.ok ? { ok: true, reply: reply.join(''), ...rawUsage } : { ok: false, aborted: false });
+      lease.commit(outcome.ok ? { ok: true, reply: reply.join(''), ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) } : { ok: false, aborted: false });
       return outcome;
     }
   } catch (err) {
