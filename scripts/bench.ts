@@ -81,6 +81,15 @@ try {
   rmSync(stateDir, { recursive: true, force: true });
 }
 
+/** A typical ledger row of a successful claude turn. */
+function benchRow(requestId: string, ts: number, keyId: string, keyName: string) {
+  return {
+    requestId, ts, keyId, keyName, backend: 'claude', model: 'sonnet', servedModel: 'sonnet', outcome: 'ok', errorCode: null, status: 200, queueMs: 0, ttftMs: 900, durationMs: 1500,
+    promptTokens: 100, completionTokens: 50, cachedTokens: 20, reasoningTokens: 0, rawUsage: { input_tokens: 60, cache_creation_input_tokens: 20, cache_read_input_tokens: 20, output_tokens: 50 },
+    partial: false, costUsd: 0.001, sessionId: 'a3c1e2d4-0000-4000-8000-000000000000', sessionMode: 'resumed', rotationReason: null,
+  };
+}
+
 /** Median of `n` timings of `fn`, in microseconds. */
 async function micro(n: number, fn: () => unknown): Promise<number> {
   const xs: number[] = [];
@@ -101,7 +110,7 @@ try {
   const day = Date.now() - 3600_000;
   for (let i = 0; i < 20_000; i++) {
     const mine = i % 2 === 0;
-    store.usage.record({ requestId: `r${i}`, ts: day + i, keyId: mine ? key.id : other.id, keyName: mine ? 'busy' : 'other', backend: 'claude', model: 'sonnet', outcome: 'ok', errorCode: null, status: 200, promptTokens: 100, completionTokens: 50, cachedTokens: 0, sessionId: null, sessionMode: null, rotationReason: null });
+    store.usage.record(benchRow(`r${i}`, day + i, mine ? key.id : other.id, mine ? 'busy' : 'other'));
   }
   const admission = createAdmission({ maxConcurrent: 4, queueSize: 100, queueTimeoutMs: 60_000, tokensSince: (id, since) => store.usage.tokensSince(id, since) });
   const who = { keyId: key.id, name: key.name, policy: key.policy };
@@ -121,6 +130,9 @@ try {
     w.remove();
   });
   console.log(`workspace create + link + files + remove, median: ${(ws / 1000).toFixed(2)} ms`);
+  let w = 0;
+  const ledger = await micro(5000, () => store.usage.record(benchRow(`w${w++}`, Date.now(), key.id, 'busy')));
+  console.log(`ledger row write (one transaction: row + daily total), median: ${ledger.toFixed(1)} µs`);
 } finally {
   store.close();
   rmSync(admitDir, { recursive: true, force: true });

@@ -99,6 +99,14 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     }
   }
 
+  const prune = () => {
+    if (config.usageRetentionDays <= 0) return;
+    const n = store.usage.prune(Date.now() - config.usageRetentionDays * 86400_000);
+    if (n > 0) logger.info({ event: 'usage_pruned', rows: n, olderThanDays: config.usageRetentionDays }, `pruned ${n} usage row(s)`);
+  };
+  prune();
+  const pruneTimer = setInterval(prune, 86400_000);
+  pruneTimer.unref();
   const recovered = store.slots.recover();
   if (recovered > 0) logger.warn({ event: 'session_recover', slots: recovered }, `${recovered} session slot(s) were in use when olp stopped; they will rotate`);
   const sessions = config.sessions
@@ -169,6 +177,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
         await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
         server.closeAllConnections();
         await stopped;
+        clearInterval(pruneTimer);
         workspaces.sweep();
         store.close();
       })();

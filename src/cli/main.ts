@@ -8,6 +8,7 @@ import { openStore } from '../store/index.js';
 import { runDoctor } from './doctor.js';
 import { KEY_FLAGS, KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_USAGE } from './sessions.js';
+import { runUsage, USAGE_FLAGS, USAGE_USAGE } from './usage.js';
 
 const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
 
@@ -17,6 +18,7 @@ Usage:
   olp --version | --help
   ${KEYS_USAGE}
   ${SESSIONS_USAGE}
+  ${USAGE_USAGE}
 
 Options (each also settable as OLP_* env or in <state-dir>/config.json):
 ${Object.entries(FIELDS)
@@ -126,6 +128,19 @@ function sessions(argv: string[]): number {
   }
 }
 
+function usage(argv: string[]): number {
+  const sub = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
+  const { values, positionals } = parse(sub ? argv.slice(1) : argv, USAGE_FLAGS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
+  const store = openStore(config.stateDir);
+  try {
+    return runUsage(store, sub, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s));
+  } finally {
+    store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   process.umask(0o077); // everything olp creates is private to its user
   const [command, ...rest] = argv;
@@ -137,6 +152,8 @@ async function main(argv: string[]): Promise<number> {
         return keys(rest);
       case 'sessions':
         return sessions(rest);
+      case 'usage':
+        return usage(rest);
       case 'doctor': {
         const { values, positionals } = parse(rest);
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -58,6 +58,7 @@ export const FIELDS = {
   sessionTurnCap: { kind: 'int', schema: z.number().int().min(1).default(200), flag: 'session-turn-cap', env: 'OLP_SESSION_TURN_CAP', description: 'Turns after which a session is rotated.' },
   sessionIdleGap: { kind: 'int', schema: z.number().int().min(1).default(2 * 3600), flag: 'session-idle-gap', env: 'OLP_SESSION_IDLE_GAP', description: 'Seconds of silence after which a session is rotated (2 h).' },
   sessionWait: { kind: 'int', schema: z.number().int().min(0).default(2), flag: 'session-wait', env: 'OLP_SESSION_WAIT', description: "Seconds to wait for a free slot of the key's pool before running without a session." },
+  usageRetentionDays: { kind: 'int', schema: z.number().int().min(0).default(0), flag: 'usage-retention-days', env: 'OLP_USAGE_RETENTION_DAYS', description: 'Delete usage rows older than this many days (checked at start and daily); 0 keeps everything.' },
   shutdownGrace: { kind: 'int', schema: z.number().int().min(0).default(10), flag: 'shutdown-grace', env: 'OLP_SHUTDOWN_GRACE', description: 'Seconds in-flight requests get to finish on SIGTERM/SIGINT before their CLIs are killed.' },
 } satisfies Record<string, Field>;
 
@@ -96,6 +97,7 @@ export type Config = Readonly<{
   sessionTurnCap: number;
   sessionIdleGap: number;
   sessionWait: number;
+  usageRetentionDays: number;
   shutdownGrace: number;
 }>;
 

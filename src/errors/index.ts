@@ -39,9 +39,12 @@ export class ProxyError extends Error {
 
 /** Thrown where a request stops because its client went away; nothing is sent for it. */
 export class ClientAbortedError extends Error {
-  constructor() {
+  /** Whatever usage the CLI reported before it was stopped. */
+  usage: unknown;
+  constructor(usage: unknown = null) {
     super('client disconnected');
     this.name = 'ClientAbortedError';
+    this.usage = usage;
   }
 }
 

@@ -47,6 +47,7 @@ function toOutcome(c: RequestContext, status: number): string {
 /** Exactly one ledger row per chat request, written after the response is out. */
 function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
   const u = c.usage;
+  const outcome = toOutcome(c, res.statusCode);
   try {
     deps.store.usage.record({
       requestId: c.requestId,
@@ -55,12 +56,20 @@ function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
       keyName: c.principal?.name ?? null,
       backend: c.backend ?? null,
       model: c.model ?? null,
-      outcome: toOutcome(c, res.statusCode),
+      servedModel: c.backend ? (c.servedModel ?? c.model ?? null) : null,
+      outcome,
       errorCode: c.error?.code ?? null,
       status: c.aborted ? 499 : res.statusCode,
+      queueMs: c.queueMs ?? null,
+      ttftMs: c.firstTokenMs != null ? Math.round(c.firstTokenMs) : null,
+      durationMs: Math.round(performance.now() - c.started),
       promptTokens: u?.promptTokens ?? 0,
       completionTokens: u?.completionTokens ?? 0,
       cachedTokens: u?.cachedTokens ?? 0,
+      reasoningTokens: u?.reasoningTokens ?? 0,
+      rawUsage: u?.raw ?? null,
+      partial: Boolean(u) && outcome !== 'ok',
+      costUsd: u?.costUsd ?? null,
       sessionId: c.session?.id ?? null,
       sessionMode: c.session?.mode ?? null,
       rotationReason: c.session?.reason ?? null,

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { estimateTokens, modelAllowed, type Admission, type Permit } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
-import type { Backend, BackendEvent, Detector, TurnOutcome } from '../backends/index.js';
+import type { Backend, BackendEvent, Detector, TurnOutcome, Usage } from '../backends/index.js';
 import { shuttingDown, type ProxyError } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
 import { newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
@@ -203,6 +203,7 @@ async function respond(res: Response, request: ChatRequest, events: AsyncGenerat
   } catch (err) {
     if (isClientAbort(err) || signal.aborted) {
       c.aborted = true;
+      c.usage = ((err as { usage?: Usage | null }).usage as Usage | null | undefined) ?? null;
       return;
     }
     c.usage = (err as FailedTurnError).outcome?.usage ?? null;

@@ -8,7 +8,7 @@ import { ensurePrivateDir } from './fs.js';
 
 export { ensurePrivateDir } from './fs.js';
 export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStore, type Policy, type Role } from './keys.js';
-export type { UsageRow, UsageStore } from './usage.js';
+export { LEDGER_SCHEMA_VERSION, PROVIDERS, CLIENT_NAME, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 
 const MIGRATIONS: string[] = [
@@ -74,6 +74,19 @@ const MIGRATIONS: string[] = [
    ALTER TABLE usage ADD COLUMN session_mode TEXT;
    ALTER TABLE usage ADD COLUMN rotation_reason TEXT;`,
   `ALTER TABLE slots ADD COLUMN usage_base TEXT;`,
+  `ALTER TABLE usage ADD COLUMN served_model TEXT;
+   ALTER TABLE usage ADD COLUMN queue_ms INTEGER;
+   ALTER TABLE usage ADD COLUMN ttft_ms INTEGER;
+   ALTER TABLE usage ADD COLUMN duration_ms INTEGER;
+   ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE usage ADD COLUMN raw_usage TEXT;
+   ALTER TABLE usage ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE usage ADD COLUMN cost_usd REAL;
+   ALTER TABLE usage ADD COLUMN api TEXT;
+   ALTER TABLE usage ADD COLUMN provider TEXT;
+   ALTER TABLE usage ADD COLUMN client_name TEXT;
+   ALTER TABLE usage ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1;
+   CREATE INDEX usage_ts ON usage (ts);`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
@@ -81,6 +94,8 @@ export interface Store {
   readonly keys: KeyStore;
   readonly usage: UsageStore;
   readonly slots: SlotStore;
+  /** `PRAGMA integrity_check`: 'ok' for a sound database. */
+  check(): string;
   close(): void;
 }
 
@@ -100,6 +115,7 @@ export function openStore(stateDir: string): Store {
     keys: createKeyStore(db),
     usage: createUsageStore(db),
     slots: createSlotStore(db),
+    check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => db.close(),
   };
 }

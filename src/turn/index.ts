@@ -59,7 +59,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     if (outcome.ok) return outcome;
     switch (exit.reason) {
       case 'aborted':
-        throw new ClientAbortedError();
+        throw new ClientAbortedError(outcome.usage);
       case 'shutdown':
         return { ...outcome, error: shuttingDown() };
       case 'timeout':

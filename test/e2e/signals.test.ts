@@ -98,7 +98,7 @@ describe('daemon signals', () => {
       assert.deepEqual(await waitGone(orphans), []);
     } finally {
       second.child.kill('SIGTERM');
-      assert.equal(await second.exited, 0);
+      assert.equal(await second.exited, 0, JSON.stringify(second.logs.slice(-6)));
     }
   });
 });

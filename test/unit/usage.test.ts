@@ -18,6 +18,11 @@ describe('claude usage → OpenAI usage (ARCHITECTURE section 6)', () => {
     assert.equal(u?.costUsd, 0.5);
     assert.deepEqual(u?.raw, { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 3000, output_tokens: 42 });
   });
+  it('a usage without cache fields (older CLIs, no caching) maps input straight to prompt_tokens', () => {
+    const u = toClaudeUsage({ input_tokens: 12, output_tokens: 5 });
+    assert.deepEqual([u?.promptTokens, u?.cachedTokens, u?.completionTokens, u?.totalTokens], [12, 0, 5, 17]);
+  });
+
   it('missing or nonsense counts are zero, never NaN', () => {
     const u = toClaudeUsage({ input_tokens: 'x', output_tokens: -1 });
     assert.deepEqual(toCompletionUsage(u).prompt_tokens, 0);

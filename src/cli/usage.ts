@@ -1,0 +1,78 @@
+import type { Store, UsageFilter } from '../store/index.js';
+import { UsageError } from './keys.js';
+
+export const USAGE_USAGE = `olp usage [--key NAME] [--since DATE] [--until DATE] [--by key|day|model] [--json]
+                                   who used how much of what, and how much of it was cache
+  olp usage export --format jsonl [--key NAME] [--since DATE] [--until DATE]
+                                   every row in the documented schema (docs/usage-ledger.md)
+  olp usage prune --older-than DAYS
+                                   delete rows older than DAYS days`;
+
+export const USAGE_FLAGS = {
+  key: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  by: { type: 'string' },
+  json: { type: 'boolean' },
+  format: { type: 'string' },
+  'older-than': { type: 'string' },
+} as const;
+
+type Values = Record<string, string | boolean | undefined>;
+
+/** `2026-12-01` (UTC midnight), a full ISO time, or a duration back from now (`7d`, `12h`). */
+export function parseWhen(flag: string, raw: string, now = Date.now()): number {
+  const rel = /^(\d+)([dhm])$/.exec(raw);
+  if (rel) return now - Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'];
+  const t = Date.parse(/^\d{4}-\d\d-\d\d$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (Number.isNaN(t)) throw new UsageError(`--${flag} must be a date (2026-12-01), an ISO time or a duration like 7d, not '${raw}'`);
+  return t;
+}
+
+function filterFrom(store: Store, values: Values): UsageFilter {
+  const filter: UsageFilter = { scope: { all: true } };
+  if (typeof values.key === 'string') {
+    const key = store.keys.list().find((k) => k.name === values.key);
+    if (!key) throw new UsageError(`no key named '${values.key}'`);
+    filter.keyId = key.id;
+  }
+  if (typeof values.since === 'string') filter.sinceMs = parseWhen('since', values.since);
+  if (typeof values.until === 'string') filter.untilMs = parseWhen('until', values.until);
+  return filter;
+}
+
+const pct = (x: number | null) => (x === null ? '-' : `${(x * 100).toFixed(1)}%`);
+
+/** `olp usage …` as the owner runs it on the machine: every key's rows. Returns the exit code. */
+export function runUsage(store: Store, sub: string | undefined, values: Values, out: (s: string) => void): number {
+  if (sub === 'export') {
+    if ((values.format ?? 'jsonl') !== 'jsonl') throw new UsageError(`--format must be jsonl`);
+    for (const row of store.usage.export(filterFrom(store, values))) out(`${JSON.stringify(row)}\n`);
+    return 0;
+  }
+  if (sub === 'prune') {
+    const days = typeof values['older-than'] === 'string' ? Number(values['older-than']) : NaN;
+    if (!Number.isInteger(days) || days < 1) throw new UsageError('usage: olp usage prune --older-than DAYS (a whole number of days, at least 1)');
+    out(`deleted ${store.usage.prune(Date.now() - days * 86400_000)} row(s) older than ${days} day(s)\n`);
+    return 0;
+  }
+  if (sub !== undefined) throw new UsageError(`unknown usage command '${sub}' (export, prune)`);
+  const by = (values.by ?? 'key') as string;
+  if (by !== 'key' && by !== 'day' && by !== 'model') throw new UsageError(`--by must be key, day or model, not '${by}'`);
+  const groups = store.usage.summarize(filterFrom(store, values), by);
+  if (values.json) {
+    out(`${JSON.stringify({ by, groups }, null, 2)}\n`);
+    return 0;
+  }
+  if (groups.length === 0) {
+    out('no usage recorded in that range\n');
+    return 0;
+  }
+  const rows = [[by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD']];
+  for (const g of groups) {
+    rows.push([g.group, String(g.requests), String(g.ok), String(g.errors), String(g.promptTokens), String(g.cachedTokens), String(g.completionTokens), pct(g.cacheHitShare), g.costUsd === null ? '-' : g.costUsd.toFixed(4)]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  out(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') + '\n');
+  return 0;
+}
