@@ -9,7 +9,8 @@ import type { Config } from './config/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createProcessSupervisor } from './process/index.js';
+import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
+import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 
@@ -78,6 +79,22 @@ export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']
 
 const CLAUDE_LOGIN_FIX_COMMAND = 'claude auth login';
 
+/** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
+function createCallLayer(config: Config, logger: Logger): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
+  const real = createProcessSupervisor(logger);
+  if (config.recordMode === 'off') return { supervisor: real };
+  if (!config.recordFile) throw new Error(`recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`);
+  if (config.recordMode === 'record') {
+    const appender = openAppender(resolveRecording(config.stateDir, config.recordFile).file);
+    logger.info({ event: 'recording', file: appender.file }, `recording every CLI call to ${appender.file}`);
+    return { supervisor: createRecordingSupervisor(real, appender), appender };
+  }
+  const recording = loadRecording(config.stateDir, config.recordFile);
+  const replay = createReplaySupervisor(recording, config.replaySpeed);
+  logger.info({ event: 'replaying', file: recording.file, calls: recording.calls.length }, `replaying ${recording.calls.length} recorded call(s) from ${recording.file}; no CLI will be spawned`);
+  return { supervisor: replay, replayBackends: replay.backends };
+}
+
 /** The composition root: builds every part from the config and starts listening. */
 export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): Promise<Daemon> {
   const store = openStore(config.stateDir);
@@ -119,7 +136,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
         waitMs: config.sessionWait * 1000,
       })
     : undefined;
-  const supervisor = createProcessSupervisor(logger);
+  const { supervisor, replayBackends, appender } = createCallLayer(config, logger);
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,
     queueSize: config.queueSize,
@@ -131,7 +148,8 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     logger,
     bodyLimit: config.bodyLimit,
     store,
-    registry: createModelRegistry(backends, config.models, (b) => detector.installed(b)),
+    // Replaying, the models are the recording's: no CLI needs to be installed.
+    registry: createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b))),
     fallbacks: config.fallbacks,
     detector,
     backends,
@@ -142,6 +160,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
       supervisor,
       workspaces,
       hostEnv,
+      replay: config.recordMode === 'replay',
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, killGraceMs: 2000 },
     },
   });
@@ -178,6 +197,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
         server.closeAllConnections();
         await stopped;
         clearInterval(pruneTimer);
+        appender?.close();
         workspaces.sweep();
         store.close();
       })();

@@ -9,6 +9,7 @@ import { runDoctor } from './doctor.js';
 import { KEY_FLAGS, KEYS_USAGE, runKeys, UsageError } from './keys.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_USAGE } from './sessions.js';
 import { runUsage, USAGE_FLAGS, USAGE_USAGE } from './usage.js';
+import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_USAGE, runRecordings } from './recordings.js';
 
 const USAGE = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
 
@@ -19,6 +20,7 @@ Usage:
   ${KEYS_USAGE}
   ${SESSIONS_USAGE}
   ${USAGE_USAGE}
+  ${RECORDINGS_USAGE}
 
 Options (each also settable as OLP_* env or in <state-dir>/config.json):
 ${Object.entries(FIELDS)
@@ -66,6 +68,14 @@ async function serve(argv: string[]): Promise<number> {
   process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
   process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
 
+  // Signals are taken from the very start: one that arrives while olp starts stops it right after.
+  let signalled: NodeJS.Signals | undefined;
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', (s) => onSignal(s));
+  process.on('SIGINT', (s) => onSignal(s));
+
   const daemon = await startDaemon({ config, logger, hostEnv: process.env });
   if (daemon.store.keys.activeCount() === 0) {
     logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: olp keys add NAME --state-dir ${config.stateDir}`);
@@ -76,9 +86,9 @@ async function serve(argv: string[]): Promise<number> {
   logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
   process.stdout.write(`${daemon.url}/v1\n`);
 
-  return new Promise<number>((resolve) => {
+  const code = await new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
+    onSignal = (signal) => {
       if (stopping) {
         logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
         resolve(1);
@@ -94,9 +104,9 @@ async function serve(argv: string[]): Promise<number> {
         },
       );
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  }).then((code) => new Promise<number>((resolve) => logger.flush(() => resolve(code))));
+    if (signalled) onSignal(signalled);
+  });
+  return new Promise<number>((resolve) => logger.flush(() => resolve(code)));
 }
 
 function keys(argv: string[]): number {
@@ -154,6 +164,18 @@ async function main(argv: string[]): Promise<number> {
         return sessions(rest);
       case 'usage':
         return usage(rest);
+      case 'recordings': {
+        const [sub, ...more] = rest;
+        const { values, positionals } = parse(more, RECORDING_FLAGS);
+        const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
+        try {
+          return await runRecordings(config, version(), sub, positionals, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s));
+        } catch (err) {
+          if (err instanceof UsageError) throw err;
+          process.stderr.write(`olp: ${(err as Error).message}\n`);
+          return err instanceof NotConfirmed ? 2 : 1;
+        }
+      }
       case 'doctor': {
         const { values, positionals } = parse(rest);
         if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { availableParallelism, homedir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -59,6 +59,9 @@ export const FIELDS = {
   sessionIdleGap: { kind: 'int', schema: z.number().int().min(1).default(2 * 3600), flag: 'session-idle-gap', env: 'OLP_SESSION_IDLE_GAP', description: 'Seconds of silence after which a session is rotated (2 h).' },
   sessionWait: { kind: 'int', schema: z.number().int().min(0).default(2), flag: 'session-wait', env: 'OLP_SESSION_WAIT', description: "Seconds to wait for a free slot of the key's pool before running without a session." },
   usageRetentionDays: { kind: 'int', schema: z.number().int().min(0).default(0), flag: 'usage-retention-days', env: 'OLP_USAGE_RETENTION_DAYS', description: 'Delete usage rows older than this many days (checked at start and daily); 0 keeps everything.' },
+  recordMode: { kind: 'string', schema: z.enum(['off', 'record', 'replay']).default('off'), flag: 'record-mode', env: 'OLP_RECORD_MODE', description: 'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning nothing). Set by `olp recordings`.' },
+  recordFile: { kind: 'string', schema: z.string().min(1).optional(), flag: 'record-file', env: 'OLP_RECORD_FILE', description: 'The recording: a managed id (under <state-dir>/recordings) or, for replay, a path.' },
+  replaySpeed: { kind: 'int', schema: z.number().min(0).default(0), flag: 'replay-speed', env: 'OLP_REPLAY_SPEED', description: 'Replay pace: 0 as fast as possible, 1 the recorded speed.' },
   shutdownGrace: { kind: 'int', schema: z.number().int().min(0).default(10), flag: 'shutdown-grace', env: 'OLP_SHUTDOWN_GRACE', description: 'Seconds in-flight requests get to finish on SIGTERM/SIGINT before their CLIs are killed.' },
 } satisfies Record<string, Field>;
 
@@ -98,10 +101,38 @@ export type Config = Readonly<{
   sessionIdleGap: number;
   sessionWait: number;
   usageRetentionDays: number;
+  recordMode: 'off' | 'record' | 'replay';
+  recordFile: string | undefined;
+  replaySpeed: number;
   shutdownGrace: number;
 }>;
 
 /** Raised when any source holds a bad value; the message lists each problem with its source. */
+/**
+ * Changes keys of `<stateDir>/config.json` atomically (temp file, fsync, rename): a failed write
+ * leaves the old file whole. `undefined` removes a key.
+ */
+export function updateConfigFile(stateDir: string, patch: Record<string, unknown>): void {
+  const file = join(stateDir, 'config.json');
+  let current: Record<string, unknown> = {};
+  try {
+    current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} is not valid JSON; fix or remove it first`);
+  }
+  const next = { ...current, ...patch };
+  for (const [k, v] of Object.entries(patch)) if (v === undefined) delete next[k];
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(next, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -319,5 +319,6 @@ export function errorCatalogue(): ProxyError[] {
     sessionNotFound('claude', ''),
     shuttingDown(),
     internalError(),
+    new ProxyError({ status: 503, type: 'server_error', code: 'replay_no_match', message: 'x', retryable: false }),
   ];
 }

@@ -14,6 +14,14 @@ export interface Invocation {
   stdin: string;
 }
 
+/** What a call is, for recording and replay: which backend and model, and everything the CLI was asked. */
+export interface CallMeta {
+  backend: string;
+  model: string;
+  /** stdin plus the files written for the run (the system prompt). */
+  prompt: string;
+}
+
 export interface RunLimits {
   /** Total time the child may run. */
   timeoutMs: number;
@@ -95,7 +103,7 @@ async function writeAll(stdin: Writable, data: string): Promise<void> {
 export function createProcessSupervisor(logger: Logger) {
   const live = new Set<Tracked>();
 
-  function run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log: Logger = logger): RunningProcess {
+  function run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log: Logger = logger, _call?: CallMeta): RunningProcess {
     const started = performance.now();
     const cancel = new AbortController();
     let reason: EndReason = 'exit';
@@ -204,7 +212,12 @@ export function createProcessSupervisor(logger: Logger) {
   };
 }
 
-export type ProcessSupervisor = ReturnType<typeof createProcessSupervisor>;
+/** Runs CLI calls: the real supervisor, or a recording or replaying one in its place. */
+export interface ProcessSupervisor {
+  run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log?: Logger, call?: CallMeta): RunningProcess;
+  readonly active: number;
+  killAll(): Promise<void>;
+}
 
 export interface CommandResult {
   exitCode: number | null;

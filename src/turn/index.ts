@@ -9,6 +9,8 @@ export interface TurnDeps {
   workspaces: Workspaces;
   hostEnv: Readonly<Record<string, string | undefined>>;
   limits: RunLimits;
+  /** Replay mode: nothing is spawned, so no credential is linked either. */
+  replay?: boolean;
 }
 
 export interface TurnInput {
@@ -34,7 +36,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
   const ws = deps.workspaces.create({
     keyId: input.keyId,
     requestId: input.requestId,
-    links: backend.links(turn),
+    links: deps.replay ? [] : backend.links(turn),
     ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}),
     ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}` } : {}),
   });
@@ -45,7 +47,8 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     const prepared = backend.prepare(turn, ws);
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
-    proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log);
+    const call = { backend: backend.id, model: turn.cliModel, prompt: [prepared.invocation.stdin, ...prepared.files.map((f) => f.content)].join('\u0000') };
+    proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log, call);
     if (proc.pid !== undefined) ws.markOwner(proc.pid);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');
     const parser = backend.createParser();
