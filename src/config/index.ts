@@ -45,6 +45,17 @@ export const FIELDS = {
     env: 'OLP_FALLBACKS',
     description: 'Fallback chains as JSON: {"sonnet": ["codex"]} tries codex when sonnet is unavailable or rate-limited before any output.',
   },
+  imageMaxBytes: { kind: 'int', schema: z.number().int().min(1024).default(5 * 1024 * 1024), flag: 'image-max-bytes', env: 'OLP_IMAGE_MAX_BYTES', description: 'Largest decoded image in a request (400 above).' },
+  imageMaxCount: { kind: 'int', schema: z.number().int().min(0).default(8), flag: 'image-max-count', env: 'OLP_IMAGE_MAX_COUNT', description: 'Most images in one request.' },
+  imageMaxTotalBytes: { kind: 'int', schema: z.number().int().min(1024).default(20 * 1024 * 1024), flag: 'image-max-total-bytes', env: 'OLP_IMAGE_MAX_TOTAL_BYTES', description: "Largest total of a request's decoded images." },
+  imageFetch: { kind: 'bool', schema: z.boolean().default(false), flag: 'image-fetch', env: 'OLP_IMAGE_FETCH', description: 'Fetch http(s) image URLs (true/false); off, such images get a 400.' },
+  contextTokens: {
+    kind: 'record',
+    schema: z.record(z.string().min(1), z.number().int().min(1000)).default({ claude: 200_000, codex: 272_000 }),
+    env: 'OLP_CONTEXT_TOKENS',
+    description: 'Prompt budget per model id or backend, as JSON ({"claude": 200000, "haiku": 200000}); the model id wins over the backend.',
+  },
+  contextOverflow: { kind: 'string', schema: z.enum(['refuse', 'trim']).default('refuse'), flag: 'context-overflow', env: 'OLP_CONTEXT_OVERFLOW', description: 'Over the budget: refuse (400 context_length_exceeded) or trim the oldest turns with a note.' },
   logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
   bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
@@ -87,6 +98,12 @@ export type Config = Readonly<{
   codexConfig: readonly string[];
   models: Readonly<Record<string, { backend: 'claude' | 'codex'; model: string } | null>>;
   fallbacks: Readonly<Record<string, readonly string[]>>;
+  imageMaxBytes: number;
+  imageMaxCount: number;
+  imageMaxTotalBytes: number;
+  imageFetch: boolean;
+  contextTokens: Readonly<Record<string, number>>;
+  contextOverflow: 'refuse' | 'trim';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   bodyLimit: number;
   timeout: number;

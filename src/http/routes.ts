@@ -7,7 +7,7 @@ import type { ModelRegistry } from '../models/index.js';
 import { newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
 import { ephemeral, type Lease, type SessionPool } from '../sessions/index.js';
-import { toTranscript, withResponseFormat, type Transcript } from '../transcript/index.js';
+import { fetchRemoteImages, fitContext, policyFor, toTranscript, withResponseFormat, type ImageLimits, type Transcript } from '../transcript/index.js';
 import { isClientAbort, type TurnDeps } from '../turn/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import { parseChatRequest, type ChatRequest } from '../validate/index.js';
@@ -25,6 +25,18 @@ export interface RouteDeps {
   sessions: SessionPool | undefined;
   fallbacks: Readonly<Record<string, readonly string[]>>;
   detector: Detector;
+  imageLimits: ImageLimits;
+  /** Prompt budget per model id or backend id. */
+  contextTokens: Readonly<Record<string, number>>;
+  contextOverflow: 'refuse' | 'trim';
+}
+
+/** The request's conversation as one backend needs it, within the model's prompt budget. */
+function transcriptFor(deps: RouteDeps, request: ChatRequest, model: string, backend: Backend): Transcript {
+  const parsed = toTranscript(request.messages, policyFor(backend.id, deps.imageLimits));
+  const system = withResponseFormat({ system: parsed.system, text: '' }, request.response_format).system;
+  const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
+  return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -86,11 +98,12 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
   const principal = c.principal!;
   const request = parseChatRequest(req.body);
   c.model = request.model;
-  deps.registry.resolve(request.model);
+  const first = deps.registry.resolve(request.model);
   deps.admission.checkModel(principal, request.model);
-  const parsed = toTranscript(request.messages);
-  const system = withResponseFormat({ system: parsed.system, text: '' }, request.response_format).system;
-  const transcript: Transcript = { system, turns: parsed.turns };
+  request.messages = await fetchRemoteImages(request.messages, deps.imageLimits);
+  // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
+  const transcript = transcriptFor(deps, request, request.model, first.backend);
+  const system = transcript.system;
   const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
 
   const disconnect = new AbortController();
@@ -119,7 +132,7 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
       includeUsage: request.stream_options?.include_usage === true,
       onHead: () => undefined,
     };
-    const events = runChain(deps, res, chain, transcript, maxOutputTokens, meta, disconnect.signal);
+    const events = runChain(deps, res, request, chain, transcript, maxOutputTokens, meta, disconnect.signal);
     await respond(res, request, events, meta, disconnect.signal);
   } finally {
     permit.release();
@@ -134,8 +147,9 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
 async function* runChain(
   deps: RouteDeps,
   res: Response,
+  request: ChatRequest,
   chain: readonly string[],
-  transcript: Transcript,
+  firstTranscript: Transcript,
   maxOutputTokens: number | undefined,
   meta: StreamMeta,
   signal: AbortSignal,
@@ -151,6 +165,15 @@ async function* runChain(
       if (i === 0) throw err;
       c.log.warn({ event: 'fallback_skipped', model }, 'fallback model is not served here');
       continue;
+    }
+    let transcript = firstTranscript;
+    if (i > 0) {
+      try {
+        transcript = transcriptFor(deps, request, model, route.backend);
+      } catch (err) {
+        c.log.warn({ event: 'fallback_skipped', model, err: (err as Error).message }, 'the conversation does not fit the fallback model');
+        continue;
+      }
     }
     const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
     let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;

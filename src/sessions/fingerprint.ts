@@ -15,6 +15,9 @@ export function systemHash(system: string | null): string {
  */
 export function toChain(turns: readonly Turn[]): string[] {
   const chain = [h('olp-session-v1')];
-  for (const t of turns) chain.push(h(`${chain[chain.length - 1]}\u0000${t.role}\u0000${t.text}`));
+  for (const t of turns) {
+    const images = (t.images ?? []).map((i) => i.sha256).join(',');
+    chain.push(h(`${chain[chain.length - 1]}\u0000${t.role}\u0000${t.name ?? ''}\u0000${t.text}\u0000${images}`));
+  }
   return chain;
 }

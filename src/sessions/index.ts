@@ -19,6 +19,8 @@ export interface SessionPlan {
   slot?: number;
   /** stdin text: the whole rendered conversation (fresh, ephemeral) or only the new user turns (resumed). */
   text: string;
+  /** The turns that text renders (their images go with them). */
+  turns: Turn[];
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
   /** The session's running usage total so far (resumed only), to subtract from a CLI's total. */
@@ -81,7 +83,10 @@ export function createSessionPool(o: PoolOptions) {
     const { turns } = transcript;
     const chain = toChain(turns);
     const sys = systemHash(transcript.system);
-    const full = (slot: SlotRecord, reason: RotationReason) => ({ slot, plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns), reason } });
+    const full = (slot: SlotRecord, reason: RotationReason) => ({
+      slot,
+      plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason },
+    });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
     const continued = slots.find((s) => {
@@ -104,7 +109,7 @@ export function createSessionPool(o: PoolOptions) {
       const delta: Turn[] = turns.slice(continued.msgCount);
       return {
         slot: continued,
-        plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
+        plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
       };
     }
     // A new or edited conversation: evict the least recently used free slot.
@@ -125,7 +130,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns), reason };
+        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason };
       },
       commit(result) {
         committed = true;
@@ -202,7 +207,7 @@ export function createSessionPool(o: PoolOptions) {
 
 /** No slot: the whole transcript, no persistence. */
 export function ephemeral(transcript: Transcript): Lease {
-  const plan: SessionPlan = { mode: 'ephemeral', text: renderTurns(transcript.turns) };
+  const plan: SessionPlan = { mode: 'ephemeral', text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns };
   return { plan, rotate() {}, commit() {}, release() {} };
 }
 

@@ -1,10 +1,28 @@
 import { invalidRequest } from '../errors/index.js';
 import type { ChatMessage } from '../validate/index.js';
+import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image, type ImageLimits } from './images.js';
 
-/** What a backend sends: the system prompt (every invocation) and the user-turn text for stdin. */
+export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
+export { policyFor, fitContext, estimateTurnTokens } from './policy.js';
+
+/** A policy for text-only use (and the default): no images, ids as sent. */
+export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };
+
+/** What a backend sends: the system prompt (every invocation), the text for stdin, and images. */
 export interface Prompt {
   system: string | null;
   text: string;
+  /** Images of the turns being sent, in order. */
+  images?: Image[];
+}
+
+/** How one backend needs a conversation normalised (chosen per backend in policy.ts). */
+export interface TranscriptPolicy {
+  /** Characters a tool call id may contain; others become `_`. */
+  toolIdPattern: RegExp | null;
+  /** Whether the CLI can take images at all. */
+  images: boolean;
+  limits: ImageLimits;
 }
 
 const TAGS = ['user', 'assistant', 'tool_call', 'tool_result', 'conversation'];
@@ -17,21 +35,26 @@ function neutralise(text: string): string {
 
 type Content = ChatMessage['content'];
 
-/** Joins text parts; other part types are refused with a 400 naming the part. */
-function toText(content: Content | undefined, at: string): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content;
-  return content
-    .map((part, j) => {
-      if (part.type === 'text') return part.text;
-      if (part.type === 'refusal') return part.refusal;
-      throw invalidRequest(
-        `Invalid content part '${at}.${j}': parts of type '${part.type}' are not supported by this backend; send text.`,
-        `${at}.${j}`,
-        'unsupported_content',
-      );
-    })
-    .join('\n');
+/** Joins text parts (newline between); images are decoded and checked; other parts get a 400 naming them. */
+function toParts(content: Content | undefined, at: string, policy: TranscriptPolicy): { text: string; images: Image[] } {
+  if (content == null) return { text: '', images: [] };
+  if (typeof content === 'string') return { text: content, images: [] };
+  const texts: string[] = [];
+  const images: Image[] = [];
+  content.forEach((part, j) => {
+    if (part.type === 'text') texts.push(part.text);
+    else if (part.type === 'refusal') texts.push(part.refusal);
+    else if (part.type === 'image_url' && policy.images) images.push(toImage(part.image_url.url, `${at}.${j}`, policy.limits));
+    else {
+      const what = part.type === 'image_url' ? 'images are' : `parts of type '${part.type}' are`;
+      throw invalidRequest(`Invalid content part '${at}.${j}': ${what} not supported by this backend; send text.`, `${at}.${j}`, 'unsupported_content');
+    }
+  });
+  return { text: texts.join('\n'), images };
+}
+
+function toText(content: Content | undefined, at: string, policy: TranscriptPolicy): string {
+  return toParts(content, at, policy).text;
 }
 
 const PREAMBLE =
@@ -42,72 +65,114 @@ const PREAMBLE =
 export interface Turn {
   role: 'user' | 'assistant' | 'tool';
   text: string;
+  /** The `name` a user message carried. */
+  name?: string;
+  images?: Image[];
 }
 
 export interface Transcript {
   system: string | null;
   turns: Turn[];
+  /** Earliest turns left out to fit the context (said so in the rendered prompt). */
+  omitted?: number;
 }
 
-/** Normalises OpenAI messages: system/developer text collected, each other message one turn. */
-export function toTranscript(messages: readonly ChatMessage[]): Transcript {
+const NO_RESULT = 'No result was returned for this tool call.';
+
+/**
+ * Normalises validated OpenAI messages for one backend (docs/transcript.md): system and developer
+ * text collected in order; each other message one turn; assistant tool calls without a name or
+ * arguments dropped; tool results paired with their calls (orphans dropped, missing results
+ * filled with a synthetic "no result" entry); tool call ids sanitised to the backend's charset.
+ * Pure: it never changes its input.
+ */
+export function toTranscript(messages: readonly ChatMessage[], policy: TranscriptPolicy = TEXT_ONLY): Transcript {
   const system: string[] = [];
   const turns: Turn[] = [];
+  const cleanId = (id: string) => (policy.toolIdPattern ? [...id].map((ch) => (policy.toolIdPattern!.test(ch) ? ch : '_')).join('') : id);
+  /** Calls of the last assistant turn still waiting for a result, by (clean) id. */
+  let open = new Map<string, string>();
+  const closeOpenCalls = () => {
+    for (const [id, name] of open) turns.push({ role: 'tool', text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${NO_RESULT}\n</tool_result>` });
+    open = new Map();
+  };
   messages.forEach((m, i) => {
     const at = `messages.${i}.content`;
     switch (m.role) {
       case 'system':
       case 'developer':
-        system.push(toText(m.content, at));
+        system.push(toText(m.content, at, policy));
         break;
-      case 'user':
-        turns.push({ role: 'user', text: toText(m.content, at) });
-        break;
-      case 'assistant': {
-        const parts = [toText(m.content, at), m.refusal ?? ''].filter((s) => s !== '').map(neutralise);
-        for (const call of m.tool_calls ?? []) {
-          parts.push(`<tool_call id="${neutralise(call.id)}" name="${neutralise(call.function.name)}">\n${neutralise(call.function.arguments)}\n</tool_call>`);
-        }
-        if (m.function_call) parts.push(`<tool_call name="${neutralise(m.function_call.name)}">\n${neutralise(m.function_call.arguments)}\n</tool_call>`);
-        turns.push({ role: 'assistant', text: parts.join('\n') });
+      case 'user': {
+        closeOpenCalls();
+        const { text, images } = toParts(m.content, at, policy);
+        turns.push({ role: 'user', text, ...(m.name ? { name: m.name } : {}), ...(images.length ? { images } : {}) });
         break;
       }
-      case 'tool':
-        turns.push({ role: 'tool', text: `<tool_result id="${neutralise(m.tool_call_id)}">\n${neutralise(toText(m.content, at))}\n</tool_result>` });
+      case 'assistant': {
+        closeOpenCalls();
+        const parts = [toText(m.content, at, policy), m.refusal ?? ''].filter((x) => x !== '').map(neutralise);
+        const calls = [...(m.tool_calls ?? []).map((c) => ({ id: cleanId(c.id), name: c.function.name, args: c.function.arguments })), ...(m.function_call ? [{ id: '', name: m.function_call.name, args: m.function_call.arguments }] : [])];
+        for (const call of calls) {
+          if (!call.name.trim() || !call.args.trim()) continue; // neither arguments nor a name: nothing the model can follow
+          parts.push(`<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`);
+          open.set(call.id || call.name, call.name);
+        }
+        if (parts.length > 0) turns.push({ role: 'assistant', text: parts.join('\n') });
         break;
-      case 'function':
+      }
+      case 'tool': {
+        const id = cleanId(m.tool_call_id);
+        const name = open.get(id);
+        if (name === undefined) break; // a result whose call is missing is dropped
+        open.delete(id);
+        turns.push({ role: 'tool', text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${neutralise(toText(m.content, at, policy))}\n</tool_result>` });
+        break;
+      }
+      case 'function': {
+        const name = open.get(m.name);
+        if (name === undefined) break;
+        open.delete(m.name);
         turns.push({ role: 'tool', text: `<tool_result name="${neutralise(m.name)}">\n${neutralise(m.content ?? '')}\n</tool_result>` });
         break;
+      }
     }
   });
-
-  return { system: system.filter((s) => s.trim() !== '').join('\n\n') || null, turns };
+  closeOpenCalls();
+  const images = turns.flatMap((t) => t.images ?? []);
+  checkImageTotals(images, policy.limits);
+  return { system: system.filter((x) => x.trim() !== '').join('\n\n') || null, turns };
 }
 
 /**
  * The stdin text for a list of turns, in the transcript format of docs/transcript.md: a lone user
  * turn (or a run of user turns) is sent verbatim, anything else is wrapped in per-turn tags.
  */
-export function renderTurns(turns: readonly Turn[]): string {
-  if (turns.length > 0 && turns.every((t) => t.role === 'user')) return turns.map((t) => t.text).join('\n\n');
+export function renderTurns(turns: readonly Turn[], omitted = 0): string {
+  if (omitted === 0 && turns.length > 0 && turns.every((t) => t.role === 'user' && !t.name)) return turns.map((t) => t.text).join('\n\n');
 
   const body = turns.map((t) => {
-    if (t.role === 'user') return `<user>\n${neutralise(t.text)}\n</user>`;
+    if (t.role === 'user') return `<user${t.name ? ` name="${neutralise(t.name)}"` : ''}>\n${neutralise(t.text)}\n</user>`;
     if (t.role === 'assistant') return `<assistant>\n${t.text}\n</assistant>`;
     return t.text; // tool results carry their own tag
   });
   const last = turns[turns.length - 1];
   const tail =
-    last?.role === 'assistant'
-      ? '\n\nYour last reply above was cut off: continue it exactly where it stops, without repeating it.'
-      : '';
+    (omitted > 0 ? `\n\nThe ${omitted} earliest turn(s) of this conversation were left out to fit the model's context.` : '') +
+    (last?.role === 'assistant' ? '\n\nYour last reply above was cut off: continue it exactly where it stops, without repeating it.' : '');
   return `${PREAMBLE}${tail}\n\n<conversation>\n${body.join('\n\n')}\n</conversation>`;
 }
 
+/** The prompt for a list of turns: rendered text plus the images those turns carry. */
+export function toPromptOf(system: string | null, turns: readonly Turn[], omitted = 0): Prompt {
+  const images = turns.flatMap((t) => t.images ?? []);
+  return { system, text: renderTurns(turns, omitted), ...(images.length ? { images } : {}) };
+}
+
 /** Renders OpenAI messages into a system prompt and one stdin text (a whole conversation). */
-export function toPrompt(messages: readonly ChatMessage[]): Prompt {
-  const t = toTranscript(messages);
-  return { system: t.system, text: renderTurns(t.turns) };
+export function toPrompt(messages: readonly ChatMessage[], policy: TranscriptPolicy = TEXT_ONLY): Prompt {
+  const t = toTranscript(messages, policy);
+  return toPromptOf(t.system, t.turns);
 }
 
 type ResponseFormat =

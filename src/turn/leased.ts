@@ -1,7 +1,14 @@
 import { ClientAbortedError } from '../errors/index.js';
 import type { BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
 import type { Lease } from '../sessions/index.js';
+import type { Image } from '../transcript/index.js';
 import { runTurn, type TurnDeps, type TurnInput } from './index.js';
+
+/** The images of the turns being sent, if any. */
+function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } {
+  const images = turns.flatMap((t) => t.images ?? []);
+  return images.length ? { images } : {};
+}
 
 /** Pause before retrying a resume the CLI refused (reported as transient right after the previous run exits). */
 const RESUME_RETRY_MS = 250;
@@ -21,7 +28,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       const plan = lease.plan;
       const turn: Turn = {
         ...input.turn,
-        prompt: { system: input.turn.prompt.system, text: plan.text },
+        prompt: { system: input.turn.prompt.system, text: plan.text, ...imagesOf(plan.turns) },
         session: { mode: plan.mode, ...(plan.sessionId ? { sessionId: plan.sessionId } : {}), ...(plan.slot !== undefined ? { slot: plan.slot } : {}) },
       };
       gen = runTurn(deps, { ...input, turn });

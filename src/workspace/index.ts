@@ -17,7 +17,7 @@ export interface Link {
 export interface WorkspaceFile {
   /** Path relative to the workspace root. */
   name: string;
-  content: string;
+  content: string | Buffer;
 }
 
 export interface Workspace {
@@ -35,7 +35,7 @@ export interface Workspace {
   /** Absolute path of a file inside the workspace root. */
   path(name: string): string;
   /** Writes a private (0600) file inside the workspace root; never overwrites. */
-  writeFile(name: string, content: string): void;
+  writeFile(name: string, content: string | Buffer): void;
   /** Records the pid of the process group running here, so a sweep after a crash can stop it. */
   markOwner(pid: number): void;
   /** Removes the request's workspace (never the slot's stable directories); safe to call twice. */
@@ -226,7 +226,7 @@ function inside(base: string, rel: string): string {
   return full;
 }
 
-function writePrivate(path: string, content: string): void {
+function writePrivate(path: string, content: string | Buffer): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // 'wx': never follow or overwrite something that is already there.
   writeFileSync(path, content, { mode: 0o600, flag: 'wx' });

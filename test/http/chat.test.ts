@@ -9,7 +9,7 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let t: TestDaemon;
 before(async () => {
-  t = await startTestDaemon({ config: { idleTimeout: 2, timeout: 20, bodyLimit: 64 * 1024 * 1024 } });
+  t = await startTestDaemon({ config: { idleTimeout: 2, timeout: 20, bodyLimit: 64 * 1024 * 1024, contextTokens: { claude: 100_000_000 } } });
 });
 after(async () => {
   await t.close();

@@ -97,6 +97,16 @@ describe('real claude CLI through olp', () => {
     assert.ok(!/<conversation>/.test(texts), 'history came from the session, not from a re-sent transcript');
   });
 
+  it('an image travels to the Messages API as an image block (stream-json input)', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const before = api.requests.length;
+    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'text', text: 'describe the picture' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }] });
+    assert.equal(res.choices[0]?.message.content, 'stand-in heard: describe the picture');
+    const sent = JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages);
+    assert.match(sent, /"type":"image"/);
+    assert.ok(sent.includes(png), 'the image data arrived intact');
+  });
+
   it('an API key the provider refuses → 503 that says how to log in', async () => {
     api.mode = '401';
     try {

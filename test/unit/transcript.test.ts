@@ -43,7 +43,7 @@ describe('transcript rendering', () => {
       { role: 'user', content: 'thanks' },
     ]);
     assert.match(p.text, /<tool_call id="c1" name="get_weather">\n\{"city":"Oslo"\}\n<\/tool_call>/);
-    assert.match(p.text, /<tool_result id="c1">\nrainy\n<\/tool_result>/);
+    assert.match(p.text, /<tool_result id="c1" name="get_weather">\nrainy\n<\/tool_result>/);
   });
 
   it('asks to continue when the history ends with an assistant turn', () => {

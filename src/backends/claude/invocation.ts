@@ -19,6 +19,7 @@ function sessionArgs(turn: Turn): string[] {
  * Chat mode: no built-in tools, no MCP servers, no user/project settings, no slash commands.
  */
 export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepared {
+  const images = turn.prompt.images ?? [];
   const args = [
     '-p',
     '--output-format',
@@ -34,9 +35,25 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     ...sessionArgs(turn),
     '--system-prompt-file',
     place.path(SYSTEM_PROMPT_FILE),
+    // Images need the stream-json input protocol: one user message with text and image blocks.
+    ...(images.length ? ['--input-format', 'stream-json'] : []),
   ];
+  const stdin = images.length
+    ? `${JSON.stringify({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [
+            { type: 'text', text: turn.prompt.text },
+            ...images.map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') } })),
+          ],
+        },
+        parent_tool_use_id: null,
+        session_id: '',
+      })}\n`
+    : turn.prompt.text;
   return {
-    invocation: { command: bin, args, stdin: turn.prompt.text },
+    invocation: { command: bin, args, stdin },
     files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }],
   };
 }

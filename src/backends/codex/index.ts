@@ -54,7 +54,7 @@ export function createCodexBackend(opts: CodexOptions): Backend {
         deny: (name) => (name in set ? false : API_KEY_VARS.includes(name) ? !explicit.has(name) : name === 'CODEX_HOME' || name === 'CODEX_SQLITE_HOME'),
       };
     },
-    prepare: (turn) => toCodexInvocation(opts.bin, turn, opts.config),
+    prepare: (turn, place) => toCodexInvocation(opts.bin, turn, place, opts.config),
     createParser: () => createCodexParser(),
     spawnError: (exit) => toCodexSpawnError(opts.bin, exit),
     cumulativeUsage: true,

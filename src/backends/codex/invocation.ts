@@ -17,10 +17,15 @@ function tomlString(s: string): string {
  * system prompt in a profile file (never in argv), a read-only sandbox, no approvals, the agent's
  * tools disabled; `exec resume <thread>` continues a session, `--ephemeral` keeps none.
  */
-export function toCodexInvocation(bin: string, turn: Turn, config: readonly string[]): Prepared {
+const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+
+export function toCodexInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
   const s = turn.session;
+  // Images go to codex as files in the workspace (`--image=<file>`, one per image).
+  const images = (turn.prompt.images ?? []).map((img, i) => ({ name: `images/${i}.${EXT[img.mediaType]}`, content: img.data }));
   const args = [
     'exec',
+    ...images.map((f) => `--image=${place.path(f.name)}`),
     '--json',
     '--skip-git-repo-check',
     '--sandbox',
@@ -39,7 +44,7 @@ export function toCodexInvocation(bin: string, turn: Turn, config: readonly stri
     ...(turn.prompt.system ? [`developer_instructions = ${tomlString(turn.prompt.system)}`] : []),
     ...(turn.maxOutputTokens ? [`model_max_output_tokens = ${turn.maxOutputTokens}`] : []),
   ].join('\n');
-  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }] };
+  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images] };
 }
 
 /** Where codex keeps its state for this run: a fresh CODEX_HOME inside the run's home. */

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { invalidRequest } from '../errors/index.js';
+
+/** A decoded, checked image from a user message. */
+export interface Image {
+  mediaType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+  data: Buffer;
+  sha256: string;
+  /** Where it came from, for error messages (`messages.3.content.1`). */
+  part: string;
+}
+
+export interface ImageLimits {
+  /** Largest decoded image, bytes. */
+  maxBytes: number;
+  /** Most images in one request. */
+  maxCount: number;
+  /** Largest total of decoded images, bytes. */
+  maxTotalBytes: number;
+  /** Fetch http(s) image URLs (off unless the operator enables it). */
+  fetchRemote: boolean;
+}
+
+export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxBytes: 5 * 1024 * 1024, maxCount: 8, maxTotalBytes: 20 * 1024 * 1024, fetchRemote: false };
+
+const MAGIC: [Image['mediaType'], (b: Buffer) => boolean][] = [
+  ['image/png', (b) => b.length > 8 && b.readUInt32BE(0) === 0x89504e47],
+  ['image/jpeg', (b) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
+  ['image/gif', (b) => b.length > 6 && b.subarray(0, 4).toString('latin1') === 'GIF8'],
+  ['image/webp', (b) => b.length > 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
+];
+
+/** The image type from its first bytes, or undefined when it is none of the four the CLIs take. */
+function sniff(data: Buffer): Image['mediaType'] | undefined {
+  return MAGIC.find(([, test]) => test(data))?.[0];
+}
+
+function refuse(part: string, why: string): never {
+  throw invalidRequest(`Invalid image in '${part}': ${why}`, part, 'invalid_image');
+}
+
+/** Decodes and checks one image part: a data URL of PNG, JPEG, GIF or WebP within the size limit. */
+export function toImage(url: string, part: string, limits: ImageLimits): Image {
+  if (/^https?:\/\//i.test(url)) {
+    refuse(part, limits.fetchRemote ? 'remote images must be fetched before decoding' : 'remote image URLs are not fetched by this server (send the image as a data: URL, or ask the operator to enable imageFetch)');
+  }
+  const m = /^data:([a-z]+\/[a-z0-9.+-]+)?(;[^,]*)?,(.*)$/is.exec(url);
+  if (!m) refuse(part, 'expected a data: URL (data:image/png;base64,…)');
+  if (!/;base64/i.test(m[2] ?? '')) refuse(part, 'the data URL must be base64-encoded');
+  const b64 = m[3]!.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) refuse(part, 'the base64 data is not valid');
+  if ((b64.length * 3) / 4 > limits.maxBytes + 3) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+  const data = Buffer.from(b64, 'base64');
+  if (data.length === 0) refuse(part, 'the image is empty');
+  if (data.length > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+  const mediaType = sniff(data);
+  if (!mediaType) refuse(part, 'the data is not a PNG, JPEG, GIF or WebP image');
+  return { mediaType, data, sha256: createHash('sha256').update(data).digest('hex'), part };
+}
+
+/** Count and total-size limits across a request's images. */
+export function checkImageTotals(images: readonly Image[], limits: ImageLimits): void {
+  if (images.length > limits.maxCount) refuse(images[limits.maxCount]!.part, `a request may carry at most ${limits.maxCount} images`);
+  let total = 0;
+  for (const img of images) {
+    total += img.data.length;
+    if (total > limits.maxTotalBytes) refuse(img.part, `the images of a request may total at most ${limits.maxTotalBytes} bytes`);
+  }
+}
+
+/**
+ * Replaces http(s) image URLs with data URLs, when the operator allows fetching them; bounded in
+ * size and time. Messages are copied, never changed in place.
+ */
+export async function fetchRemoteImages<T>(messages: T[], limits: ImageLimits): Promise<T[]> {
+  if (!limits.fetchRemote) return messages;
+  return Promise.all(
+    messages.map(async (m, i) => {
+      const content = (m as { content?: unknown }).content;
+      if (!Array.isArray(content)) return m;
+      const parts = await Promise.all(
+        content.map(async (p: { type?: string; image_url?: { url?: string } }, j: number) => {
+          const url = p?.type === 'image_url' ? p.image_url?.url : undefined;
+          if (!url || !/^https?:\/\//i.test(url)) return p;
+          const part = `messages.${i}.content.${j}`;
+          let res: Response;
+          try {
+            res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
+          } catch (err) {
+            return refuse(part, `could not fetch the image (${(err as Error).message})`);
+          }
+          if (!res.ok) refuse(part, `fetching the image gave HTTP ${res.status}`);
+          if (Number(res.headers.get('content-length') ?? 0) > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+          const body = Buffer.from(await res.arrayBuffer());
+          if (body.length > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+          return { ...p, image_url: { ...p.image_url, url: `data:application/octet-stream;base64,${body.toString('base64')}` } };
+        }),
+      );
+      return { ...m, content: parts };
+    }),
+  );
+}
