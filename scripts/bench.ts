@@ -53,7 +53,8 @@ const median = (xs: number[]) => {
 };
 
 const stateDir = mkdtempSync(join(tmpdir(), 'olp-bench-'));
-const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir, port: 0, claudeBin: FAKE_CLAUDE, logLevel: 'silent', claudeEnv: { FAKE_CLAUDE_REPLY: REPLY } } });
+// Sessions off: both paths then run the same CLI invocation (the pool has its own figure below).
+const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir, port: 0, claudeBin: FAKE_CLAUDE, logLevel: 'silent', sessions: false, claudeEnv: { FAKE_CLAUDE_REPLY: REPLY } } });
 const daemon = await startDaemon({ config, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: stateDir } });
 const { token } = daemon.store.keys.add('bench');
 try {

@@ -131,7 +131,7 @@ export function createProcessSupervisor(logger: Logger) {
     const terminate = (why: EndReason): void => {
       if (cancel.signal.aborted) return;
       reason = why;
-      cancel.abort();
+      cancel.abort(why);
       killGroup(pid, 'SIGTERM');
       forceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), limits.killGraceMs);
     };

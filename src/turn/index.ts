@@ -74,9 +74,10 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     }
   } finally {
     // Early return (client gone, consumer error): stop the child and wait for its group to die.
-    stop.abort();
+    stop.abort('turn_closed'); // a string reason: no DOMException (and its stack) per request
     if (proc) await proc.exit;
-    ws.remove();
+    // The child is gone; removing its directory can wait until the response is on its way.
+    setImmediate(() => ws.remove());
   }
 }
 

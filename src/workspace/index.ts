@@ -29,7 +29,7 @@ export interface Workspace {
   readonly cwd: string;
   /**
    * A directory that outlives the request when the workspace belongs to a slot (a CLI's own
-   * session store goes here); inside the request workspace otherwise.
+   * session store goes here); inside the request workspace otherwise (created on first use).
    */
   readonly persistent: string;
   /** Absolute path of a file inside the workspace root. */
@@ -123,7 +123,6 @@ export function createWorkspaces(stateDir: string) {
       mkdirSync(home, { mode: 0o700 });
       if (opts.slot === undefined) {
         mkdirSync(cwd, { mode: 0o700 });
-        mkdirSync(persistent, { mode: 0o700 });
       } else {
         mkdirSync(cwd, { recursive: true, mode: 0o700 });
         mkdirSync(persistent, { recursive: true, mode: 0o700 });
@@ -131,6 +130,7 @@ export function createWorkspaces(stateDir: string) {
       for (const d of opts.dirs ?? []) mkdirSync(inside(home, d), { recursive: true, mode: 0o700 });
       for (const link of opts.links ?? []) {
         const from = link.persistent ? inside(persistent, link.from) : link.from;
+        // The persistent dir is made only when something lives there (slots always have one).
         if (link.persistent) mkdirSync(from, { recursive: true, mode: 0o700 });
         else if (!existsSync(from)) continue;
         const target = inside(home, link.to);
