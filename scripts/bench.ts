@@ -14,6 +14,7 @@ import { startDaemon } from '../src/serve.js';
 import { openStore } from '../src/store/index.js';
 import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
+import { createTimings } from './stats.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' } } });
 const runs = Number(values.runs);
@@ -29,7 +30,7 @@ function direct(): Promise<number> {
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('error', reject);
-    child.on('exit', () => (out.includes('"type":"result"') ? resolve(performance.now() - started) : reject(new Error('no result'))));
+    child.on('close', () => (out.includes('"type":"result"') ? resolve(performance.now() - started) : reject(new Error('no result'))));
     child.stdin.end('say ok');
   });
 }
@@ -46,10 +47,65 @@ async function viaOlp(url: string, token: string): Promise<number> {
   return performance.now() - started;
 }
 
+/** ms until the first text_delta line of a directly spawned fake CLI. */
+function directFirstToken(): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(FAKE_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='], {
+      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let t: number | undefined;
+    let buf = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buf += c.toString();
+      if (t === undefined && buf.includes('"text_delta"')) t = performance.now() - started;
+    });
+    child.on('error', reject);
+    child.on('close', () => (t === undefined ? reject(new Error('no delta')) : resolve(t)));
+    child.stdin.end('say something');
+  });
+}
+
+/** ms until the first content chunk of a streamed reply through olp. */
+async function olpFirstToken(url: string, token: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'user', content: 'say something' }] }),
+  });
+  const reader = res.body!.getReader();
+  let t: number | undefined;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (t === undefined && /"content":"[^"]/.test(new TextDecoder().decode(value))) t = performance.now() - started;
+  }
+  if (t === undefined) throw new Error('no content');
+  return t;
+}
+
+/** Requests per second doing `n` calls of `fn`, `c` at a time. */
+async function throughput(n: number, c: number, fn: () => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) {
+        next++;
+        await fn();
+      }
+    }),
+  );
+  return n / ((performance.now() - started) / 1000);
+}
+
+/** Median by hdr-histogram (no hand-rolled percentile maths). */
 const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  const t = createTimings();
+  for (const x of xs) t.record(x);
+  return t.p(50);
 };
 
 const stateDir = mkdtempSync(join(tmpdir(), 'olp-bench-'));
@@ -77,6 +133,24 @@ try {
   console.log(`  through olp   median ${figures.olpMedianMs} ms`);
   console.log(`  olp adds      ${figures.addedMs} ms (olp/direct = ${figures.ratio})`);
   console.log(JSON.stringify(figures));
+
+  // Time to the first text of a streamed reply: the first text_delta line vs the first content chunk.
+  const da: number[] = [];
+  const ob: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    da.push(await directFirstToken());
+    ob.push(await olpFirstToken(daemon.url, token));
+  }
+  const ta = median(da);
+  const tb = median(ob);
+  console.log(`streamed reply, time to first token: direct ${ta.toFixed(1)} ms, through olp ${tb.toFixed(1)} ms (olp adds ${(tb - ta).toFixed(1)} ms, ratio ${(tb / ta).toFixed(3)})`);
+
+  // Throughput at concurrency 16: the same number of requests, 16 at a time, each way.
+  const n = Math.max(64, runs);
+  const ra = await throughput(n, 16, direct);
+  const rb = await throughput(n, 16, () => viaOlp(daemon.url, token));
+  console.log(`throughput at concurrency 16 (${n} requests): direct ${ra.toFixed(1)} req/s, through olp ${rb.toFixed(1)} req/s (ratio ${(rb / ra).toFixed(3)})`);
+  console.log(JSON.stringify({ ttft: { directMs: +ta.toFixed(1), olpMs: +tb.toFixed(1) }, throughput16: { directRps: +ra.toFixed(1), olpRps: +rb.toFixed(1) } }));
 } finally {
   await daemon.close();
   rmSync(stateDir, { recursive: true, force: true });

@@ -183,7 +183,8 @@ async function* runChain(
       meta.model = model;
       meta.onHead = () => noteSession(res, lease);
       const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(maxOutputTokens ? { maxOutputTokens } : {}) };
-      gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId: c.requestId, backend: route.backend, turn, lease, signal, log: c.log });
+      const requestId = i === 0 ? c.requestId : `${c.requestId}-f${i}`;
+      gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: c.log });
       let emitted = false;
       let step = await gen.next();
       while (!step.done) {

@@ -22,6 +22,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
   const { lease } = input;
   let retried = false;
   let settled = false;
+  let attempt = 0;
   let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
   try {
     for (;;) {
@@ -31,7 +32,9 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
         prompt: { system: input.turn.prompt.system, text: plan.text, ...imagesOf(plan.turns) },
         session: { mode: plan.mode, ...(plan.sessionId ? { sessionId: plan.sessionId } : {}), ...(plan.slot !== undefined ? { slot: plan.slot } : {}) },
       };
-      gen = runTurn(deps, { ...input, turn });
+      // Each attempt gets its own workspace (the previous one may still be being removed).
+      gen = runTurn(deps, { ...input, turn, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
+      attempt++;
       const reply: string[] = [];
       let step = await gen.next();
       while (!step.done) {
