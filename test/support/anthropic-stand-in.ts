@@ -1,8 +1,8 @@
 // A small stand-in for the Anthropic Messages API on loopback, so the real `claude` binary can be
 // run end to end with a dummy key and nothing leaving the machine (ANTHROPIC_BASE_URL).
-import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpServer } from '../../src/http/index.js';
+import { listenLoopback } from './listen.js';
 
 export type StandInMode = 'text' | '401' | '429' | '500' | 'slow';
 
@@ -96,12 +96,8 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     send('message_stop', { type: 'message_stop' });
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const { url, close } = await listenLoopback(server);
+  state.url = url;
+  state.close = close;
   return state;
 }

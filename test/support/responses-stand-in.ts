@@ -1,8 +1,8 @@
 // A small stand-in for the OpenAI Responses API on loopback, so the real `codex` binary can run
 // end to end with a dummy key (`-c openai_base_url=…`, CODEX_API_KEY) and nothing leaving the machine.
-import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpServer } from '../../src/http/index.js';
+import { listenLoopback } from './listen.js';
 
 export type ResponsesMode = 'text' | '401' | '429' | '500';
 
@@ -55,12 +55,8 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const { url, close } = await listenLoopback(server);
+  state.url = url;
+  state.close = close;
   return state;
 }

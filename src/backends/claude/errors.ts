@@ -1,7 +1,6 @@
 import {
   backendBadOutput,
   backendFailed,
-  backendNotInstalled,
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
@@ -11,6 +10,7 @@ import {
   sessionNotFound,
 } from '../../errors/index.js';
 import type { ExitInfo } from '../../process/index.js';
+import { clip, toSpawnFailure } from '../common.js';
 
 const NAME = 'claude';
 export const LOGIN_FIX = 'run `claude auth login` (or `claude` and then /login) as the user olp runs as';
@@ -39,17 +39,9 @@ export interface RunSummary {
   model?: string;
 }
 
-function clip(text: string, max = 300): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max)}…` : t;
-}
-
 /** Errors from starting the process at all. */
 export function toSpawnError(bin: string, exit: ExitInfo): ProxyError {
-  const code = exit.spawnError?.code;
-  if (code === 'ENOENT') return backendNotInstalled(NAME, bin, INSTALL_FIX, exit.spawnError);
-  if (code === 'EACCES') return backendNotInstalled(NAME, bin, `The file is not executable. ${INSTALL_FIX}`, exit.spawnError);
-  return backendFailed(NAME, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+  return toSpawnFailure(NAME, bin, INSTALL_FIX, exit);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ExitInfo } from '../../process/index.js';
+import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, FinishReason, TurnOutcome } from '../types.js';
 import { toClaudeError, type ClaudeResult } from './errors.js';
 import { toUsage } from './usage.js';
@@ -34,9 +35,7 @@ export function toFinishReason(stop: string | null | undefined): FinishReason {
  * from the `result` line only (the `assistant` usage is a message_start snapshot).
  */
 export function createClaudeParser(model?: string): EventParser {
-  let parsed = 0;
-  let unparsed = 0;
-  let firstUnparsed: string | undefined;
+  const reader = createLineReader<Line>();
   let sessionId: string | undefined;
   let result: (ClaudeResult & { usage?: unknown; total_cost_usd?: unknown }) | undefined;
   let assistantError: string | undefined;
@@ -52,16 +51,8 @@ export function createClaudeParser(model?: string): EventParser {
 
   return {
     push(raw: string): BackendEvent[] {
-      let line: Line;
-      try {
-        line = JSON.parse(raw) as Line;
-        if (line === null || typeof line !== 'object') throw new Error('not an object');
-      } catch {
-        unparsed++;
-        firstUnparsed ??= raw;
-        return [];
-      }
-      parsed++;
+      const line = reader.read(raw);
+      if (!line) return [];
       const topLevel = line.parent_tool_use_id == null;
       switch (line.type) {
         case 'system':
@@ -112,9 +103,7 @@ export function createClaudeParser(model?: string): EventParser {
         ...(result ? { result } : {}),
         ...(assistantError ? { assistantError } : {}),
         exit,
-        parsedLines: parsed,
-        unparsedLines: unparsed,
-        ...(firstUnparsed !== undefined ? { firstUnparsed } : {}),
+        ...reader.summary(),
         ...(model ? { model } : {}),
       });
       return { ok: false, error, usage, ...base };

@@ -1,7 +1,6 @@
 import {
   backendBadOutput,
   backendFailed,
-  backendNotInstalled,
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
@@ -10,21 +9,14 @@ import {
   sessionNotFound,
 } from '../../errors/index.js';
 import type { ExitInfo } from '../../process/index.js';
+import { clip, toSpawnFailure } from '../common.js';
 
 const NAME = 'codex';
 export const CODEX_LOGIN_FIX = 'run `codex login` as the user olp runs as';
 const INSTALL_FIX = 'Install it with `npm install -g @openai/codex` or point olp at it with --codex-bin.';
 
-function clip(text: string, max = 300): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max)}…` : t;
-}
-
 export function toCodexSpawnError(bin: string, exit: ExitInfo): ProxyError {
-  const code = exit.spawnError?.code;
-  if (code === 'ENOENT') return backendNotInstalled(NAME, bin, INSTALL_FIX, exit.spawnError);
-  if (code === 'EACCES') return backendNotInstalled(NAME, bin, `The file is not executable. ${INSTALL_FIX}`, exit.spawnError);
-  return backendFailed(NAME, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+  return toSpawnFailure(NAME, bin, INSTALL_FIX, exit);
 }
 
 export interface CodexRunSummary {

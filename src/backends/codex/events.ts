@@ -1,4 +1,5 @@
 import type { ExitInfo } from '../../process/index.js';
+import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { toCodexError } from './errors.js';
 import { toCodexUsage, toRawCodexUsage } from './usage.js';
@@ -19,9 +20,7 @@ interface Line {
  * the session layer turns it into this request's share.
  */
 export function createCodexParser(model?: string): EventParser {
-  let parsed = 0;
-  let unparsed = 0;
-  let firstUnparsed: string | undefined;
+  const reader = createLineReader<Line>();
   let threadId: string | undefined;
   let completed: unknown;
   let failed: string | undefined;
@@ -44,16 +43,8 @@ export function createCodexParser(model?: string): EventParser {
 
   return {
     push(raw: string): BackendEvent[] {
-      let line: Line;
-      try {
-        line = JSON.parse(raw) as Line;
-        if (line === null || typeof line !== 'object') throw new Error('not an object');
-      } catch {
-        unparsed++;
-        firstUnparsed ??= raw;
-        return [];
-      }
-      parsed++;
+      const line = reader.read(raw);
+      if (!line) return [];
       switch (line.type) {
         case 'thread.started':
           if (typeof line.thread_id === 'string' && !threadId) {
@@ -63,7 +54,7 @@ export function createCodexParser(model?: string): EventParser {
           return [];
         case 'item.updated':
         case 'item.completed':
-          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${parsed}`, line.item.text);
+          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text);
           return [];
         case 'turn.completed':
           completed = line.usage;
@@ -87,9 +78,7 @@ export function createCodexParser(model?: string): EventParser {
         ...(failed !== undefined ? { failed } : {}),
         ...(lastError !== undefined ? { lastError } : {}),
         exit,
-        parsedLines: parsed,
-        unparsedLines: unparsed,
-        ...(firstUnparsed !== undefined ? { firstUnparsed } : {}),
+        ...reader.summary(),
         ...(model ? { model } : {}),
       });
       return { ok: false, error, usage, ...base };

@@ -1,0 +1,44 @@
+import { backendFailed, backendNotInstalled, type ProxyError } from '../errors/index.js';
+import type { ExitInfo } from '../process/index.js';
+
+/** One line of text for an error message: whitespace collapsed, cut at `max` characters. */
+export function clip(text: string, max = 300): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+/** Errors from starting a CLI at all: missing (ENOENT), not executable (EACCES), anything else. */
+export function toSpawnFailure(backend: string, bin: string, installFix: string, exit: ExitInfo): ProxyError {
+  const code = exit.spawnError?.code;
+  if (code === 'ENOENT') return backendNotInstalled(backend, bin, installFix, exit.spawnError);
+  if (code === 'EACCES') return backendNotInstalled(backend, bin, `The file is not executable. ${installFix}`, exit.spawnError);
+  return backendFailed(backend, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+}
+
+/** Counts a CLI's stdout lines: JSON objects are parsed, anything else is remembered for the error message. */
+export function createLineReader<T extends object>() {
+  let parsed = 0;
+  let unparsed = 0;
+  let firstUnparsed: string | undefined;
+  return {
+    /** The line as an object, or undefined (counted) when it is not a JSON object. */
+    read(raw: string): T | undefined {
+      try {
+        const line = JSON.parse(raw) as unknown;
+        if (line !== null && typeof line === 'object') {
+          parsed++;
+          return line as T;
+        }
+      } catch {
+        // counted below
+      }
+      unparsed++;
+      firstUnparsed ??= raw;
+      return undefined;
+    },
+    /** Line counts for error decisions. */
+    summary(): { parsedLines: number; unparsedLines: number; firstUnparsed?: string } {
+      return { parsedLines: parsed, unparsedLines: unparsed, ...(firstUnparsed !== undefined ? { firstUnparsed } : {}) };
+    },
+  };
+}
