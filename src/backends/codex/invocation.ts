@@ -40,10 +40,9 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? [] : ['--ephemeral']),
     '-',
   ];
-  const profile = [
-    ...(turn.prompt.system ? [`developer_instructions = ${tomlString(turn.prompt.system)}`] : []),
-    ...(turn.maxOutputTokens ? [`model_max_output_tokens = ${turn.maxOutputTokens}`] : []),
-  ].join('\n');
+  // codex 0.171 has no setting for an output cap (--strict-config rejects model_max_output_tokens),
+  // so max_tokens is documented as ignored for codex models.
+  const profile = turn.prompt.system ? `developer_instructions = ${tomlString(turn.prompt.system)}` : '';
   return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images] };
 }
 
