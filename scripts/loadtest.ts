@@ -190,11 +190,15 @@ if (target.olp && target.stateDir && target.records) {
   const pids = readdirSync(target.records).filter((f) => f.endsWith('.json')).map((f) => Number(f.split('.')[0]));
   survivors = pids.filter(alive).length;
   const run = join(target.stateDir, 'run');
-  try {
-    leftoverWorkspaces = readdirSync(run).reduce((n, k) => n + readdirSync(join(run, k)).length, 0);
-  } catch {
-    leftoverWorkspaces = 0;
-  }
+  const countWorkspaces = () => {
+    try {
+      return readdirSync(run).reduce((n, k) => n + readdirSync(join(run, k)).length, 0);
+    } catch {
+      return 0;
+    }
+  };
+  // Workspaces are removed off the event loop just after each response: allow that a moment.
+  for (let i = 0; i < 40 && (leftoverWorkspaces = countWorkspaces()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
 }
 await target.stop();
 

@@ -21,6 +21,8 @@ export interface Daemon {
   store: Store;
   /** Number of live CLI children. */
   readonly children: number;
+  /** Resolves once every workspace removal in progress has finished. */
+  settled(): Promise<void>;
   /** Stops taking requests, lets in-flight ones finish within the grace, kills the rest, closes the store. */
   close(): Promise<void>;
 }
@@ -186,6 +188,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     get children() {
       return supervisor.active;
     },
+    settled: () => workspaces.settled(),
     close() {
       closing ??= (async () => {
         lifecycle.drain();
@@ -201,6 +204,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
         await stopped;
         clearInterval(pruneTimer);
         appender?.close();
+        await workspaces.settled();
         workspaces.sweep();
         store.close();
       })();

@@ -76,8 +76,8 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     // Early return (client gone, consumer error): stop the child and wait for its group to die.
     stop.abort('turn_closed'); // a string reason: no DOMException (and its stack) per request
     if (proc) await proc.exit;
-    // The child is gone; removing its directory can wait until the response is on its way.
-    setImmediate(() => ws.remove());
+    // The child is gone; its directory is removed off the event loop, never delaying the response.
+    ws.removeLater().catch((err: unknown) => log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
   }
 }
 

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { ensurePrivateDir } from '../store/index.js';
 
@@ -40,6 +41,8 @@ export interface Workspace {
   markOwner(pid: number): void;
   /** Removes the request's workspace (never the slot's stable directories); safe to call twice. */
   remove(): void;
+  /** The same, off the event loop (the recursive delete runs on libuv's thread pool). */
+  removeLater(): Promise<void>;
 }
 
 export interface CreateOptions {
@@ -71,6 +74,7 @@ export function createWorkspaces(stateDir: string) {
   const root = join(stateDir, 'run');
   const slotsRoot = join(stateDir, 'slots');
   const ready = new Set<string>();
+  const removing = new Set<Promise<void>>();
 
   /** Creates a private directory once per process; later calls cost nothing. */
   function ensureOnce(dir: string): void {
@@ -117,6 +121,13 @@ export function createWorkspaces(stateDir: string) {
         if (removed) return;
         removed = true;
         rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      },
+      removeLater() {
+        if (removed) return Promise.resolve();
+        removed = true;
+        const p = rm(dir, { recursive: true, force: true, maxRetries: 3 }).finally(() => removing.delete(p));
+        removing.add(p);
+        return p;
       },
     };
     try {
@@ -189,7 +200,12 @@ export function createWorkspaces(stateDir: string) {
     }, 0);
   }
 
-  return { root, slotsRoot, create, sweep, removeSlot, count };
+  /** Resolves when every removal started so far has finished. */
+  async function settled(): Promise<void> {
+    await Promise.allSettled([...removing]);
+  }
+
+  return { root, slotsRoot, create, sweep, removeSlot, count, settled };
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;

@@ -86,8 +86,8 @@ describe('a CLI child sees only its workspace', () => {
   });
 
   it('leaves no workspace behind', async () => {
-    // Removal runs right after the response is sent, so give it that moment.
-    for (let i = 0; i < 50 && leftoverWorkspaces(t.stateDir).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    // Removal runs right after the response is sent, off the event loop.
+    await t.daemon.settled();
     assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
   });
 });

@@ -55,6 +55,7 @@ it('200 mixed requests leave zero workspaces and zero processes behind', async (
   const deadline = Date.now() + 10_000;
   while (t.daemon.children > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 
+  await t.daemon.settled();
   const { runs, grandchildren } = recordedPids(t.recordDir);
   const aliveRuns = await waitGone(runs);
   const aliveGrandchildren = await waitGone(grandchildren);
