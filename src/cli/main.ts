@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, FIELDS, parseConfig, type ConfigKey } from '../config/index.js';
 import { createLogger } from '../log/index.js';
@@ -132,7 +133,7 @@ function sessions(argv: string[]): number {
   const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
   const store = openStore(config.stateDir);
   try {
-    return runSessions(store, sub, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
+    return runSessions(store, join(config.stateDir, 'slots'), sub, values as Record<string, string | boolean | undefined>, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
   } finally {
     store.close();
   }

@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import { UsageError } from './keys.js';
 
@@ -16,7 +18,7 @@ function age(ms: number | null, now: number): string {
 }
 
 /** `olp sessions …`: returns the exit code. */
-export function runSessions(store: Store, sub: string | undefined, values: Record<string, string | boolean | undefined>, out: (s: string) => void, err: (s: string) => void): number {
+export function runSessions(store: Store, slotsDir: string, sub: string | undefined, values: Record<string, string | boolean | undefined>, out: (s: string) => void, err: (s: string) => void): number {
   const keys = store.keys.list().filter((k) => !k.revokedAt);
   const byId = new Map(keys.map((k) => [k.id, k]));
   const name = typeof values.key === 'string' ? values.key : undefined;
@@ -57,6 +59,8 @@ export function runSessions(store: Store, sub: string | undefined, values: Recor
     case 'rotate': {
       if (!key && !values.all) throw new UsageError('usage: olp sessions rotate --key NAME | --all');
       const n = store.slots.rotate(key?.id);
+      // The CLIs' own session files of those slots go too.
+      rmSync(key ? join(slotsDir, key.id) : slotsDir, { recursive: true, force: true });
       out(`${n} slot(s) will start a fresh session on their next request\n`);
       return 0;
     }

@@ -38,7 +38,7 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     requestId: input.requestId,
     links: deps.replay ? [] : backend.links(turn),
     ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}),
-    ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}` } : {}),
+    ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}`, resetSlot: turn.session?.mode === 'fresh' } : {}),
   });
   const stop = new AbortController();
   const signal = AbortSignal.any([input.signal, stop.signal]);

@@ -56,6 +56,8 @@ export interface CreateOptions {
    * `<state>/slots/<keyId>/<slot>/` and survive the request (HOME stays fresh).
    */
   slot?: string;
+  /** With `slot`: start the slot over (its old CLI session files are deleted first). */
+  resetSlot?: boolean;
 }
 
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -105,6 +107,8 @@ export function createWorkspaces(stateDir: string) {
     let persistent = join(dir, 'state');
     if (opts.slot !== undefined) {
       const slotDir = join(slotsRoot, opts.keyId, opts.slot);
+      // A rotated slot's previous session is abandoned: its files go, so slots never grow without bound.
+      if (opts.resetSlot) rmSync(slotDir, { recursive: true, force: true, maxRetries: 3 });
       cwd = join(slotDir, 'work');
       persistent = join(slotDir, 'state');
     }
