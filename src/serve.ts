@@ -44,14 +44,11 @@ function codexAuth(hostEnv: DaemonOptions['hostEnv']): string {
   return join(hostEnv.CODEX_HOME || join(hostEnv.HOME || homedir(), '.codex'), 'auth.json');
 }
 
-const CLAUDE_KEYS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'];
-const CODEX_KEYS = ['CODEX_API_KEY', 'OPENAI_API_KEY', 'CODEX_ACCESS_TOKEN'];
-
 /** Both backends and how to ask each CLI for its version and login, from the configuration. */
 export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']) {
   const claude = createClaudeBackend({ bin: config.claudeBin, credentials: config.claudeCredentials ?? claudeCredentials(hostEnv), passEnv: config.claudePassEnv, env: config.claudeEnv });
   const codex = createCodexBackend({ bin: config.codexBin, auth: config.codexAuth ?? codexAuth(hostEnv), passEnv: config.codexPassEnv, env: config.codexEnv, config: config.codexConfig });
-  const hasKey = (names: string[], pass: readonly string[], env: Readonly<Record<string, string>>) => names.some((n) => (pass.includes(n) && hostEnv[n]) || env[n]);
+  const hasKey = (b: Backend, pass: readonly string[], env: Readonly<Record<string, string>>) => b.apiKeyVars.some((n) => (pass.includes(n) && hostEnv[n]) || env[n]);
   const probes = new Map<string, StatusProbe>([
     [
       'claude',
@@ -61,7 +58,7 @@ export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']
         loggedIn: (code, stdout) => code === 0 && !/"loggedIn":\s*false/.test(stdout),
         loginFix: CLAUDE_LOGIN_FIX_COMMAND,
         installFix: 'npm install -g @anthropic-ai/claude-code   (or: olp serve --claude-bin /path/to/claude)',
-        apiKeyConfigured: Boolean(hasKey(CLAUDE_KEYS, config.claudePassEnv, config.claudeEnv)),
+        apiKeyConfigured: Boolean(hasKey(claude, config.claudePassEnv, config.claudeEnv)),
       },
     ],
     [
@@ -72,7 +69,7 @@ export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']
         loggedIn: (code) => code === 0,
         loginFix: 'codex login',
         installFix: 'npm install -g @openai/codex   (or: olp serve --codex-bin /path/to/codex)',
-        apiKeyConfigured: Boolean(hasKey(CODEX_KEYS, config.codexPassEnv, config.codexEnv)),
+        apiKeyConfigured: Boolean(hasKey(codex, config.codexPassEnv, config.codexEnv)),
       },
     ],
   ]);
@@ -113,8 +110,8 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
       logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
       continue;
     }
-    for (const link of b.links({ prompt: { system: null, text: '' }, cliModel: '' }).filter((l) => !l.persistent)) {
-      if (!existsSync(link.from)) logger.warn({ event: 'credentials_missing', backend: b.id, file: link.from }, `${b.id}: credential file ${link.from} not found (fine if you use an API key)`);
+    for (const file of b.credentials) {
+      if (!existsSync(file)) logger.warn({ event: 'credentials_missing', backend: b.id, file }, `${b.id}: credential file ${file} not found (fine if you use an API key)`);
     }
   }
 

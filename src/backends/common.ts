@@ -1,5 +1,23 @@
 import { backendFailed, backendNotInstalled, type ProxyError } from '../errors/index.js';
 import type { ExitInfo } from '../process/index.js';
+import type { EnvPolicy } from './types.js';
+
+/**
+ * The environment rules every backend follows: what it sets always passes; a provider key passes
+ * only when the operator names it; `neverPass` (nested-session markers, the CLI's own home) never does.
+ */
+export function toEnvPolicy(set: Readonly<Record<string, string>>, pass: readonly string[], apiKeyVars: readonly string[], neverPass: (name: string) => boolean): EnvPolicy {
+  const named = new Set(pass);
+  return {
+    set,
+    pass,
+    deny(name) {
+      if (name in set) return false;
+      if (apiKeyVars.includes(name)) return !named.has(name);
+      return neverPass(name);
+    },
+  };
+}
 
 /** One line of text for an error message: whitespace collapsed, cut at `max` characters. */
 export function clip(text: string, max = 300): string {

@@ -18,6 +18,8 @@ export function findExecutable(bin: string, pathEnv: string | undefined): string
   return undefined;
 }
 
+const INSTALLED_TTL_MS = 2000;
+
 /** How a backend's CLI reports its version and login (its own status commands). */
 export interface StatusProbe {
   versionArgs: readonly string[];
@@ -52,12 +54,13 @@ export interface Detection {
 export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
   const ttl = opts.ttlMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<Detection> }>();
+  const found = new Map<string, { at: number; value: boolean }>();
   const env = Object.fromEntries(Object.entries(hostEnv).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'CLAUDECODE' && !e[0].startsWith('CLAUDE_CODE_')));
 
   async function probe(b: Backend): Promise<Detection> {
     const p = probes.get(b.id);
     const path = findExecutable(b.bin, hostEnv.PATH) ?? null;
-    const credentials = b.links({ prompt: { system: null, text: '' }, cliModel: '' }).filter((l) => !l.persistent).map((l) => ({ file: l.from, exists: existsSync(l.from) }));
+    const credentials = b.credentials.map((file) => ({ file, exists: existsSync(file) }));
     const fixes: string[] = [];
     if (!path) {
       if (p) fixes.push(p.installFix);
@@ -85,9 +88,13 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
       cache.set(b.id, { at: Date.now(), value });
       return value;
     },
-    /** Cheap check: is the binary there at all. */
+    /** Cheap check: is the binary there at all (a PATH scan, cached briefly: /v1/models asks per model). */
     installed(b: Backend): boolean {
-      return findExecutable(b.bin, hostEnv.PATH) !== undefined;
+      const hit = found.get(b.id);
+      if (hit && Date.now() - hit.at < INSTALLED_TTL_MS) return hit.value;
+      const value = findExecutable(b.bin, hostEnv.PATH) !== undefined;
+      found.set(b.id, { at: Date.now(), value });
+      return value;
     },
   };
 }

@@ -94,6 +94,10 @@ export interface Backend {
   readonly models: readonly ModelEntry[];
   /** Decides whether an id not in `models` is still passed through to the CLI. */
   acceptsModel(id: string): boolean;
+  /** The operator's login files this backend links into each run (checked at start and by doctor). */
+  readonly credentials: readonly string[];
+  /** Environment variables that carry a provider key: passed only when the operator names them. */
+  readonly apiKeyVars: readonly string[];
   /** Files to link into the run's home; `persistent` links point into the slot's persistent dir. */
   links(turn: Turn): Link[];
   /** Directories the CLI needs in its home even when nothing is linked there. */

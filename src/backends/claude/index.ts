@@ -1,4 +1,5 @@
 import type { Link } from '../../workspace/index.js';
+import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
@@ -51,6 +52,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     owner: 'claude-cli',
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
+    credentials: [opts.credentials],
+    apiKeyVars: API_KEY_VARS,
     links(turn) {
       const links: Link[] = [{ from: opts.credentials, to: '.claude/.credentials.json' }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
@@ -60,17 +63,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     envPolicy(turn: Turn): EnvPolicy {
       const set: Record<string, string> = { ...opts.env, ...fixed };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
-      const explicit = new Set(opts.passEnv);
-      return {
-        set,
-        pass: opts.passEnv,
-        deny(name) {
-          if (name in set) return false;
-          // An operator may hand an API key through by naming it; nested-session markers never pass.
-          if (API_KEY_VARS.includes(name)) return !explicit.has(name);
-          return isNestedSessionVar(name);
-        },
-      };
+      return toEnvPolicy(set, opts.passEnv, API_KEY_VARS, isNestedSessionVar);
     },
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
     createParser: () => createClaudeParser(),

@@ -1,4 +1,5 @@
 import type { Link } from '../../workspace/index.js';
+import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
 import { toCodexSpawnError } from './errors.js';
 import { createCodexParser } from './events.js';
@@ -39,6 +40,8 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
     homeDirs: ['.codex'],
+    credentials: [opts.auth],
+    apiKeyVars: API_KEY_VARS,
     links(turn: Turn) {
       const links: Link[] = [{ from: opts.auth, to: '.codex/auth.json' }];
       // Rollouts (the thread transcripts `exec resume` reads) must outlive the run's home.
@@ -46,13 +49,8 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       return links;
     },
     envPolicy(_turn: Turn, place: Place): EnvPolicy {
-      const explicit = new Set(opts.passEnv);
-      const set = { ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1' };
-      return {
-        set,
-        pass: opts.passEnv,
-        deny: (name) => (name in set ? false : API_KEY_VARS.includes(name) ? !explicit.has(name) : name === 'CODEX_HOME' || name === 'CODEX_SQLITE_HOME'),
-      };
+      // CODEX_HOME is always the run's own; the host's (and its database home) never leak in.
+      return toEnvPolicy({ ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1' }, opts.passEnv, API_KEY_VARS, (name) => name === 'CODEX_SQLITE_HOME');
     },
     prepare: (turn, place) => toCodexInvocation(opts.bin, turn, place, opts.config),
     createParser: () => createCodexParser(),
