@@ -58,6 +58,14 @@ export const FIELDS = {
   contextOverflow: { kind: 'string', schema: z.enum(['refuse', 'trim']).default('refuse'), flag: 'context-overflow', env: 'OLP_CONTEXT_OVERFLOW', description: 'Over the budget: refuse (400 context_length_exceeded) or trim the oldest turns with a note.' },
   logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
   bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
+  bodyTimeout: { kind: 'int', schema: z.number().int().min(1).default(30), flag: 'body-timeout', env: 'OLP_BODY_TIMEOUT', description: "Seconds a client may take to send a request's headers and body (408 after)." },
+  maxClientConnections: {
+    kind: 'int',
+    schema: z.number().int().min(1).default(256),
+    flag: 'max-client-connections',
+    env: 'OLP_MAX_CLIENT_CONNECTIONS',
+    description: 'Open connections one client address may hold (429 too_many_connections beyond).',
+  },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
   idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
   maxConcurrency: { kind: 'int', schema: z.number().int().min(1).default(defaultConcurrency()), flag: 'max-concurrency', env: 'OLP_MAX_CONCURRENCY', description: 'CLI processes running at once, across all keys (default: 2 per core, at most one per 512 MB of memory).' },
@@ -106,6 +114,8 @@ export type Config = Readonly<{
   contextOverflow: 'refuse' | 'trim';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   bodyLimit: number;
+  bodyTimeout: number;
+  maxClientConnections: number;
   timeout: number;
   idleTimeout: number;
   maxConcurrency: number;

@@ -127,6 +127,50 @@ export function routeNotFound(method: string, path: string): ProxyError {
   });
 }
 
+/** A request that broke HTTP framing or encoding rules (bad chunking, an undecodable body or path). */
+export function malformedRequest(message: string, code: 'malformed_request' | 'invalid_encoding' | 'invalid_path' = 'malformed_request', cause?: unknown): ProxyError {
+  return new ProxyError({ status: 400, type: 'invalid_request_error', code, message, retryable: false, cause });
+}
+
+/** The client did not send its whole request (headers and body) within the limit. */
+export function requestTimeout(seconds: number, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'request_timeout',
+    message: `The request was not received within ${seconds} s (olp's --body-timeout). Send the whole body at once.`,
+    retryable: false,
+    cause,
+  });
+}
+
+export function headersTooLarge(cause?: unknown): ProxyError {
+  return new ProxyError({ status: 431, type: 'invalid_request_error', code: 'headers_too_large', message: 'The request headers are too large.', retryable: false, cause });
+}
+
+/** One client address holds more connections than olp allows (`--max-client-connections`). */
+export function tooManyConnections(limit: number): ProxyError {
+  return new ProxyError({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'too_many_connections',
+    message: `This address already has ${limit} open connections to olp, its limit. Close some or reuse them (keep-alive).`,
+    retryable: true,
+    retryAfter: 1,
+  });
+}
+
+/** The client stopped reading a streamed reply for longer than olp waits. */
+export function clientReadTimeout(seconds: number): ProxyError {
+  return new ProxyError({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'client_read_timeout',
+    message: `The client did not read the response for ${seconds} s; olp stopped the reply. Read streams as they arrive.`,
+    retryable: false,
+  });
+}
+
 export function contextLengthExceeded(detail: string, cause?: unknown): ProxyError {
   return new ProxyError({
     status: 400,
@@ -297,6 +341,13 @@ export function errorCatalogue(): ProxyError[] {
     modelNotFound('x', []),
     routeNotFound('GET', '/x'),
     contextLengthExceeded('x'),
+    malformedRequest('x'),
+    malformedRequest('x', 'invalid_encoding'),
+    malformedRequest('x', 'invalid_path'),
+    requestTimeout(1),
+    headersTooLarge(),
+    tooManyConnections(1),
+    clientReadTimeout(1),
     new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', message: 'x', retryable: false }),
     new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_content', message: 'x', retryable: false }),
     invalidRequest('x', null, 'provider_invalid_request'),
