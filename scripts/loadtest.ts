@@ -181,7 +181,8 @@ let figures: { peakRssMb: number; cpuSeconds: number } | undefined;
 if (target.olp && target.stateDir && target.records) {
   const until = Date.now() + 15_000;
   for (;;) {
-    const h = (await (await fetch(`${target.baseURL.replace(/\/v1$/, '')}/health`)).json()) as { cli: { running: number } };
+    // The load figures are for an owner's key only (the first key added is the owner).
+    const h = (await (await fetch(`${target.baseURL.replace(/\/v1$/, '')}/health`, { headers: { authorization: `Bearer ${target.tokens[0]}` } })).json()) as { cli: { running: number } };
     if (h.cli.running === 0 || Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -99,12 +99,12 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir);
   const swept = workspaces.sweep();
-  if (swept.workspaces > 0) {
-    logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process group(s) left by an earlier run`);
+  if (swept.workspaces > 0 || swept.processes > 0) {
+    logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`);
   }
 
   const { backends, probes } = createBackends(config, hostEnv);
-  const detector = createDetector(hostEnv, probes);
+  const detector = createDetector(hostEnv, probes, workspaces);
   for (const b of backends) {
     if (!detector.installed(b)) {
       logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
@@ -154,6 +154,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     imageLimits: { maxBytes: config.imageMaxBytes, maxCount: config.imageMaxCount, maxTotalBytes: config.imageMaxTotalBytes, fetchRemote: config.imageFetch },
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
+    clientTimeoutMs: config.clientTimeout * 1000,
     backends,
     lifecycle,
     admission,
@@ -166,7 +167,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, killGraceMs: 2000 },
     },
   });
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

@@ -19,6 +19,16 @@ export interface Permit {
   /** `x-ratelimit-*` headers for the key, as of admission. */
   readonly headers: Record<string, string>;
   release(): void;
+  /**
+   * Replaces the tokens held against the key's budget (at admission: the prompt plus the reply
+   * cap) by a new figure: a client that left is held to what it was sent until its row is written.
+   */
+  reserve(tokens: number): void;
+}
+
+/** Proof that a request was already counted against its key's requests-per-minute. */
+export interface RateCounted {
+  readonly counted: true;
 }
 
 export interface AdmissionOptions {
@@ -109,6 +119,17 @@ export function createAdmission(opts: AdmissionOptions) {
     return tightest;
   }
 
+  function prune(s: KeyState, t: number): void {
+    while (s.window.length > 0 && s.window[0]! <= t - MINUTE) s.window.shift();
+  }
+
+  function checkRate(who: Admittee, s: KeyState, t: number, b: ReturnType<typeof budget>): void {
+    if (who.policy.rpm != null && s.window.length >= who.policy.rpm) {
+      const wait = s.window[0]! + MINUTE - t;
+      throw limitExceeded('rate_limit_exceeded', `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`, wait / 1000, headersFor(who, s, t, b ?? budget(who, s, t)));
+    }
+  }
+
   function headersFor(who: Admittee, s: KeyState, t: number, b: ReturnType<typeof budget>): Record<string, string> {
     const h: Record<string, string> = {};
     const rpm = who.policy.rpm;
@@ -160,19 +181,31 @@ export function createAdmission(opts: AdmissionOptions) {
      * Admits a request or throws a 429 that says which limit and when it frees. Resolves once a
      * CLI slot is free; rejects with ClientAbortedError if the signal fires while it waits.
      */
-    async admit(who: Admittee, estimateTokens: number, signal: AbortSignal): Promise<Permit> {
+    /**
+     * Counts a request against the key's requests-per-minute before anything else is done with it
+     * (a request that then fails validation still counts), or throws the 429. Pass the result to
+     * `admit` so the request is not counted twice.
+     */
+    countRequest(who: Admittee): RateCounted {
       const t = now();
       const s = state(who.keyId);
-      while (s.window.length > 0 && s.window[0]! <= t - MINUTE) s.window.shift();
+      prune(s, t);
+      checkRate(who, s, t, undefined);
+      s.window.push(t);
+      return { counted: true };
+    },
+
+    async admit(who: Admittee, estimateTokens: number, signal: AbortSignal, rate?: RateCounted): Promise<Permit> {
+      const t = now();
+      const s = state(who.keyId);
+      const counted = rate?.counted === true;
+      prune(s, t);
       const b = budget(who, s, t);
       const limit = who.policy.concurrency;
       if (limit != null && s.inflight >= limit) {
         throw limitExceeded('concurrency_limit_exceeded', `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`, 1, headersFor(who, s, t, b));
       }
-      if (who.policy.rpm != null && s.window.length >= who.policy.rpm) {
-        const wait = s.window[0]! + MINUTE - t;
-        throw limitExceeded('rate_limit_exceeded', `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`, wait / 1000, headersFor(who, s, t, b));
-      }
+      if (!counted) checkRate(who, s, t, b);
       if (b && b.remaining <= 0) {
         throw limitExceeded(
           'budget_exceeded',
@@ -185,9 +218,10 @@ export function createAdmission(opts: AdmissionOptions) {
         throw limitExceeded('server_busy', `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`, 2, headersFor(who, s, t, b));
       }
 
-      s.window.push(t);
+      if (!counted) s.window.push(t);
       s.inflight++;
-      s.reserved += estimateTokens;
+      let reserved = estimateTokens;
+      s.reserved += reserved;
       const headers = headersFor(who, s, t, b && { ...b, remaining: b.remaining - estimateTokens });
       let released = false;
       const permit = (waitedMs: number): Permit => ({
@@ -198,13 +232,18 @@ export function createAdmission(opts: AdmissionOptions) {
           released = true;
           running--;
           s.inflight--;
-          s.reserved -= estimateTokens;
+          s.reserved -= reserved;
           dispatch();
+        },
+        reserve(tokens: number) {
+          if (released) return;
+          s.reserved += tokens - reserved;
+          reserved = tokens;
         },
       });
       const giveBack = () => {
         s.inflight--;
-        s.reserved -= estimateTokens;
+        s.reserved -= reserved;
       };
 
       if (running < opts.maxConcurrent && queued === 0) {
@@ -254,7 +293,12 @@ export function createAdmission(opts: AdmissionOptions) {
 
 export type Admission = ReturnType<typeof createAdmission>;
 
+/** olp's one token estimate for text it has not had counted by a CLI: four characters a token. */
+export function charsToTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
 /** What a request may cost, reserved against budgets while it runs: prompt size plus the reply cap. */
 export function estimateTokens(promptChars: number, maxOutputTokens: number | undefined): number {
-  return Math.ceil(promptChars / 4) + (maxOutputTokens ?? 1024);
+  return charsToTokens(promptChars) + (maxOutputTokens ?? 1024);
 }

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { runCommand } from '../process/index.js';
-import type { Backend } from './types.js';
+import { runCommand, type CommandResult } from '../process/index.js';
+import { toChildEnv, type Workspaces } from '../workspace/index.js';
+import type { Backend, Turn } from './types.js';
 
 /** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
 export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
@@ -47,15 +49,42 @@ export interface Detection {
   fixes: string[];
 }
 
+/** Where status probes run: a throwaway workspace per probe (the daemon's, or one under a private temp dir). */
+export type ProbeWorkspaces = Pick<Workspaces, 'create'>;
+
+/** A turn with no session: what a status probe links and sets is what any ephemeral run gets. */
+const PROBE_TURN: Turn = { prompt: { system: null, text: '' }, cliModel: '' };
+const PROBE_KEY = 'status-probe';
+
 /**
  * Detects each backend's CLI: binary on PATH, version and login via the CLI's own commands
- * (bounded by a timeout), cached briefly so /health stays cheap.
+ * (bounded by a timeout), cached briefly so /health stays cheap. The commands run exactly as a
+ * real run would: the backend's allow-listed environment, in a throwaway home with only its login
+ * files linked, so no host secret (API keys, tokens) and nothing else of the real home reaches them.
  */
-export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
+export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, workspaces: ProbeWorkspaces, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
   const ttl = opts.ttlMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<Detection> }>();
   const found = new Map<string, { at: number; value: boolean }>();
-  const env = Object.fromEntries(Object.entries(hostEnv).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'CLAUDECODE' && !e[0].startsWith('CLAUDE_CODE_')));
+
+  /** Runs the backend's status commands in a fresh workspace, removed afterwards. */
+  async function runStatus(b: Backend, path: string, p: StatusProbe, timeoutMs: number): Promise<[version: CommandResult, login: CommandResult]> {
+    let ws: ReturnType<ProbeWorkspaces['create']>;
+    try {
+      ws = workspaces.create({ keyId: PROBE_KEY, requestId: `${b.id}-${randomUUID()}`, links: b.links(PROBE_TURN), ...(b.homeDirs ? { dirs: b.homeDirs } : {}) });
+    } catch (err) {
+      // No place to run it (state dir unwritable): reported as failed commands, never as a crash of /health.
+      const failed: CommandResult = { exitCode: null, stdout: '', stderr: (err as Error).message, failed: 'spawn' };
+      return [failed, failed];
+    }
+    try {
+      const env = toChildEnv(hostEnv, b.envPolicy(PROBE_TURN, ws), ws.home);
+      const run = { env, timeoutMs, cwd: ws.cwd };
+      return await Promise.all([runCommand(path, p.versionArgs, run), runCommand(path, p.loginArgs, run)]);
+    } finally {
+      await ws.removeLater().catch(() => undefined); // a leftover is swept at the next start
+    }
+  }
 
   async function probe(b: Backend): Promise<Detection> {
     const p = probes.get(b.id);
@@ -69,8 +98,7 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
     let version: string | null = null;
     let login: Detection['login'] = 'unknown';
     if (p) {
-      const timeoutMs = opts.timeoutMs ?? 5000;
-      const [v, l] = await Promise.all([runCommand(path, p.versionArgs, { env, timeoutMs }), runCommand(path, p.loginArgs, { env, timeoutMs })]);
+      const [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000);
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
       if (p.apiKeyConfigured) login = 'api_key';
       else if (!l.failed) login = p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'logged_in' : 'not_logged_in';

@@ -31,6 +31,8 @@ export type TurnOutcome =
 /** Stateful, I/O-free translator of one run's stdout lines. */
 export interface EventParser {
   push(line: string): BackendEvent[];
+  /** True once the turn's final event has been read: nothing after it changes the outcome. */
+  readonly complete: boolean;
   finish(exit: ExitInfo): TurnOutcome;
 }
 

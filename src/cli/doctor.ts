@@ -1,8 +1,11 @@
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
 import { createBackends } from '../serve.js';
+import { createWorkspaces } from '../workspace/index.js';
 
 /** Whether host:port can be bound right now. */
 function portFree(host: string, port: number): Promise<boolean> {
@@ -30,8 +33,15 @@ const LOGIN: Record<Detection['login'], string> = { logged_in: 'logged in', api_
 /** `olp doctor`: a readable report on every backend and the state; exit 1 when no backend can serve. */
 export async function runDoctor(config: Config, hostEnv: Readonly<Record<string, string | undefined>>, out: (s: string) => void): Promise<number> {
   const { backends, probes } = createBackends(config, hostEnv);
-  const detector = createDetector(hostEnv, probes, { ttlMs: 0 });
-  const found = await Promise.all(backends.map((b) => detector.detect(b)));
+  // The probes run in throwaway homes under a private (0700) temp dir: the state dir may not exist yet.
+  const scratch = mkdtempSync(join(tmpdir(), 'olp-probe-'));
+  let found: Detection[];
+  try {
+    const detector = createDetector(hostEnv, probes, createWorkspaces(scratch), { ttlMs: 0 });
+    found = await Promise.all(backends.map((b) => detector.detect(b)));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
   const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY']];
   for (const d of found) {
     const creds = d.credentials.map((c) => `${c.file} (${c.exists ? 'found' : 'missing'})`).join(', ');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, FIELDS, parseConfig, type ConfigKey } from '../config/index.js';
 import { createLogger } from '../log/index.js';
+import { closeInheritedFds } from '../process/index.js';
 import { startDaemon } from '../serve.js';
 import { openStore } from '../store/index.js';
 import { runDoctor } from './doctor.js';
@@ -62,10 +63,13 @@ function parse(argv: string[], extra: Readonly<Record<string, { readonly type: '
 }
 
 async function serve(argv: string[]): Promise<number> {
+  // Before anything else is open: descriptors our parent leaked to us must not reach the CLIs.
+  const closedFds = closeInheritedFds(process.env);
   const { values, positionals } = parse(argv);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const config = parseConfig({ flags: toConfigFlags(values), env: process.env });
   const logger = createLogger(config.logLevel);
+  if (closedFds.length > 0) logger.debug({ event: 'inherited_fds_closed', fds: closedFds }, `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`);
   process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
   process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
 

@@ -68,6 +68,13 @@ export const FIELDS = {
   },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
   idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
+  clientTimeout: {
+    kind: 'int',
+    schema: z.number().int().min(1).default(120),
+    flag: 'client-timeout',
+    env: 'OLP_CLIENT_TIMEOUT',
+    description: 'Seconds a client may leave a streamed reply unread before olp ends it (the CLI waits meanwhile, without its idle timer running).',
+  },
   maxConcurrency: { kind: 'int', schema: z.number().int().min(1).default(defaultConcurrency()), flag: 'max-concurrency', env: 'OLP_MAX_CONCURRENCY', description: 'CLI processes running at once, across all keys (default: 2 per core, at most one per 512 MB of memory).' },
   queueSize: { kind: 'int', schema: z.number().int().min(0).default(100), flag: 'queue-size', env: 'OLP_QUEUE_SIZE', description: 'Requests that may wait for a free CLI slot (429 server_busy beyond).' },
   queueTimeout: { kind: 'int', schema: z.number().int().min(1).default(60), flag: 'queue-timeout', env: 'OLP_QUEUE_TIMEOUT', description: 'Seconds a request may wait for a free CLI slot (429 queue_timeout after).' },
@@ -118,6 +125,7 @@ export type Config = Readonly<{
   maxClientConnections: number;
   timeout: number;
   idleTimeout: number;
+  clientTimeout: number;
   maxConcurrency: number;
   queueSize: number;
   queueTimeout: number;

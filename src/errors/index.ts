@@ -1,3 +1,5 @@
+import { bounded } from '../log/index.js';
+
 /**
  * The one error type that crosses layers. Status, OpenAI `type` and `code` are fixed
  * when the error is created, by the factories below; the HTTP layer only renders it.
@@ -107,6 +109,7 @@ export function invalidApiKey(): ProxyError {
 
 export function modelNotFound(model: string, known: readonly string[]): ProxyError {
   const some = known.slice(0, 6).join(', ');
+  model = bounded(model);
   return new ProxyError({
     status: 404,
     type: 'invalid_request_error',
@@ -166,7 +169,7 @@ export function clientReadTimeout(seconds: number): ProxyError {
     status: 408,
     type: 'invalid_request_error',
     code: 'client_read_timeout',
-    message: `The client did not read the response for ${seconds} s; olp stopped the reply. Read streams as they arrive.`,
+    message: `The client did not read the response for ${seconds} s (olp's --client-timeout); olp stopped the reply. Read streams as they arrive.`,
     retryable: false,
   });
 }

@@ -1,10 +1,13 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { v4 as uuidv4 } from 'uuid';
 import { routeNotFound } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { bounded, type Logger } from '../log/index.js';
+import { charsToTokens } from '../admit/index.js';
+import type { Usage } from '../backends/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { createMeRoute, createKeysRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
+import { createPathCheck } from './path-check.js';
 import { createAuth, createChatRoute, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps {
@@ -19,10 +22,10 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
     {
       event: 'request',
       method: req.method,
-      path: req.path,
+      path: bounded(req.path),
       key: c.principal?.name,
-      model: c.model,
-      ...(c.servedModel && c.servedModel !== c.model ? { servedModel: c.servedModel } : {}),
+      model: bounded(c.model),
+      ...(c.servedModel && c.servedModel !== c.model ? { servedModel: bounded(c.servedModel) } : {}),
       status: c.aborted ? 499 : res.statusCode,
       ...(c.error ? { code: c.error.code } : {}),
       ...(c.aborted ? { outcome: 'client_aborted' } : {}),
@@ -44,9 +47,24 @@ function toOutcome(c: RequestContext, status: number): string {
   return 'error';
 }
 
-/** Exactly one ledger row per chat request, written after the response is out. */
+/**
+ * What a request that did not finish is charged: the CLI's own usage when it reported any,
+ * otherwise an estimate from the prompt and the reply text the client was sent.
+ */
+function toCharged(c: RequestContext): { usage: Usage | null; estimated: boolean } {
+  const sent = c.charge?.sent.chars ?? 0;
+  if (c.usage || !c.charge || (sent === 0 && !c.aborted)) return { usage: c.usage ?? null, estimated: false };
+  if (sent === 0) return { usage: null, estimated: false };
+  const promptTokens = charsToTokens(c.charge.promptChars);
+  const completionTokens = charsToTokens(sent);
+  return { usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} }, estimated: true };
+}
+
+/** Exactly one ledger row per authenticated chat request, written after the response is out. */
 function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
-  const u = c.usage;
+  // Without a key there is nobody to bill: the request's log line is its only trace.
+  if (!c.principal) return;
+  const { usage: u, estimated } = toCharged(c);
   const outcome = toOutcome(c, res.statusCode);
   try {
     deps.store.usage.record({
@@ -55,8 +73,8 @@ function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
       keyId: c.principal?.keyId ?? null,
       keyName: c.principal?.name ?? null,
       backend: c.backend ?? null,
-      model: c.model ?? null,
-      servedModel: c.backend ? (c.servedModel ?? c.model ?? null) : null,
+      model: bounded(c.model ?? null),
+      servedModel: bounded(c.backend ? (c.servedModel ?? c.model ?? null) : null),
       outcome,
       errorCode: c.error?.code ?? null,
       status: c.aborted ? 499 : res.statusCode,
@@ -69,6 +87,9 @@ function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
       reasoningTokens: u?.reasoningTokens ?? 0,
       rawUsage: u?.raw ?? null,
       partial: Boolean(u) && outcome !== 'ok',
+      estimated,
+      // Budgets count what reached the client: a finished reply, or the part of one it was sent.
+      billable: outcome === 'ok' || estimated || (Boolean(u) && (c.aborted === true || (c.charge?.sent.chars ?? 0) > 0)),
       costUsd: u?.costUsd ?? null,
       sessionId: c.session?.id ?? null,
       sessionMode: c.session?.mode ?? null,
@@ -122,6 +143,7 @@ export function createApp(deps: AppDeps): express.Express {
     next();
   });
 
+  app.use(createPathCheck());
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
   app.use('/v1', createAuth(deps));

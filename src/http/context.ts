@@ -30,6 +30,8 @@ export interface RequestContext {
   firstTokenMs?: number | null;
   aborted?: boolean;
   error?: ProxyError;
+  /** What an estimate of the request's cost starts from: its prompt and the reply text it was sent. */
+  charge?: { promptChars: number; sent: { chars: number } };
 }
 
 export function ctx(res: Response): RequestContext {

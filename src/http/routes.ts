@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
-import { estimateTokens, modelAllowed, type Admission, type Permit } from '../admit/index.js';
+import { charsToTokens, estimateTokens, modelAllowed, type Admission, type Permit } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
 import type { Backend, BackendEvent, Detector, TurnOutcome, Usage } from '../backends/index.js';
-import { shuttingDown, type ProxyError } from '../errors/index.js';
+import { clientReadTimeout, shuttingDown, toErrorBody, type ProxyError } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
-import { newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
+import { ClientTooSlowError, newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
 import { ephemeral, type Lease, type SessionPool } from '../sessions/index.js';
 import { fetchRemoteImages, fitContext, policyFor, toTranscript, withResponseFormat, type ImageLimits, type Transcript } from '../transcript/index.js';
@@ -29,6 +29,8 @@ export interface RouteDeps {
   /** Prompt budget per model id or backend id. */
   contextTokens: Readonly<Record<string, number>>;
   contextOverflow: 'refuse' | 'trim';
+  /** How long a client may leave a streamed reply unread. */
+  clientTimeoutMs: number;
 }
 
 /** The request's conversation as one backend needs it, within the model's prompt budget. */
@@ -58,15 +60,24 @@ export function createModelsRoutes(deps: RouteDeps) {
   };
 }
 
-/** GET /health: no auth; each backend's CLI (found, version, login) and the load. */
+/**
+ * GET /health: without a key (or with a member's) only whether olp is up and ready; an owner's key
+ * also gets each backend's CLI (path, version, login) and the load. A key that is sent must be valid.
+ */
 export function createHealthRoute(deps: RouteDeps) {
-  return async (_req: Request, res: Response): Promise<void> => {
+  return async (req: Request, res: Response): Promise<void> => {
+    const principal = req.headers.authorization === undefined ? undefined : authenticate(req.headers.authorization, deps.store.keys);
     const found = await Promise.all(deps.backends.map((b) => deps.detector.detect(b)));
-    const backends = Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }]));
     const ok = found.some((d) => d.ready);
-    res.status(deps.lifecycle.draining ? 503 : 200).json({
-      status: deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded',
-      backends,
+    const status = deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded';
+    res.status(deps.lifecycle.draining ? 503 : 200);
+    if (principal?.role !== 'owner') {
+      res.json({ status });
+      return;
+    }
+    res.json({
+      status,
+      backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }])),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
     });
@@ -96,6 +107,8 @@ function isFallbackable(e: ProxyError): boolean {
 async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void> {
   const c = ctx(res);
   const principal = c.principal!;
+  // Counted before validation: a key's bad requests use its requests-per-minute too.
+  const rate = deps.admission.countRequest(principal);
   const request = parseChatRequest(req.body);
   c.model = request.model;
   const first = deps.registry.resolve(request.model);
@@ -106,14 +119,19 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
   const system = transcript.system;
   const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
 
-  const disconnect = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) disconnect.abort('client_disconnect');
-  });
   const chars = (system?.length ?? 0) + transcript.turns.reduce((n, t) => n + t.text.length, 0);
-  let permit: Permit;
+  const sent = { chars: 0 };
+  c.charge = { promptChars: chars, sent };
+  const disconnect = new AbortController();
+  let permit: Permit | undefined;
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
+    permit?.reserve(charsToTokens(chars) + charsToTokens(sent.chars));
+    disconnect.abort('client_disconnect');
+  });
   try {
-    permit = await deps.admission.admit(principal, estimateTokens(chars, maxOutputTokens), disconnect.signal);
+    permit = await deps.admission.admit(principal, estimateTokens(chars, maxOutputTokens), disconnect.signal, rate);
   } catch (err) {
     if (!isClientAbort(err)) throw err;
     c.aborted = true; // left while queued: already out of the queue
@@ -131,11 +149,13 @@ async function chat(deps: RouteDeps, req: Request, res: Response): Promise<void>
       model: request.model,
       includeUsage: request.stream_options?.include_usage === true,
       onHead: () => undefined,
+      clientTimeoutMs: deps.clientTimeoutMs,
+      sent,
     };
     const events = runChain(deps, res, request, chain, transcript, maxOutputTokens, meta, disconnect.signal);
     await respond(res, request, events, meta, disconnect.signal);
   } finally {
-    permit.release();
+    permit?.release();
   }
 }
 
@@ -225,6 +245,14 @@ async function respond(res: Response, request: ChatRequest, events: AsyncGenerat
     c.firstTokenMs = delivered.firstTokenMs;
     if (!delivered.outcome.ok) c.error = delivered.outcome.error;
   } catch (err) {
+    if (err instanceof ClientTooSlowError) {
+      c.error = clientReadTimeout(err.seconds);
+      c.log.warn({ event: 'client_read_timeout', seconds: err.seconds }, 'the client stopped reading; ending its stream');
+      // What fits still reaches the client; a socket that stays full is closed soon after.
+      if (!res.writableEnded) res.end(`data: ${JSON.stringify(toErrorBody(c.error))}\n\n`);
+      setTimeout(() => res.destroy(), 5000).unref();
+      return;
+    }
     if (isClientAbort(err) || signal.aborted) {
       c.aborted = true;
       c.usage = ((err as { usage?: Usage | null }).usage as Usage | null | undefined) ?? null;

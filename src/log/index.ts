@@ -29,3 +29,14 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     destination ?? pino.destination({ fd: 2, sync: false }),
   );
 }
+
+export { redact, sanitizeStderr } from './redact.js';
+
+/** The longest client-given string olp stores or logs (model ids, names, paths). */
+export const MAX_STORED_CHARS = 256;
+
+/** A client-given string cut to what olp stores or logs, marked when cut; null and undefined pass. */
+export function bounded<T extends string | null | undefined>(text: T, max = MAX_STORED_CHARS): T {
+  if (typeof text !== 'string' || text.length <= max) return text;
+  return `${text.slice(0, max)}…[cut ${text.length - max} chars]` as T;
+}

@@ -1,2 +1,4 @@
 export { createProcessSupervisor, runCommand, type CommandResult, type ProcessSupervisor, type Invocation, type RunLimits, type ExitInfo, type EndReason, type RunningProcess, type CallMeta } from './spawn.js';
-export { createLineSplitter } from './lines.js';
+export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
+export { createReaper, killByHome, type Reaper } from './reaper.js';
+export { closeInheritedFds } from './fds.js';

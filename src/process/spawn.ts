@@ -1,7 +1,9 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { execa } from 'execa';
 import type { Logger } from '../log/index.js';
-import { createLineSplitter } from './lines.js';
+import { sanitizeStderr } from '../log/index.js';
+import { createLineSplitter, LineTooLongError } from './lines.js';
+import { createReaper, type Reaper } from './reaper.js';
 
 /** What to run: a backend builds this; nothing here knows which CLI it is. */
 export interface Invocation {
@@ -31,13 +33,17 @@ export interface RunLimits {
   killGraceMs: number;
 }
 
-export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error';
+export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error' | 'line_too_long' | 'done';
 
 export interface ExitInfo {
+  /**
+   * Why the run ended: `exit` by itself; `done` stopped after its caller had read the whole turn
+   * (the CLI lingered past the grace); the rest are olp stopping it.
+   */
   reason: EndReason;
   exitCode: number | null;
   signal: string | null;
-  /** The last few KB of stderr, for error messages. */
+  /** The last few KB of stderr, secrets redacted and input echoes removed. */
   stderr: string;
   /** Set when the process could not be started (ENOENT, EACCES…). */
   spawnError?: NodeJS.ErrnoException;
@@ -47,14 +53,27 @@ export interface ExitInfo {
 
 export interface RunningProcess {
   readonly pid: number | undefined;
-  /** stdout, one line at a time (without the newline), as it arrives. */
+  /**
+   * stdout, one line at a time (without the newline), as it arrives. A consumer that stops
+   * early (it has read the turn's final event) gives the CLI a short grace to exit by itself.
+   */
   readonly lines: AsyncIterable<string>;
-  /** Resolves once the child is gone and its process group has been killed. Never rejects. */
+  /**
+   * Resolves once the child has exited and its process group, and any process still carrying
+   * its HOME, has been killed. Waits for the leader's exit, never for its stdout to close (an
+   * escaped grandchild may hold that open). Never rejects.
+   */
   readonly exit: Promise<ExitInfo>;
 }
 
 const STDERR_LIMIT = 16 * 1024;
 const WRITE_CHUNK = 64 * 1024;
+/** After the caller has the whole turn, how long the CLI may take to exit by itself. */
+const DONE_GRACE_MS = 1000;
+/** After the leader exits, how long a pipe may stay open with nothing coming through it. */
+const DRAIN_MS = 250;
+/** After the leader exits, when an open stderr means something outside its group holds the pipes. */
+const HOLDER_CHECK_MS = 20;
 
 interface Tracked {
   terminate(reason: EndReason): void;
@@ -69,6 +88,23 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   } catch {
     // The group is already empty.
   }
+}
+
+/** Resolves when the stream has ended or closed, or after `ms`, whichever comes first. */
+function endedWithin(stream: Readable | null | undefined, ms: number): Promise<boolean> {
+  if (!stream || stream.readableEnded || stream.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      clearTimeout(timer);
+      stream.off('end', onEnd);
+      stream.off('close', onEnd);
+      resolve(ok);
+    };
+    const onEnd = done(true);
+    const timer = setTimeout(done(false), ms);
+    stream.once('end', onEnd);
+    stream.once('close', onEnd);
+  });
 }
 
 /** Writes `data` in chunks, waiting for 'drain' when the pipe is full; stops quietly if stdin closes. */
@@ -98,9 +134,10 @@ async function writeAll(stdin: Writable, data: string): Promise<void> {
 
 /**
  * Owns every CLI child of the daemon: starts them in their own process group, feeds stdin,
- * enforces timeouts, and kills the whole group on abort, timeout, exit and shutdown.
+ * enforces timeouts, and kills the whole group (and whatever escaped it with the run's HOME) on
+ * abort, timeout, exit and shutdown.
  */
-export function createProcessSupervisor(logger: Logger) {
+export function createProcessSupervisor(logger: Logger, reaper: Reaper = createReaper()) {
   const live = new Set<Tracked>();
 
   function run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log: Logger = logger, _call?: CallMeta): RunningProcess {
@@ -108,6 +145,7 @@ export function createProcessSupervisor(logger: Logger) {
     const cancel = new AbortController();
     let reason: EndReason = 'exit';
     let stderr = '';
+    const home = inv.env.HOME;
 
     const child = execa(inv.command, inv.args, {
       cwd: inv.cwd,
@@ -126,10 +164,17 @@ export function createProcessSupervisor(logger: Logger) {
       forceKillAfterDelay: limits.killGraceMs,
     });
     const pid = child.pid;
+    // The leader's own exit: stdout may stay open after it when a grandchild inherited it.
+    const leaderExit = new Promise<{ code: number | null; signal: string | null } | null>((resolve) => {
+      if (pid === undefined) resolve(null);
+      else child.once('exit', (code, sig) => resolve({ code, signal: sig }));
+    });
 
     let forceTimer: NodeJS.Timeout | undefined;
+    let doneTimer: NodeJS.Timeout | undefined;
+    let exited = false;
     const terminate = (why: EndReason): void => {
-      if (cancel.signal.aborted) return;
+      if (cancel.signal.aborted || exited) return;
       reason = why;
       cancel.abort(why);
       killGroup(pid, 'SIGTERM');
@@ -141,10 +186,27 @@ export function createProcessSupervisor(logger: Logger) {
     else signal.addEventListener('abort', onAbort, { once: true });
 
     const totalTimer = setTimeout(() => terminate('timeout'), limits.timeoutMs);
-    let idleTimer = setTimeout(() => terminate('idle'), limits.idleTimeoutMs);
-    const touch = () => {
-      idleTimer.refresh();
+    // The idle timer runs only while olp waits for output, never while olp itself holds the CLI
+    // back (its consumer, a slow client, has not asked for the next line yet). Once the leader has
+    // exited it bounds the wait for the rest of the pipe instead: a pipe that an escaped process
+    // holds open is closed.
+    let idleTimer: NodeJS.Timeout | undefined;
+    let waiting = false;
+    const onIdle = () => {
+      if (exited) child.stdout?.destroy();
+      else terminate('idle');
     };
+    const armIdle = () => {
+      waiting = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = setTimeout(onIdle, exited ? DRAIN_MS : limits.idleTimeoutMs);
+    };
+    const pauseIdle = () => {
+      waiting = false;
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = undefined;
+    };
+    armIdle();
 
     // The guard must be in place before the first write: a CLI that exits early closes its
     // stdin and the pending write fails with EPIPE, which would otherwise crash the daemon.
@@ -157,22 +219,39 @@ export function createProcessSupervisor(logger: Logger) {
     child.stderr?.on('error', () => {});
     child.stdout?.on('error', () => {});
     if (child.stdin && pid !== undefined) void writeAll(child.stdin, inv.stdin);
+    // Settles whenever its streams do; olp never waits on it for a started process.
+    const settledChild = Promise.resolve(child).catch(() => undefined);
 
     const exit: Promise<ExitInfo> = (async () => {
-      const result = await child;
+      const ended = await leaderExit;
+      exited = true;
       clearTimeout(totalTimer);
-      clearTimeout(idleTimer);
+      if (doneTimer) clearTimeout(doneTimer);
+      if (forceTimer) clearTimeout(forceTimer);
+      if (waiting) armIdle(); // now bounds the drain of the rest of stdout
       signal.removeEventListener('abort', onAbort);
       // Whatever the leader did, nothing it started may outlive it.
       killGroup(pid, 'SIGKILL');
-      if (forceTimer) clearTimeout(forceTimer);
-      const cause = (result as { cause?: unknown }).cause as NodeJS.ErrnoException | undefined;
-      const spawnError = pid === undefined && cause && typeof cause === 'object' ? cause : undefined;
+      if (ended && home) {
+        // stderr flows without a consumer: if it stays open, something outside the group holds it.
+        if (await endedWithin(child.stderr, HOLDER_CHECK_MS)) reaper.later(home);
+        else {
+          const escaped = reaper.now(home);
+          if (escaped.length) log.warn({ event: 'escaped_processes_killed', pids: escaped }, "killed processes that left the CLI's process group");
+          if (!(await endedWithin(child.stderr, DRAIN_MS))) child.stderr?.destroy();
+        }
+      }
+      let spawnError: NodeJS.ErrnoException | undefined;
+      if (!ended) {
+        const result = await settledChild;
+        const cause = (result as { cause?: unknown } | undefined)?.cause;
+        spawnError = cause && typeof cause === 'object' ? (cause as NodeJS.ErrnoException) : new Error('the process could not be started');
+      }
       return {
         reason: spawnError ? 'spawn_error' : reason,
-        exitCode: result.exitCode ?? null,
-        signal: result.signal ?? null,
-        stderr,
+        exitCode: ended?.code ?? null,
+        signal: ended?.signal ?? null,
+        stderr: sanitizeStderr(stderr, inv.stdin),
         ...(spawnError ? { spawnError } : {}),
         pid,
         durationMs: performance.now() - started,
@@ -187,11 +266,37 @@ export function createProcessSupervisor(logger: Logger) {
       const stdout = child.stdout;
       if (!stdout) return;
       const splitter = createLineSplitter();
-      for await (const chunk of stdout as AsyncIterable<Buffer>) {
-        touch();
-        yield* splitter.push(chunk);
+      let drained = false;
+      try {
+        for await (const chunk of stdout as AsyncIterable<Buffer>) {
+          let out: string[];
+          try {
+            out = splitter.push(chunk);
+          } catch (err) {
+            if (!(err instanceof LineTooLongError)) throw err;
+            log.warn({ event: 'line_too_long', pid, limit: err.limit }, 'the CLI printed a line past the limit; stopping it');
+            terminate('line_too_long');
+            return;
+          }
+          if (out.length > 0) {
+            pauseIdle();
+            for (const line of out) yield line;
+          }
+          armIdle();
+        }
+        drained = true;
+        pauseIdle();
+        yield* splitter.end();
+      } catch (err) {
+        // stdout closed by olp after the leader exited (an escaped process held it): the run is over.
+        if ((err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+      } finally {
+        pauseIdle();
+        if (!drained && !cancel.signal.aborted && !exited) {
+          // The caller has what it needs (the turn's final event): the CLI may finish by itself.
+          doneTimer = setTimeout(() => terminate('done'), DONE_GRACE_MS);
+        }
       }
-      yield* splitter.end();
     }
 
     return { pid, lines: lines(), exit };
@@ -208,6 +313,7 @@ export function createProcessSupervisor(logger: Logger) {
       const all = [...live];
       for (const t of all) t.terminate('shutdown');
       await Promise.all(all.map((t) => t.exit));
+      reaper.flush();
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js';
 import type { CallMeta, ExitInfo, Invocation, ProcessSupervisor, RunLimits, RunningProcess } from '../process/index.js';
 import type { Appender } from './files.js';
 import { promptHash, type RecordedCall, type Recording } from './format.js';
-import { redact } from './redact.js';
+import { redact } from '../log/index.js';
 
 /** Wraps the real supervisor: every call is run as usual and written to the recording as it happens. */
 export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appender): ProcessSupervisor {

@@ -16,6 +16,18 @@ export interface ResponseMeta {
 /** Response metadata that may change until the first byte: a fallback sets the model that served. */
 export interface StreamMeta extends ResponseMeta {
   includeUsage: boolean;
+  /** How long a client may leave a full socket unread before the reply is stopped. */
+  clientTimeoutMs?: number;
+  /** Characters of reply text written to the client so far (what an aborted request is charged for). */
+  sent?: { chars: number };
+}
+
+/** The client stopped reading for longer than it may: the stream gets an in-band error and ends. */
+export class ClientTooSlowError extends Error {
+  constructor(readonly seconds: number) {
+    super('the client stopped reading');
+    this.name = 'ClientTooSlowError';
+  }
 }
 
 /** What the caller needs afterwards for its log line and accounting. */
@@ -54,23 +66,29 @@ export async function respondJson(res: Response, events: Events, meta: ResponseM
  * failing before it says anything still gets a proper status and error envelope; after that an
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
-export async function respondStream(res: Response, events: Events, meta: ResponseMeta & { includeUsage: boolean }): Promise<Delivered> {
+export async function respondStream(res: Response, events: Events, meta: StreamMeta): Promise<Delivered> {
   const started = performance.now();
   let firstTokenMs: number | null = null;
   let open = false;
+  const clientTimeoutMs = meta.clientTimeoutMs ?? 0;
 
   const send = async (payload: unknown): Promise<void> => {
     if (res.writableEnded || res.destroyed) return;
     if (!res.write(`data: ${JSON.stringify(payload)}\n\n`)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
+      // The client is not reading: wait for it, but not forever (the CLI is held back meanwhile).
+      const drained = await new Promise<boolean>((resolve) => {
+        const done = (ok: boolean) => () => {
+          clearTimeout(timer);
+          res.off('drain', onDrain);
+          res.off('close', onDrain);
+          resolve(ok);
         };
-        res.on('drain', done);
-        res.on('close', done);
+        const onDrain = done(true);
+        const timer = clientTimeoutMs > 0 ? setTimeout(done(false), clientTimeoutMs) : undefined;
+        res.on('drain', onDrain);
+        res.on('close', onDrain);
       });
+      if (!drained) throw new ClientTooSlowError(Math.round(clientTimeoutMs / 1000));
     }
   };
   const start = async (): Promise<void> => {
@@ -91,6 +109,7 @@ export async function respondStream(res: Response, events: Events, meta: Respons
     if (step.value.type === 'text') {
       firstTokenMs ??= performance.now() - started;
       await start();
+      if (meta.sent) meta.sent.chars += step.value.text.length;
       await send(toChunk(meta, { content: step.value.text }));
     }
     step = await events.next();

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 
 /** Version of the row shape in docs/usage-ledger.md; bumped on any change a consumer could notice. */
-export const LEDGER_SCHEMA_VERSION = 1;
+export const LEDGER_SCHEMA_VERSION = 2;
 
 /** The backfill tags of a CLI-served turn: a consumer keyed on `api` or on `provider` excludes it. */
 export const CLIENT_NAME = 'olp';
@@ -34,6 +34,10 @@ export interface UsageRow {
   rawUsage: Record<string, number> | null;
   /** The usage is what a failed or aborted run reported before it ended. */
   partial: boolean;
+  /** The usage is olp's estimate (an aborted run that reported none): prompt and sent text, 4 characters a token. */
+  estimated?: boolean;
+  /** The tokens count against the key's budgets (the reply, or part of it, reached the client); default: outcome `ok`. */
+  billable?: boolean;
   costUsd: number | null;
   /** The CLI's native session or thread id. */
   sessionId: string | null;
@@ -69,6 +73,7 @@ export interface LedgerRecord {
     cached_tokens: number;
     reasoning_tokens: number;
     partial: boolean;
+    estimated: boolean;
     raw: Record<string, number> | null;
   };
   api: 'cli' | null;
@@ -96,6 +101,7 @@ interface DbRow {
   reasoning_tokens: number;
   raw_usage: string | null;
   partial: number;
+  estimated: number;
   cost_usd: number | null;
   session_id: string | null;
   session_mode: string | null;
@@ -132,6 +138,7 @@ export function toLedgerRecord(r: DbRow): LedgerRecord {
       cached_tokens: r.cached_tokens,
       reasoning_tokens: r.reasoning_tokens,
       partial: r.partial === 1,
+      estimated: r.estimated === 1,
       raw: r.raw_usage === null ? null : (JSON.parse(r.raw_usage) as Record<string, number>),
     },
     api: r.api === 'cli' ? 'cli' : null,
@@ -207,36 +214,37 @@ const GROUP_BY = {
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
-       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, cost_usd, session_id, session_mode, rotation_reason,
+       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason,
        api, provider, client_name, schema_version)
      VALUES (@requestId, @ts, @keyId, @keyName, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
-       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @costUsd, @sessionId, @sessionMode, @rotationReason,
+       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason,
        @api, @provider, @clientName, @schemaVersion)`,
   );
   const addDaily = db.prepare(
     `INSERT INTO usage_daily (key_id, day, tokens) VALUES (?, ?, ?)
      ON CONFLICT (key_id, day) DO UPDATE SET tokens = tokens + excluded.tokens`,
   );
-  // Budgets count only turns that succeeded: a failed request costs the member nothing.
+  // Budgets count what reached members: replies, and the part of one a client was sent before it left.
   const spent = db.prepare<[string, string], { n: number | null }>('SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?');
   const cacheShare = db.prepare<[string], { cached: number | null; prompt: number | null }>(
     "SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage WHERE key_id = ? AND outcome = 'ok'",
   );
   const pruneRows = db.prepare('DELETE FROM usage WHERE ts < ?');
   const pruneDaily = db.prepare('DELETE FROM usage_daily WHERE day < ?');
-  const write = db.transaction((row: UsageRow) => {
+  const write = db.transaction(({ billable, ...row }: UsageRow) => {
     const cli = row.backend !== null;
     insert.run({
       ...row,
       rawUsage: row.rawUsage ? JSON.stringify(row.rawUsage) : null,
       partial: row.partial ? 1 : 0,
+      estimated: row.estimated ? 1 : 0,
       api: cli ? 'cli' : null,
       provider: cli ? (PROVIDERS[row.backend!] ?? row.backend) : null,
       clientName: CLIENT_NAME,
       schemaVersion: LEDGER_SCHEMA_VERSION,
     });
     const tokens = row.promptTokens + row.completionTokens;
-    if (row.outcome === 'ok' && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
+    if ((billable ?? row.outcome === 'ok') && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
   });
 
   return {

@@ -1,6 +1,6 @@
-import { backendTimeout, ClientAbortedError, shuttingDown } from '../errors/index.js';
+import { backendBadOutput, backendTimeout, ClientAbortedError, shuttingDown } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
-import type { ProcessSupervisor, RunLimits } from '../process/index.js';
+import { MAX_LINE_BYTES, type ProcessSupervisor, type RunLimits } from '../process/index.js';
 import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
 import { toChildEnv, type Workspaces } from '../workspace/index.js';
 
@@ -54,6 +54,8 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     const parser = backend.createParser();
     for await (const line of proc.lines) {
       for (const ev of parser.push(line)) yield ev;
+      // The turn is decided: answer now, whatever still holds the CLI's stdout open.
+      if (parser.complete) break;
     }
     const exit = await proc.exit;
     log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
@@ -69,6 +71,8 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
         return { ...outcome, error: backendTimeout(backend.id, 'total', Math.round(deps.limits.timeoutMs / 1000), outcome.error) };
       case 'idle':
         return { ...outcome, error: backendTimeout(backend.id, 'idle', Math.round(deps.limits.idleTimeoutMs / 1000), outcome.error) };
+      case 'line_too_long':
+        return { ...outcome, error: backendBadOutput(backend.id, `a single output line was longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB; the CLI was stopped`, outcome.error) };
       default:
         return outcome;
     }

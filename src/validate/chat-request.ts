@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { invalidRequest, ProxyError } from '../errors/index.js';
 
 // Unknown top-level keys are stripped, not rejected: SDKs and frameworks add vendor fields,
-// and refusing them would break clients that work against OpenAI. docs/api.md lists what is used.
+// and refusing them would break clients that work against OpenAI. The README's request-fields table lists what is used.
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const imagePart = z.object({
@@ -72,6 +72,13 @@ const chatRequestSchema = z.object({
   user: z.string().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  // As OpenAI: token ids (integers, as JSON object keys) to a bias in [-100, 100].
+  logit_bias: z
+    .record(z.string().regex(/^\d+$/), z.number().min(-100).max(100), {
+      error: (issue) => (issue.code === 'invalid_key' ? 'keys must be token ids (integers)' : 'expected an object mapping token ids to numbers between -100 and 100'),
+    })
+    .nullable()
+    .optional(),
   tools: z.array(z.object({ type: z.string() }).loose()).optional(),
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() }).loose()]).optional(),
   parallel_tool_calls: z.boolean().optional(),
@@ -79,7 +86,7 @@ const chatRequestSchema = z.object({
     .discriminatedUnion('type', [
       z.object({ type: z.literal('text') }),
       z.object({ type: z.literal('json_object') }),
-      z.object({ type: z.literal('json_schema'), json_schema: z.object({ name: z.string(), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullable().optional(), description: z.string().optional() }) }),
+      z.object({ type: z.literal('json_schema'), json_schema: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, underscores or dashes (as OpenAI)'), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullable().optional(), description: z.string().optional() }) }),
     ])
     .optional(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
@@ -124,6 +131,34 @@ function contentIsEmpty(content: unknown): boolean {
   return true;
 }
 
+/**
+ * Every tool result must answer a call the conversation made: a `tool` message needs an earlier
+ * assistant message with a tool call of its `tool_call_id`, a `function` message an earlier
+ * function_call (or tool call) of its `name`. Matched against any earlier assistant message, not
+ * only the one right before it (OpenAI's stricter rule): results that arrive late are still
+ * dropped by transcript hygiene, but a result answering nothing at all is a 400, as at OpenAI.
+ */
+function checkToolResults(messages: readonly ChatMessage[]): void {
+  const callIds = new Set<string>();
+  const callNames = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant') {
+      for (const c of m.tool_calls ?? []) {
+        callIds.add(c.id);
+        callNames.add(c.function.name);
+      }
+      if (m.function_call) callNames.add(m.function_call.name);
+    } else if (m.role === 'tool' && !callIds.has(m.tool_call_id)) {
+      throw invalidRequest(
+        `Invalid value for 'messages.${i}.tool_call_id': a 'tool' message must answer a tool call of an earlier assistant message, and no earlier message has a tool call with this id.`,
+        `messages.${i}.tool_call_id`,
+      );
+    } else if (m.role === 'function' && !callNames.has(m.name)) {
+      throw invalidRequest(`Invalid value for 'messages.${i}.name': a 'function' message must answer a function_call of an earlier assistant message, and none calls a function of this name.`, `messages.${i}.name`);
+    }
+  });
+}
+
 /** Validates a chat completion body or throws a 400 ProxyError whose `param` names the offending field. */
 export function parseChatRequest(body: unknown): ChatRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -145,8 +180,12 @@ export function parseChatRequest(body: unknown): ChatRequest {
       throw invalidRequest(`Invalid value for 'messages.${i}.content': an assistant message needs content or tool_calls.`, `messages.${i}.content`);
     }
   });
+  checkToolResults(req.messages);
   if (!req.messages.some((m) => m.role !== 'system' && m.role !== 'developer')) {
     throw invalidRequest("'messages' must contain at least one user message, not only system or developer messages.", 'messages');
+  }
+  if (!req.messages.some((m) => m.role === 'user' || m.role === 'system' || m.role === 'developer')) {
+    throw invalidRequest("'messages' must contain at least one user or system message.", 'messages');
   }
   if (req.n != null && req.n !== 1) {
     throw new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', param: 'n', message: "Invalid value for 'n': olp returns one choice per request; use n=1 or leave it out.", retryable: false });

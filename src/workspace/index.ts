@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import { killByHome } from '../process/index.js';
 import { ensurePrivateDir } from '../store/index.js';
 
 export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';
@@ -161,13 +162,15 @@ export function createWorkspaces(stateDir: string) {
 
   /**
    * Removes every workspace left under `run/` by an earlier process that died without cleaning
-   * up, first killing the process group recorded in it if that process still runs there.
-   * Returns how many workspaces and orphaned process groups it removed.
+   * up, first killing the process group recorded in it if that process still runs there, and
+   * then every process anywhere whose HOME lies under `run/` (one that left its group).
+   * Returns how many workspaces and orphaned processes or groups it removed.
    */
   function sweep(): { workspaces: number; processes: number } {
     ready.clear();
     const found = { workspaces: 0, processes: 0 };
     if (!existsSync(root)) return found;
+    const killed = new Set<number>();
     for (const key of readdirSync(root)) {
       const keyDir = join(root, key);
       let entries: string[] = [];
@@ -177,11 +180,14 @@ export function createWorkspaces(stateDir: string) {
         // A stray file, not a key folder.
       }
       for (const entry of entries) {
-        if (killOwner(join(keyDir, entry))) found.processes++;
+        const owner = killOwner(join(keyDir, entry));
+        if (owner !== undefined) killed.add(owner);
       }
       found.workspaces += entries.length;
       rmSync(keyDir, { recursive: true, force: true, maxRetries: 3 });
     }
+    for (const pid of killByHome({ under: [root] })) killed.add(pid);
+    found.processes = killed.size;
     return found;
   }
 
@@ -216,27 +222,27 @@ export type Workspaces = ReturnType<typeof createWorkspaces>;
 
 /**
  * Kills the recorded process group of a leftover workspace, but only if that pid still runs
- * with HOME set to the workspace's home (so a recycled pid is never touched).
+ * with HOME set to the workspace's home (so a recycled pid is never touched); returns the pid.
  */
-function killOwner(dir: string): boolean {
+function killOwner(dir: string): number | undefined {
   let pid: number;
   try {
     pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
   } catch {
-    return false;
+    return undefined;
   }
-  if (!Number.isInteger(pid) || pid <= 1) return false;
+  if (!Number.isInteger(pid) || pid <= 1) return undefined;
   try {
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    if (!environ.includes(`HOME=${join(dir, 'home')}`)) return false;
+    if (!environ.includes(`HOME=${join(dir, 'home')}`)) return undefined;
   } catch {
-    return false; // gone, or not ours to inspect
+    return undefined; // gone, or not ours to inspect
   }
   try {
     process.kill(-pid, 'SIGKILL');
-    return true;
+    return pid;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -68,13 +68,17 @@ describe('olp serve', () => {
     const ok = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hello' }] });
     assert.match(ok.choices[0]?.message.content ?? '', /hello/);
 
-    // Malformed HTTP: the socket is closed, the server stays up.
+    // Malformed HTTP: a 400 envelope, then the socket is closed; the server stays up.
     const port = Number(new URL(firstLine).port);
-    await new Promise<void>((resolve) => {
+    const answer400 = await new Promise<string>((resolve) => {
+      let got = '';
       const s = createConnection(port, '127.0.0.1', () => s.write('NOT HTTP AT ALL\r\n\r\n'));
-      s.on('close', () => resolve());
-      s.on('error', () => resolve());
+      s.on('data', (d: Buffer) => (got += d.toString('utf8')));
+      s.on('close', () => resolve(got));
+      s.on('error', () => resolve(got));
     });
+    assert.match(answer400, /^HTTP\/1\.1 400 /);
+    assert.match(answer400, /"code":"malformed_request"/);
     assert.equal((await fetch(`${firstLine.replace('/v1', '')}/health`)).status, 200);
 
     // A slow request in flight when SIGTERM arrives still completes.

@@ -163,11 +163,12 @@ describe('olp doctor', () => {
     spawnSync('mkdir', ['-p', both]);
     symlinkSync(FAKE_CLAUDE, join(both, 'claude'));
     symlinkSync(FAKE_CODEX, join(both, 'codex'));
-    const r = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { FAKE_CODEX_LOGGED_IN: '0' });
+    // The status commands get only the backend's allow-listed env: the fakes' switches go through OLP_*_ENV.
+    const r = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /codex\s+\S+\s+codex-cli 0\.171\.0\s+NOT logged in/);
     assert.match(r.stdout, /codex: codex login/);
-    const none = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { FAKE_CODEX_LOGGED_IN: '0', FAKE_CLAUDE_LOGGED_IN: '0' });
+    const none = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }), OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }) });
     assert.equal(none.status, 1);
     assert.match(none.stdout, /claude: claude auth login/);
   });

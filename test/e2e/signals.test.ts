@@ -47,12 +47,12 @@ async function serve(stateDir: string, records: string, grace = 1): Promise<Runn
 }
 
 /** Starts n requests on a CLI that never answers and waits until all n CLIs have read their prompt. */
-async function hang(r: Running, token: string, records: string, n: number): Promise<Promise<number | string>[]> {
+async function hang(r: Running, token: string, records: string, n: number, scenario = 'hang'): Promise<Promise<number | string>[]> {
   const requests = Array.from({ length: n }, () =>
     fetch(`${r.url}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:hang]]' }] }),
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: `[[fake:${scenario}]]` }] }),
     }).then(
       (res) => res.status,
       (err: Error) => err.name,
@@ -96,6 +96,27 @@ describe('daemon signals', () => {
       assert.deepEqual([sweep?.removed, sweep?.killed], [3, 3]);
       assert.deepEqual(leftoverWorkspaces(stateDir), []);
       assert.deepEqual(await waitGone(orphans), []);
+    } finally {
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0, JSON.stringify(second.logs.slice(-6)));
+    }
+  });
+
+  it('SIGKILL with a CLI whose grandchild left its process group: the next start finds it by HOME and kills it', async () => {
+    const { stateDir, records, token } = setup('escaped');
+    const first = await serve(stateDir, records);
+    const requests = await hang(first, token, records, 1, 'setsid-hang');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await Promise.all(requests);
+    const { runs, grandchildren } = recordedPids(records);
+    assert.equal(grandchildren.filter(isAlive).length, 1, 'the escaped grandchild survived the crash');
+
+    const second = await serve(stateDir, records);
+    try {
+      const sweep = second.logs.find((l) => l.event === 'workspace_sweep');
+      assert.equal(sweep?.removed, 1);
+      assert.deepEqual(await waitGone([...runs, ...grandchildren]), []);
     } finally {
       second.child.kill('SIGTERM');
       assert.equal(await second.exited, 0, JSON.stringify(second.logs.slice(-6)));

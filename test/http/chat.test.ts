@@ -56,10 +56,12 @@ describe('models and health', () => {
     assert.deepEqual([one.body.id, one.body.object, one.body.owned_by], ['opus', 'model', 'claude-cli']);
     envelope(await request(t.url).get('/v1/models/no-such-model').set('authorization', `Bearer ${t.token}`), 404, 'model_not_found');
   });
-  it('/health needs no key and says whether claude is found', async () => {
+  it('/health needs no key; with the owner key it says whether claude is found', async () => {
     const res = await request(t.url).get('/health');
     assert.equal(res.status, 200);
-    assert.equal(res.body.backends.claude.found, true);
+    assert.deepEqual(res.body, { status: 'ok' });
+    const full = await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`);
+    assert.equal(full.body.backends.claude.found, true);
   });
   it('unknown routes get a 404 envelope', async () => {
     envelope(await request(t.url).post('/v1/completions').set('authorization', `Bearer ${t.token}`).send({}), 404, 'not_found');
@@ -192,7 +194,7 @@ describe('a missing or broken CLI binary', () => {
       envelope(res, 503, 'backend_not_installed', 'server_error');
       assert.match(res.body.error.message, /--claude-bin/);
       assert.equal(res.headers['x-should-retry'], 'false');
-      const health = await request(d.url).get('/health');
+      const health = await request(d.url).get('/health').set('authorization', `Bearer ${d.token}`);
       assert.deepEqual([health.body.status, health.body.backends.claude.found], ['degraded', false]);
       assert.equal(d.daemon.store.keys.activeCount(), 1);
     } finally {

@@ -60,7 +60,7 @@ describe('per-key limits at their boundary', () => {
     try {
       const { token } = t.daemon.store.keys.add('kid', 'member', { concurrency: 2 });
       const slow = [0, 1].map((i) => chat(t, token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: `slow ${i}` }] }));
-      await until(async () => (await request(t.url).get('/health')).body.cli.running === 2);
+      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 2);
       is429(await chat(t, token, body('third')), 'concurrency_limit_exceeded');
       for (const r of await Promise.all(slow)) assert.equal(r.status, 200);
       assert.equal((await chat(t, token, body('after'))).status, 200, 'slots come back');
@@ -196,7 +196,7 @@ describe('the shared queue', () => {
       const admitted = () => t.logs.filter((l) => l.event === 'admitted').map((l) => l.key as string);
       await request(t.url).get('/health'); // warm the CLI detection cache
       const burst = Array.from({ length: 30 }, (_, i) => chat(t, a, body(`a${i}`)));
-      await until(async () => (await request(t.url).get('/health')).body.cli.queued >= 20);
+      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued >= 20);
       const aBefore = admitted().filter((k) => k === 'a').length;
       const single = await chat(t, b, body('b alone'));
       assert.equal(single.status, 200);
@@ -213,7 +213,7 @@ describe('the shared queue', () => {
   it('a queued client that disconnects leaves the queue at once and frees its place', async () => {
     const t = await startTestDaemon({ config: { maxConcurrency: 1 } });
     try {
-      const stats = async () => (await request(t.url).get('/health')).body.cli as { running: number; queued: number };
+      const stats = async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli as { running: number; queued: number };
       const running = chat(t, t.token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'hold the slot' }] });
       await until(async () => (await stats()).running === 1);
       const controller = new AbortController();
@@ -241,9 +241,9 @@ describe('the shared queue', () => {
     const t = await startTestDaemon({ config: { maxConcurrency: 1, queueSize: 1, queueTimeout: 1, idleTimeout: 3 } });
     try {
       const hold = chat(t, t.token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:hang]]' }, { role: 'user', content: 'x' }] });
-      await until(async () => (await request(t.url).get('/health')).body.cli.running === 1);
+      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 1);
       const waiting = chat(t, t.token, body('queued'));
-      await until(async () => (await request(t.url).get('/health')).body.cli.queued === 1);
+      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued === 1);
       is429(await chat(t, t.token, body('no room')), 'server_busy');
       is429(await waiting, 'queue_timeout');
       assert.equal((await hold).status, 504);

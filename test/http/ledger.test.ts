@@ -42,7 +42,7 @@ describe('one row per request', () => {
       { prompt: r.usage.prompt_tokens, completion: r.usage.completion_tokens, total: r.usage.total_tokens, cached: r.usage.cached_tokens },
       { prompt: data.usage!.prompt_tokens, completion: data.usage!.completion_tokens, total: data.usage!.total_tokens, cached: data.usage!.prompt_tokens_details!.cached_tokens },
     );
-    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 1]);
+    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 2]);
     assert.match(r.session_id ?? '', /^[0-9a-f-]{36}$/);
     assert.deepEqual([r.outcome, r.http_status, r.requested_model, r.served_model, r.key_name, r.session_mode], ['ok', 200, 'sonnet', 'sonnet', 'tester', 'fresh']);
     // The fake reports input = ceil(bytes/4), cache creation 3, cache read 5: raw kept as reported.
@@ -64,13 +64,12 @@ describe('one row per request', () => {
     assert.ok(r.usage.raw && 'cached_input_tokens' in r.usage.raw);
   });
 
-  it('error, timeout, client abort and rejections each leave exactly one row with the right outcome', async () => {
+  it('error, timeout, client abort and rejections each leave exactly one row with the right outcome; a bad key leaves none', async () => {
     const cases: [string, () => Promise<Response>, string, number, string | null][] = [
       ['error', () => post({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:exit-nonzero]]' }] }), 'error', 502, 'backend_error'],
       ['timeout', () => post({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:hang]]' }] }), 'timeout', 504, 'backend_timeout'],
       ['validation', () => post({ model: 'sonnet', messages: [] }), 'rejected', 400, 'invalid_request'],
       ['unknown model', () => post({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), 'rejected', 404, 'model_not_found'],
-      ['bad key', () => post({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }, 'olpk_wrong'), 'rejected', 401, 'invalid_api_key'],
     ];
     for (const [name, send, outcome, status, code] of cases) {
       const res = await send();
@@ -80,6 +79,11 @@ describe('one row per request', () => {
       if (outcome === 'rejected') assert.deepEqual([r.api, r.provider, r.backend], [null, null, null], `${name}: no CLI turn, no CLI tags`);
       else assert.equal(r.api, 'cli');
     }
+    // Without a valid key there is nobody to bill: no row at all.
+    const unauthenticated = await post({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }, 'olpk_wrong');
+    assert.equal(unauthenticated.status, 401);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(t.daemon.store.usage.get(unauthenticated.headers.get('x-request-id')!), undefined);
     // A client that leaves mid-stream.
     const controller = new AbortController();
     const res = await fetch(`${t.baseURL}/chat/completions`, {
@@ -117,7 +121,7 @@ describe('olp usage', () => {
     const lines = exported.stdout.trim().split('\n').map((l) => JSON.parse(l) as LedgerRecord);
     assert.equal(lines.length, [...t.daemon.store.usage.export({ scope: { all: true } })].length);
     for (const l of lines) {
-      assert.equal(l.schema_version, 1);
+      assert.equal(l.schema_version, 2);
       assert.equal(l.client_name, 'olp');
       if (l.backend) assert.ok(l.api === 'cli' && (l.provider === 'claude-cli' || l.provider === 'codex'), JSON.stringify(l));
     }

@@ -50,9 +50,14 @@ const CASES: Case[] = [
     claude: { text: /<tool_result id="c1" name="get_weather">\nNo result was returned for this tool call\.\n<\/tool_result>\n\n<user>\nnever mind/ },
   },
   {
-    name: 'orphan result dropped',
+    name: 'a result answering no call is refused, naming it',
     messages: [{ role: 'user', content: 'q' }, { role: 'tool', tool_call_id: 'ghost', content: 'boo' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'q2' }],
-    claude: { notText: /boo|ghost/ },
+    claude: { error: 'messages.1.tool_call_id' },
+  },
+  {
+    name: 'a late duplicate result of an answered call is dropped',
+    messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [call('c1')] }, { role: 'tool', tool_call_id: 'c1', content: 'on time' }, { role: 'assistant', content: 'x' }, { role: 'tool', tool_call_id: 'c1', content: 'late' }, { role: 'user', content: 'q2' }],
+    claude: { notText: /late/ },
   },
   {
     name: 'call without arguments dropped',

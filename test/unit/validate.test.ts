@@ -50,6 +50,33 @@ describe('parseChatRequest', () => {
     });
   });
 
+  const accepted: [string, unknown][] = [
+    ['logit_bias null', { ...ok, logit_bias: null }],
+    ['logit_bias token ids to biases', { ...ok, logit_bias: { '50256': -100, '1': 100, '42': 0.5 } }],
+    ['a tool result for a call two assistant turns back', {
+      model: 'sonnet',
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'assistant', content: 'thinking' },
+        { role: 'tool', tool_call_id: 'c1', content: 'late' },
+      ],
+    }],
+    ['a function result answering a tool call of that name', {
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'function', name: 'f', content: 'r' }],
+    }],
+    ['a system message and an assistant message', { model: 'sonnet', messages: [{ role: 'system', content: 's' }, { role: 'assistant', content: 'Once upon' }] }],
+  ];
+  for (const [name, body] of accepted) {
+    it(`accepts ${name}`, () => {
+      parseChatRequest(body);
+    });
+  }
+  it('keeps logit_bias as sent', () => {
+    assert.deepEqual(parseChatRequest({ ...ok, logit_bias: { '7': 5 } }).logit_bias, { '7': 5 });
+  });
+
   const cases: [string, unknown, string | null][] = [
     ['body not an object', [1, 2], null],
     ['missing model', { messages: ok.messages }, 'model'],
@@ -72,6 +99,25 @@ describe('parseChatRequest', () => {
     ['max_tokens zero', { ...ok, max_tokens: 0 }, 'max_tokens'],
     ['too many stops', { ...ok, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
     ['forced tool call', { ...ok, tools: [{ type: 'function' }], tool_choice: 'required' }, 'tool_choice'],
+    ['only an orphan tool message', { model: 'sonnet', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.0.tool_call_id'],
+    ['only an orphan function message', { model: 'sonnet', messages: [{ role: 'function', name: 'f', content: 'r' }] }, 'messages.0.name'],
+    ['system and an orphan tool message', { model: 'sonnet', messages: [{ role: 'system', content: 's' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.1.tool_call_id'],
+    ['a tool result before any call', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }, { role: 'user', content: 'q2' }] }, 'messages.1.tool_call_id'],
+    ['a tool result answering an id nobody called', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c2', content: 'r' }] }, 'messages.2.tool_call_id'],
+    ['a tool result before its call', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }] }, 'messages.1.tool_call_id'],
+    ['a function result of a function nobody called', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }, { role: 'function', name: 'g', content: 'r' }] }, 'messages.2.name'],
+    ['only an assistant message', { model: 'sonnet', messages: [{ role: 'assistant', content: 'hello' }] }, 'messages'],
+    ['logit_bias not an object', { ...ok, logit_bias: 'garbage' }, 'logit_bias'],
+    ['logit_bias an array', { ...ok, logit_bias: [1, 2] }, 'logit_bias'],
+    ['logit_bias key not a token id', { ...ok, logit_bias: { hello: 1 } }, 'logit_bias.hello'],
+    ['logit_bias value out of range', { ...ok, logit_bias: { '50256': 101 } }, 'logit_bias.50256'],
+    ['logit_bias value not a number', { ...ok, logit_bias: { '50256': 'ban' } }, 'logit_bias.50256'],
+    ['presence_penalty out of range', { ...ok, presence_penalty: -3 }, 'presence_penalty'],
+    ['frequency_penalty out of range', { ...ok, frequency_penalty: 2.5 }, 'frequency_penalty'],
+    ['seed not an integer', { ...ok, seed: 1.5 }, 'seed'],
+    ['logprobs not boolean', { ...ok, logprobs: 'yes' }, 'logprobs'],
+    ['top_logprobs above 20', { ...ok, top_logprobs: 21 }, 'top_logprobs'],
+    ['json_schema name with spaces', { ...ok, response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name'],
   ];
   for (const [name, body, param] of cases) {
     it(`400 for ${name} (param ${param})`, () => {

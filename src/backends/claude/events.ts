@@ -50,6 +50,9 @@ export function createClaudeParser(model?: string): EventParser {
   }
 
   return {
+    get complete() {
+      return result !== undefined;
+    },
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
       if (!line) return [];

@@ -42,6 +42,9 @@ export function createCodexParser(model?: string): EventParser {
   }
 
   return {
+    get complete() {
+      return completed !== undefined || failed !== undefined;
+    },
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
       if (!line) return [];

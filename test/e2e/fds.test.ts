@@ -1,0 +1,56 @@
+// Descriptors olp's parent leaked to it (opened without close-on-exec) never reach a CLI child.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type StdioOptions } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+import { FAKE_CLAUDE, OLP_BIN } from '../support/paths.js';
+
+const base = mkdtempSync(join(tmpdir(), 'olp-fds-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+// Node marks the descriptors just above its own start-up ones close-on-exec by itself; one far
+// above them (as a shell's `exec 40<file` or a supervisor leaves it) stays inheritable.
+const HIGH_FD = 40;
+
+describe('olp serve and inherited descriptors', { skip: process.platform !== 'linux' && 'Linux only (/proc)' }, () => {
+  it('a file descriptor olp inherited is not among a CLI child’s descriptors', async () => {
+    const stateDir = join(base, 'state');
+    const token = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', 'me', '--state-dir', stateDir], { encoding: 'utf8' }).stdout.trim().split('\n').at(-1)!;
+    const low = join(base, 'leaked-low.txt');
+    const high = join(base, 'leaked-high.txt');
+    writeFileSync(low, 'secret');
+    writeFileSync(high, 'secret');
+    const lowFd = openSync(low, 'r');
+    const highFd = openSync(high, 'r');
+    const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', lowFd, ...Array<'ignore'>(HIGH_FD - 4).fill('ignore'), highFd];
+    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', '1'], {
+      env: { PATH: process.env.PATH ?? '', HOME: base },
+      stdio,
+    });
+    closeSync(lowFd);
+    closeSync(highFd);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', () => reject(new Error('olp exited before listening')));
+      });
+      const res = await fetch(`${url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] }),
+      });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { choices: { message: { content: string } }[] };
+      const report = JSON.parse(body.choices[0]!.message.content) as { fds: string[] };
+      assert.ok(report.fds.length >= 3, JSON.stringify(report.fds));
+      for (const file of [low, high]) assert.ok(!report.fds.some((f) => f.endsWith(` -> ${file}`)), `${file} leaked into the CLI: ${report.fds.join(', ')}`);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    }
+  });
+});
