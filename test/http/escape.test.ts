@@ -123,3 +123,22 @@ describe("a failing CLI's stderr", () => {
     assert.doesNotMatch(logged, /olpk_abcdef|sk-ant-api03|PIN is 4921/);
   });
 });
+
+describe('one enormous output line', () => {
+  it('stops the CLI past 64 MiB with 502 backend_bad_output, without stalling other requests', async () => {
+    const big = fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:huge-line]] hi' }] }),
+    });
+    // Meanwhile a normal request is answered promptly.
+    const small = await ask('quick one');
+    assert.equal(small.status, 200);
+    assert.ok(small.ms < 2000, `a request beside the huge line took ${small.ms} ms`);
+    const res = await big;
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(res.status, 502);
+    assert.equal(body.error.code, 'backend_bad_output');
+    assert.match(body.error.message, /64 MiB/);
+  });
+});
