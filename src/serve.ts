@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
-import { createClaudeBackend, createCodexBackend, createDetector, type Backend, type StatusProbe } from './backends/index.js';
+import { createClaudeBackend, createCodexBackend, createDetector, resolveBin, withoutOwnBins, type Backend, type Detection, type StatusProbe } from './backends/index.js';
 import type { Config } from './config/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
@@ -21,6 +21,8 @@ export interface Daemon {
   store: Store;
   /** Number of live CLI children. */
   readonly children: number;
+  /** Each backend's CLI as olp will run it: path, version, login, readiness (cached briefly). */
+  detect(): Promise<Detection[]>;
   /** Resolves once every workspace removal in progress has finished. */
   settled(): Promise<void>;
   /** Stops taking requests, lets in-flight ones finish within the grace, kills the rest, closes the store. */
@@ -46,8 +48,9 @@ function codexAuth(hostEnv: DaemonOptions['hostEnv']): string {
 
 /** Both backends and how to ask each CLI for its version and login, from the configuration. */
 export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']) {
-  const claude = createClaudeBackend({ bin: config.claudeBin, credentials: config.claudeCredentials ?? claudeCredentials(hostEnv), passEnv: config.claudePassEnv, env: config.claudeEnv });
-  const codex = createCodexBackend({ bin: config.codexBin, auth: config.codexAuth ?? codexAuth(hostEnv), passEnv: config.codexPassEnv, env: config.codexEnv, config: config.codexConfig });
+  // Resolved once, here: a relative path means the directory olp started in, not a run's workspace.
+  const claude = createClaudeBackend({ bin: resolveBin(config.claudeBin, hostEnv.PATH), credentials: config.claudeCredentials ?? claudeCredentials(hostEnv), passEnv: config.claudePassEnv, env: config.claudeEnv });
+  const codex = createCodexBackend({ bin: resolveBin(config.codexBin, hostEnv.PATH), auth: config.codexAuth ?? codexAuth(hostEnv), passEnv: config.codexPassEnv, env: config.codexEnv, config: config.codexConfig });
   const hasKey = (b: Backend, pass: readonly string[], env: Readonly<Record<string, string>>) => b.apiKeyVars.some((n) => (pass.includes(n) && hostEnv[n]) || env[n]);
   const probes = new Map<string, StatusProbe>([
     [
@@ -95,7 +98,13 @@ function createCallLayer(config: Config, logger: Logger): { supervisor: ProcessS
 }
 
 /** The composition root: builds every part from the config and starts listening. */
-export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): Promise<Daemon> {
+/** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
+export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv'] {
+  return { ...env, PATH: withoutOwnBins(env.PATH) };
+}
+
+export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions): Promise<Daemon> {
+  const hostEnv = toHostEnv(rawEnv);
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir);
   const swept = workspaces.sweep();
@@ -146,6 +155,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
   const app = createApp({
     logger,
     bodyLimit: config.bodyLimit,
+    corsOrigins: config.corsOrigins,
     store,
     // Replaying, the models are the recording's: no CLI needs to be installed.
     registry: createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b))),
@@ -164,7 +174,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
-      limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, killGraceMs: 2000 },
+      limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   });
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
@@ -186,6 +196,7 @@ export async function startDaemon({ config, logger, hostEnv }: DaemonOptions): P
     get children() {
       return supervisor.active;
     },
+    detect: () => Promise.all(backends.map((b) => detector.detect(b))),
     settled: () => workspaces.settled(),
     close() {
       closing ??= (async () => {

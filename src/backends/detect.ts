@@ -1,9 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runCommand, type CommandResult } from '../process/index.js';
 import { toChildEnv, type Workspaces } from '../workspace/index.js';
 import type { Backend, Turn } from './types.js';
+
+/** olp's own install: its `node_modules` holds the CLIs pinned for its tests, never the user's. */
+const OWN_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
+
+/**
+ * PATH without olp's own `node_modules/.bin` (which `npm start` and `npm run` put first): a
+ * CLI name must resolve to the user's CLI, not the copy pinned for olp's test tier.
+ */
+export function withoutOwnBins(pathEnv: string | undefined): string {
+  return (pathEnv ?? '')
+    .split(delimiter)
+    .filter((dir) => dir && !resolve(dir).startsWith(OWN_MODULES + sep))
+    .join(delimiter);
+}
+
+/**
+ * The executable a configured CLI name means, decided once at start: a path (relative ones
+ * against the directory olp was started in), or a name looked up on PATH (olp's own
+ * `node_modules/.bin` skipped). A name not found stays a name, reported as not installed.
+ */
+export function resolveBin(bin: string, pathEnv: string | undefined, cwd = process.cwd()): string {
+  if (bin.includes('/')) return isAbsolute(bin) ? bin : resolve(cwd, bin);
+  return findExecutable(bin, withoutOwnBins(pathEnv)) ?? bin;
+}
 
 /** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
 export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
@@ -65,6 +90,7 @@ const PROBE_KEY = 'status-probe';
 export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, workspaces: ProbeWorkspaces, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
   const ttl = opts.ttlMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<Detection> }>();
+  const settled = new Map<string, { at: number; value: Detection }>();
   const found = new Map<string, { at: number; value: boolean }>();
 
   /** Runs the backend's status commands in a fresh workspace, removed afterwards. */
@@ -112,9 +138,16 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
     detect(b: Backend): Promise<Detection> {
       const hit = cache.get(b.id);
       if (hit && Date.now() - hit.at < ttl) return hit.value;
+      const at = Date.now();
       const value = probe(b);
-      cache.set(b.id, { at: Date.now(), value });
+      cache.set(b.id, { at, value });
+      void value.then((d) => settled.set(b.id, { at, value: d }));
       return value;
+    },
+    /** The last finished detection while it is fresh; never spawns anything (for the request path). */
+    known(b: Backend): Detection | undefined {
+      const hit = settled.get(b.id);
+      return hit && Date.now() - hit.at < ttl ? hit.value : undefined;
     },
     /** Cheap check: is the binary there at all (a PATH scan, cached briefly: /v1/models asks per model). */
     installed(b: Backend): boolean {

@@ -21,7 +21,9 @@ export type FinishReason = 'stop' | 'length' | 'content_filter';
 /** What a backend's parser yields while the CLI runs. */
 export type BackendEvent =
   | { type: 'session'; sessionId: string; model?: string }
-  | { type: 'text'; text: string };
+  | { type: 'text'; text: string }
+  /** The CLI is retrying its provider: not progress (the idle timer keeps running). */
+  | { type: 'retry'; message: string };
 
 /** How a turn ended, decided once stdout is exhausted and the process has exited. */
 export type TurnOutcome =

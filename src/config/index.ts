@@ -10,6 +10,12 @@ type Kind = 'string' | 'int' | 'list' | 'record' | 'bool';
 
 interface Field {
   kind: Kind;
+  /**
+   * For lists: whether a comma separates items. Not where a comma can be part of a value (a
+   * codex `key=value` override may hold a TOML inline table); such a list takes one item per
+   * flag, or a JSON array in the environment.
+   */
+  commas?: false;
   schema: z.ZodType;
   /** Flag name without dashes; absent for file-only fields. */
   flag?: string;
@@ -32,7 +38,7 @@ export const FIELDS = {
   codexAuth: { kind: 'string', schema: z.string().min(1).optional(), flag: 'codex-auth', env: 'OLP_CODEX_AUTH', description: "The codex login file linked into each run's CODEX_HOME (default: $CODEX_HOME or ~/.codex, /auth.json)." },
   codexPassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'codex-pass-env', env: 'OLP_CODEX_PASS_ENV', description: "Names of the daemon's environment variables handed to codex (e.g. CODEX_API_KEY). Off by default." },
   codexEnv: { kind: 'record', schema: z.record(envName, z.string()).default({}), env: 'OLP_CODEX_ENV', description: 'Extra environment for codex, as a JSON object (config file or env). Off by default.' },
-  codexConfig: { kind: 'list', schema: z.array(z.string().regex(/^[A-Za-z0-9_.-]+=/, 'expected key=value')).default([]), flag: 'codex-config', env: 'OLP_CODEX_CONFIG', description: 'codex `-c key=value` overrides for every run (repeatable), e.g. a model provider.' },
+  codexConfig: { kind: 'list', commas: false, schema: z.array(z.string().regex(/^[A-Za-z0-9_.-]+=/, 'expected key=value')).default([]), flag: 'codex-config', env: 'OLP_CODEX_CONFIG', description: 'codex `-c key=value` overrides for every run (repeat the flag; in the environment a JSON array), e.g. a model provider.' },
   models: {
     kind: 'record',
     schema: z.record(z.string().min(1), z.union([z.object({ backend: z.enum(['claude', 'codex']), model: z.string().min(1) }), z.null()])).default({}),
@@ -68,6 +74,20 @@ export const FIELDS = {
   },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
   idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
+  retryTimeout: {
+    kind: 'int',
+    schema: z.number().int().min(1).default(60),
+    flag: 'retry-timeout',
+    env: 'OLP_RETRY_TIMEOUT',
+    description: "Seconds a CLI run may spend only retrying its provider (claude's api_retry, codex's Reconnecting…) before olp stops it (503 backend_unavailable).",
+  },
+  corsOrigins: {
+    kind: 'list',
+    schema: z.array(z.union([z.literal('*'), z.url({ protocol: /^https?$/, error: 'expected an origin like http://localhost:3000, or *' })])).default([]),
+    flag: 'cors-origins',
+    env: 'OLP_CORS_ORIGINS',
+    description: 'Browser origins allowed to call olp (comma-separated, e.g. http://localhost:3000; * for any). Off by default.',
+  },
   clientTimeout: {
     kind: 'int',
     schema: z.number().int().min(1).default(120),
@@ -125,6 +145,8 @@ export type Config = Readonly<{
   maxClientConnections: number;
   timeout: number;
   idleTimeout: number;
+  retryTimeout: number;
+  corsOrigins: readonly string[];
   clientTimeout: number;
   maxConcurrency: number;
   queueSize: number;
@@ -183,8 +205,20 @@ function label(key: ConfigKey, source: Source, file: string): string {
   return `default ${key}`;
 }
 
+/** A list setting's items from one string: comma-separated, or whole (a JSON array for several). */
+function toList(f: Field, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (f.commas !== false) return { ok: true, value: raw.split(',').map((s) => s.trim()).filter(Boolean) };
+  if (!raw.trim().startsWith('[')) return { ok: true, value: [raw.trim()] };
+  try {
+    return { ok: true, value: JSON.parse(raw) };
+  } catch {
+    return { ok: false, message: 'expected a JSON array of strings' };
+  }
+}
+
 /** Turns a string from argv or the environment into the field's kind, or explains why not. */
-function fromString(kind: Kind, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
+function fromString(f: Field, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  const kind = f.kind;
   switch (kind) {
     case 'string':
       return { ok: true, value: raw };
@@ -195,7 +229,7 @@ function fromString(kind: Kind, raw: string): { ok: true; value: unknown } | { o
       if (/^(0|false|no|off)$/i.test(raw)) return { ok: true, value: false };
       return { ok: false, message: `expected true or false, got '${raw}'` };
     case 'list':
-      return { ok: true, value: raw.split(',').map((s) => s.trim()).filter(Boolean) };
+      return toList(f, raw);
     case 'record':
       try {
         return { ok: true, value: JSON.parse(raw) };
@@ -228,9 +262,10 @@ export function parseConfig(inputs: ConfigInputs = {}): Config {
     if (flag !== undefined) {
       const parts = Array.isArray(flag) ? flag : [flag];
       if (f.kind === 'list') {
-        chosen.set(key, { value: parts.flatMap((p) => p.split(',').map((s) => s.trim()).filter(Boolean)), source: 'flag' });
+        const items = f.commas === false ? parts.map((p) => p.trim()).filter(Boolean) : parts.flatMap((p) => p.split(',').map((s) => s.trim()).filter(Boolean));
+        chosen.set(key, { value: items, source: 'flag' });
       } else {
-        const r = fromString(f.kind, parts[parts.length - 1] ?? '');
+        const r = fromString(f, parts[parts.length - 1] ?? '');
         if (r.ok) chosen.set(key, { value: r.value, source: 'flag' });
         else problems.push(`${label(key, 'flag', '')}: ${r.message}`);
       }
@@ -238,7 +273,7 @@ export function parseConfig(inputs: ConfigInputs = {}): Config {
     }
     const raw = f.env ? env[f.env] : undefined;
     if (raw !== undefined && raw !== '') {
-      const r = fromString(f.kind, raw);
+      const r = fromString(f, raw);
       if (r.ok) chosen.set(key, { value: r.value, source: 'env' });
       else problems.push(`${label(key, 'env', '')}: ${r.message}`);
     }

@@ -266,6 +266,19 @@ export function backendOverloaded(backend: string, detail: string, cause?: unkno
   });
 }
 
+/** The CLI only retried its provider (unreachable, 5xx, auth failing upstream) for longer than olp waits. */
+export function backendUnavailable(backend: string, seconds: number, lastRetry: string, cause?: unknown): ProxyError {
+  return new ProxyError({
+    status: 503,
+    type: 'server_error',
+    code: 'backend_unavailable',
+    message: `The ${backend} CLI could not reach its provider and was stopped after ${seconds} s of retrying (last: ${lastRetry}). Check the network and the provider's status on the machine running olp.`,
+    retryable: true,
+    retryAfter: 30,
+    cause,
+  });
+}
+
 export function backendTimeout(backend: string, kind: 'total' | 'idle', seconds: number, cause?: unknown): ProxyError {
   const what = kind === 'idle' ? `produced no output for ${seconds} s` : `did not finish within ${seconds} s`;
   return new ProxyError({
@@ -368,6 +381,7 @@ export function errorCatalogue(): ProxyError[] {
     backendRateLimited('claude', ''),
     backendOverloaded('claude', ''),
     backendTimeout('claude', 'total', 1),
+    backendUnavailable('claude', 1, ''),
     backendFailed('claude', ''),
     backendBadOutput('claude', ''),
     sessionNotFound('claude', ''),

@@ -7,12 +7,15 @@ import type { Usage } from '../backends/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { createMeRoute, createKeysRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
+import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
 import { createAuth, createChatRoute, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps {
   logger: Logger;
   bodyLimit: number;
+  /** Browser origins allowed to call olp (`*` for any); empty: no CORS headers at all. */
+  corsOrigins: readonly string[];
 }
 
 /** One line per finished request: who, what, how it ended, how long, how many tokens. */
@@ -144,6 +147,7 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   app.use(createPathCheck());
+  if (deps.corsOrigins.length > 0) app.use(createCors(deps.corsOrigins));
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
   app.use('/v1', createAuth(deps));

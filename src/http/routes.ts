@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { charsToTokens, estimateTokens, modelAllowed, type Admission, type Permit } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
 import type { Backend, BackendEvent, Detector, TurnOutcome, Usage } from '../backends/index.js';
-import { clientReadTimeout, shuttingDown, toErrorBody, type ProxyError } from '../errors/index.js';
+import { backendNotLoggedIn, clientReadTimeout, shuttingDown, toErrorBody, type ProxyError } from '../errors/index.js';
 import type { ModelRegistry } from '../models/index.js';
 import { ClientTooSlowError, newCompletionId, respondJson, respondStream, type FailedTurnError, type StreamMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
@@ -194,6 +194,19 @@ async function* runChain(
         c.log.warn({ event: 'fallback_skipped', model, err: (err as Error).message }, 'the conversation does not fit the fallback model');
         continue;
       }
+    }
+    // A CLI olp already knows is logged out is not started: codex would retry for minutes.
+    const known = deps.detector.known(route.backend);
+    if (known?.login === 'not_logged_in') {
+      last = { ok: false, error: backendNotLoggedIn(route.backend.id, "olp's last status check found no login", known.fixes[0] ?? 'log the CLI in'), usage: null };
+      c.backend = route.backend.id;
+      c.servedModel = model;
+      meta.model = model;
+      if (i < chain.length - 1) {
+        c.log.warn({ event: 'fallback', from: model, to: chain[i + 1], code: last.error.code }, `falling back from ${model} to ${chain[i + 1]}`);
+        continue;
+      }
+      return last;
     }
     const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
     let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;

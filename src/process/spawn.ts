@@ -27,13 +27,15 @@ export interface CallMeta {
 export interface RunLimits {
   /** Total time the child may run. */
   timeoutMs: number;
-  /** Time the child may go without printing to stdout. */
+  /** Time the child may go without progress (see `RunningProcess.progress`) while olp waits for it. */
   idleTimeoutMs: number;
+  /** Time a run may spend only retrying its provider (enforced by the caller, which reads the events). */
+  retryTimeoutMs: number;
   /** Between SIGTERM and SIGKILL of the child's process group. */
   killGraceMs: number;
 }
 
-export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error' | 'line_too_long' | 'done';
+export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error' | 'line_too_long' | 'done' | 'retry_timeout';
 
 export interface ExitInfo {
   /**
@@ -64,6 +66,11 @@ export interface RunningProcess {
    * escaped grandchild may hold that open). Never rejects.
    */
   readonly exit: Promise<ExitInfo>;
+  /**
+   * The caller counts the line it just read as progress: the idle timer starts over. Lines it
+   * does not count (a CLI retrying its provider) leave the timer running.
+   */
+  progress(): void;
 }
 
 const STDERR_LIMIT = 16 * 1024;
@@ -181,30 +188,41 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       forceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), limits.killGraceMs);
     };
 
-    const onAbort = () => terminate(signal.reason === 'shutdown' ? 'shutdown' : 'aborted');
+    const onAbort = () => terminate(signal.reason === 'shutdown' || signal.reason === 'retry_timeout' ? signal.reason : 'aborted');
     if (signal.aborted) queueMicrotask(onAbort);
     else signal.addEventListener('abort', onAbort, { once: true });
 
     const totalTimer = setTimeout(() => terminate('timeout'), limits.timeoutMs);
-    // The idle timer runs only while olp waits for output, never while olp itself holds the CLI
+    // The idle timer measures time without progress (a line the caller counts as progress, see
+    // `progress`), and runs only while olp waits for output, never while olp itself holds the CLI
     // back (its consumer, a slow client, has not asked for the next line yet). Once the leader has
     // exited it bounds the wait for the rest of the pipe instead: a pipe that an escaped process
     // holds open is closed.
     let idleTimer: NodeJS.Timeout | undefined;
+    let idleDeadline = performance.now() + limits.idleTimeoutMs;
+    let pausedAt: number | undefined;
     let waiting = false;
     const onIdle = () => {
       if (exited) child.stdout?.destroy();
       else terminate('idle');
     };
     const armIdle = () => {
+      if (pausedAt !== undefined) idleDeadline += performance.now() - pausedAt;
+      pausedAt = undefined;
       waiting = true;
       if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = setTimeout(onIdle, exited ? DRAIN_MS : limits.idleTimeoutMs);
+      idleTimer = setTimeout(onIdle, Math.max(0, idleDeadline - performance.now()));
     };
     const pauseIdle = () => {
       waiting = false;
       if (idleTimer) clearTimeout(idleTimer);
       idleTimer = undefined;
+      pausedAt ??= performance.now();
+    };
+    const progress = () => {
+      idleDeadline = performance.now() + (exited ? DRAIN_MS : limits.idleTimeoutMs);
+      if (pausedAt !== undefined) pausedAt = performance.now();
+      if (waiting) armIdle();
     };
     armIdle();
 
@@ -228,7 +246,7 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       clearTimeout(totalTimer);
       if (doneTimer) clearTimeout(doneTimer);
       if (forceTimer) clearTimeout(forceTimer);
-      if (waiting) armIdle(); // now bounds the drain of the rest of stdout
+      progress(); // the idle timer now bounds the drain of the rest of stdout
       signal.removeEventListener('abort', onAbort);
       // Whatever the leader did, nothing it started may outlive it.
       killGroup(pid, 'SIGKILL');
@@ -299,7 +317,7 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       }
     }
 
-    return { pid, lines: lines(), exit };
+    return { pid, lines: lines(), exit, progress };
   }
 
   return {

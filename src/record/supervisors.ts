@@ -30,7 +30,7 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
         out.write({ type: 'call_end', index, exit_code: e.exitCode, signal: e.signal, duration_ms: Math.round(e.durationMs), stderr: redact(e.stderr.slice(-4096)) }, true);
         return e;
       });
-      return { pid: proc.pid, lines: lines(), exit };
+      return { pid: proc.pid, lines: lines(), exit, progress: () => proc.progress() };
     },
     get active() {
       return inner.active;
@@ -113,7 +113,7 @@ export function createReplaySupervisor(recording: Recording, speed: number): Pro
           );
         }
       }
-      return { pid: undefined, lines: lines(), exit };
+      return { pid: undefined, lines: lines(), exit, progress: () => undefined };
     },
     get active() {
       return active;

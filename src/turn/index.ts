@@ -1,4 +1,4 @@
-import { backendBadOutput, backendTimeout, ClientAbortedError, shuttingDown } from '../errors/index.js';
+import { backendBadOutput, backendTimeout, backendUnavailable, ClientAbortedError, shuttingDown } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ProcessSupervisor, type RunLimits } from '../process/index.js';
 import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
@@ -52,16 +52,39 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     if (proc.pid !== undefined) ws.markOwner(proc.pid);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');
     const parser = backend.createParser();
-    for await (const line of proc.lines) {
-      for (const ev of parser.push(line)) yield ev;
-      // The turn is decided: answer now, whatever still holds the CLI's stdout open.
-      if (parser.complete) break;
+    // A CLI that only retries its provider makes no progress: the idle timer keeps running, and
+    // past the retry bound the run is stopped as the provider's problem, not the CLI's.
+    let retrying: { since: number; last: string } | undefined;
+    let retryTimer: NodeJS.Timeout | undefined;
+    try {
+      for await (const line of proc.lines) {
+        const events = parser.push(line);
+        const retry = events.find((e) => e.type === 'retry');
+        if (!retry) {
+          proc.progress();
+          retrying = undefined;
+          if (retryTimer) clearTimeout(retryTimer);
+          retryTimer = undefined;
+        } else {
+          retrying = { since: retrying?.since ?? performance.now(), last: retry.message };
+          retryTimer ??= setTimeout(() => stop.abort('retry_timeout'), deps.limits.retryTimeoutMs);
+          log.debug({ event: 'cli_retry', message: retry.message }, 'the CLI is retrying its provider');
+        }
+        for (const ev of events) yield ev;
+        // The turn is decided: answer now, whatever still holds the CLI's stdout open.
+        if (parser.complete) break;
+      }
+    } finally {
+      if (retryTimer) clearTimeout(retryTimer);
     }
     const exit = await proc.exit;
     log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
     if (exit.reason === 'spawn_error') return { ok: false, error: backend.spawnError(exit), usage: null };
     const outcome = parser.finish(exit);
     if (outcome.ok) return outcome;
+    if (retrying && (exit.reason === 'retry_timeout' || exit.reason === 'idle')) {
+      return { ...outcome, error: backendUnavailable(backend.id, Math.round((performance.now() - retrying.since) / 1000), retrying.last, outcome.error) };
+    }
     switch (exit.reason) {
       case 'aborted':
         throw new ClientAbortedError(outcome.usage);

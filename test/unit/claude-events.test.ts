@@ -123,7 +123,16 @@ describe('claude parser without a result', () => {
   it('unknown event types are ignored', () => {
     const p = createClaudeParser();
     assert.deepEqual(p.push('{"type":"rate_limit_event","x":1}'), []);
-    assert.deepEqual(p.push('{"type":"system","subtype":"api_retry","attempt":1}'), []);
+    assert.deepEqual(p.push('{"type":"system","subtype":"compact_boundary"}'), []);
+  });
+  it('api_retry lines (captured, claude 2.1.197) are retry events, not output', () => {
+    const p = createClaudeParser();
+    const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-http401-after-10-retries.jsonl'), 'utf8').split('\n').filter((l) => l.includes('api_retry'));
+    assert.equal(lines.length, 10);
+    const events = lines.flatMap((l) => p.push(l));
+    assert.equal(events.length, 10);
+    assert.deepEqual(events[0], { type: 'retry', message: 'attempt 1/10: HTTP 401 authentication_failed' });
+    assert.equal(p.complete, false);
   });
   it('ignores text of sub-agent (non top-level) messages', () => {
     const p = createClaudeParser();

@@ -53,6 +53,10 @@ describe('codex exec --json parser on captured CLI output', () => {
     const { events, outcome } = run('codex-0.171.0-exec-json-no-network-300s.jsonl', 100, { exitCode: null, signal: 'SIGKILL' });
     assert.deepEqual(events.filter((e) => e.type === 'text'), []);
     assert.equal(outcome.ok, false);
+    // Every line after thread.started is a retry (Reconnecting…, the WebSocket fallback item): none is progress.
+    const retries = events.filter((e) => e.type === 'retry');
+    assert.equal(retries.length, 13);
+    assert.match(retries.at(-1)!.type === 'retry' ? retries.at(-1)!.message : '', /^Reconnecting\.\.\. waiting for network/);
   });
 
   it('stderr-only failures: input too large → 400, unknown thread → session_not_found', () => {

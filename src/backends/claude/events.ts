@@ -21,6 +21,13 @@ interface Line {
   total_cost_usd?: unknown;
 }
 
+/** `attempt 3/10: HTTP 529 overloaded_error` from an `api_retry` line. */
+function toRetryMessage(line: Line): string {
+  const r = line as Line & { attempt?: unknown; max_retries?: unknown; error_status?: unknown };
+  const status = typeof r.error_status === 'number' ? `HTTP ${r.error_status} ` : '';
+  return `attempt ${String(r.attempt ?? '?')}/${String(r.max_retries ?? '?')}: ${status}${typeof r.error === 'string' ? r.error : 'error'}`;
+}
+
 /** Anthropic stop reasons to OpenAI finish reasons. */
 export function toFinishReason(stop: string | null | undefined): FinishReason {
   if (stop === 'max_tokens' || stop === 'model_context_window_exceeded') return 'length';
@@ -59,6 +66,8 @@ export function createClaudeParser(model?: string): EventParser {
       const topLevel = line.parent_tool_use_id == null;
       switch (line.type) {
         case 'system':
+          // claude 2.1.197: one `api_retry` per failed API attempt (up to 10 by default, ~3 min in all).
+          if (line.subtype === 'api_retry') return [{ type: 'retry', message: toRetryMessage(line) }];
           if (line.subtype === 'init' && typeof line.session_id === 'string' && sessionId === undefined) {
             sessionId = line.session_id;
             return [{ type: 'session', sessionId, ...(line.model ? { model: line.model } : {}) }];

@@ -58,6 +58,8 @@ export function createCodexParser(model?: string): EventParser {
         case 'item.updated':
         case 'item.completed':
           if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text);
+          // codex 0.171: a transport fallback is reported as an error item mid-retry.
+          if (line.item?.type === 'error') return [{ type: 'retry', message: String((line.item as { message?: unknown }).message ?? 'error') }];
           return [];
         case 'turn.completed':
           completed = line.usage;
@@ -66,8 +68,10 @@ export function createCodexParser(model?: string): EventParser {
           failed = line.error?.message ?? 'turn failed';
           return [];
         case 'error':
-          if (typeof line.message === 'string') lastError = line.message;
-          return [];
+          if (typeof line.message !== 'string') return [];
+          lastError = line.message;
+          // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
+          return /^Reconnecting\b/.test(line.message) ? [{ type: 'retry', message: line.message }] : [];
         default:
           return [];
       }
