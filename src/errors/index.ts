@@ -125,7 +125,7 @@ export function routeNotFound(method: string, path: string): ProxyError {
     status: 404,
     type: 'invalid_request_error',
     code: 'not_found',
-    message: `Unknown request URL: ${method} ${path}.`,
+    message: `Unknown request URL: ${bounded(method)} ${bounded(path)}.`,
     retryable: false,
   });
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { ErrorRequestHandler, Response } from 'express';
 import { invalidJson, invalidRequest, malformedRequest, requestTooLarge, toErrorBody, toProxyError, type ProxyError } from '../errors/index.js';
 import { ctx, type RequestContext } from './context.js';
+import { bounded } from '../log/index.js';
 
 /** Errors thrown by express's body parser, recognised by their `type`. */
 function fromBodyParser(err: unknown, limit: number): ProxyError | undefined {
@@ -31,7 +32,7 @@ function fromHttpError(err: unknown, req: IncomingMessage): ProxyError | undefin
   // router's decodeParam sets status 400 on the URIError but not `expose`.
   if (err instanceof URIError) return toInvalidPath((req.url ?? '').split('?')[0] ?? '', err);
   if (e.expose !== true) return undefined;
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const encoding = bounded(String(req.headers['content-encoding'] ?? 'identity').toLowerCase(), 64);
   const detail = typeof e.message === 'string' ? e.message : 'unreadable request';
   if (e.type === undefined && encoding !== 'identity') {
     return malformedRequest(`The request body does not decode as its Content-Encoding (${encoding}) says: ${detail}.`, 'invalid_encoding', err);
