@@ -6,6 +6,7 @@ import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
 import { createClaudeBackend, createCodexBackend, createDetector, resolveBin, withoutOwnBins, type Backend, type Detection, type StatusProbe } from './backends/index.js';
 import type { Config } from './config/index.js';
+import type { ConversationDeps } from './conversation/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
@@ -152,23 +153,19 @@ export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOpt
     tokensSince: (keyId, since) => store.usage.tokensSince(keyId, since),
   });
   const lifecycle = createLifecycle();
-  const app = createApp({
-    logger,
-    bodyLimit: config.bodyLimit,
-    corsOrigins: config.corsOrigins,
+  // Replaying, the models are the recording's: no CLI needs to be installed.
+  const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
+  const conversation: ConversationDeps = {
     store,
-    // Replaying, the models are the recording's: no CLI needs to be installed.
-    registry: createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b))),
-    fallbacks: config.fallbacks,
+    registry,
+    backends,
+    admission,
+    sessions,
     detector,
+    fallbacks: config.fallbacks,
     imageLimits: { maxBytes: config.imageMaxBytes, maxCount: config.imageMaxCount, maxTotalBytes: config.imageMaxTotalBytes, fetchRemote: config.imageFetch },
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
-    clientTimeoutMs: config.clientTimeout * 1000,
-    backends,
-    lifecycle,
-    admission,
-    sessions,
     turns: {
       supervisor,
       workspaces,
@@ -176,6 +173,19 @@ export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOpt
       replay: config.recordMode === 'replay',
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
+  };
+  const app = createApp({
+    logger,
+    bodyLimit: config.bodyLimit,
+    corsOrigins: config.corsOrigins,
+    clientTimeoutMs: config.clientTimeout * 1000,
+    store,
+    registry,
+    backends,
+    detector,
+    lifecycle,
+    admission,
+    conversation,
   });
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
   await new Promise<void>((resolve, reject) => {

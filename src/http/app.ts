@@ -2,16 +2,15 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { v4 as uuidv4 } from 'uuid';
 import { routeNotFound } from '../errors/index.js';
 import { bounded, type Logger } from '../log/index.js';
-import { charsToTokens } from '../admit/index.js';
-import type { Usage } from '../backends/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { createMeRoute, createKeysRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
-import { createAuth, createChatRoute, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
+import { createChatRoute, type EndpointDeps } from './chat.js';
+import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
-export interface AppDeps extends RouteDeps {
+export interface AppDeps extends RouteDeps, EndpointDeps {
   logger: Logger;
   bodyLimit: number;
   /** Browser origins allowed to call olp (`*` for any); empty: no CORS headers at all. */
@@ -20,87 +19,28 @@ export interface AppDeps extends RouteDeps {
 
 /** One line per finished request: who, what, how it ended, how long, how many tokens. */
 function logFinished(c: RequestContext, req: Request, res: Response): void {
-  const u = c.usage;
+  const r = c.conversation?.result;
+  const u = r?.usage;
+  const error = r?.error ?? c.error;
+  const aborted = r ? r.outcome === 'client_aborted' : c.aborted;
   c.log.info(
     {
       event: 'request',
       method: req.method,
       path: bounded(req.path),
       key: c.principal?.name,
-      model: bounded(c.model),
-      ...(c.servedModel && c.servedModel !== c.model ? { servedModel: bounded(c.servedModel) } : {}),
-      status: c.aborted ? 499 : res.statusCode,
-      ...(c.error ? { code: c.error.code } : {}),
-      ...(c.aborted ? { outcome: 'client_aborted' } : {}),
+      ...(r?.model ? { model: bounded(r.model) } : {}),
+      ...(r?.servedModel && r.servedModel !== r.model ? { servedModel: bounded(r.servedModel) } : {}),
+      status: aborted ? 499 : (r?.status ?? res.statusCode),
+      ...(error ? { code: error.code } : {}),
+      ...(aborted ? { outcome: 'client_aborted' } : {}),
       durationMs: Math.round(performance.now() - c.started),
-      ...(c.firstTokenMs != null ? { firstTokenMs: Math.round(c.firstTokenMs) } : {}),
-      ...(c.session ? { session: c.session.mode, ...(c.session.reason ? { rotation: c.session.reason } : {}) } : {}),
+      ...(r?.firstTokenMs != null ? { firstTokenMs: Math.round(r.firstTokenMs) } : {}),
+      ...(r?.session ? { session: r.session.mode, ...(r.session.reason ? { rotation: r.session.reason } : {}) } : {}),
       ...(u ? { tokens: { prompt: u.promptTokens, completion: u.completionTokens, cached: u.cachedTokens } } : {}),
     },
     'request finished',
   );
-}
-
-/** How a chat request ended, for its ledger row. */
-function toOutcome(c: RequestContext, status: number): string {
-  if (c.aborted) return 'client_aborted';
-  if (!c.error && status < 400) return 'ok';
-  if (c.error?.code === 'backend_timeout') return 'timeout';
-  if (c.backend === undefined) return 'rejected';
-  return 'error';
-}
-
-/**
- * What a request that did not finish is charged: the CLI's own usage when it reported any,
- * otherwise an estimate from the prompt and the reply text the client was sent.
- */
-function toCharged(c: RequestContext): { usage: Usage | null; estimated: boolean } {
-  const sent = c.charge?.sent.chars ?? 0;
-  if (c.usage || !c.charge || (sent === 0 && !c.aborted)) return { usage: c.usage ?? null, estimated: false };
-  if (sent === 0) return { usage: null, estimated: false };
-  const promptTokens = charsToTokens(c.charge.promptChars);
-  const completionTokens = charsToTokens(sent);
-  return { usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} }, estimated: true };
-}
-
-/** Exactly one ledger row per authenticated chat request, written after the response is out. */
-function recordUsage(deps: AppDeps, c: RequestContext, res: Response): void {
-  // Without a key there is nobody to bill: the request's log line is its only trace.
-  if (!c.principal) return;
-  const { usage: u, estimated } = toCharged(c);
-  const outcome = toOutcome(c, res.statusCode);
-  try {
-    deps.store.usage.record({
-      requestId: c.requestId,
-      ts: c.startedAt,
-      keyId: c.principal?.keyId ?? null,
-      keyName: c.principal?.name ?? null,
-      backend: c.backend ?? null,
-      model: bounded(c.model ?? null),
-      servedModel: bounded(c.backend ? (c.servedModel ?? c.model ?? null) : null),
-      outcome,
-      errorCode: c.error?.code ?? null,
-      status: c.aborted ? 499 : res.statusCode,
-      queueMs: c.queueMs ?? null,
-      ttftMs: c.firstTokenMs != null ? Math.round(c.firstTokenMs) : null,
-      durationMs: Math.round(performance.now() - c.started),
-      promptTokens: u?.promptTokens ?? 0,
-      completionTokens: u?.completionTokens ?? 0,
-      cachedTokens: u?.cachedTokens ?? 0,
-      reasoningTokens: u?.reasoningTokens ?? 0,
-      rawUsage: u?.raw ?? null,
-      partial: Boolean(u) && outcome !== 'ok',
-      estimated,
-      // Budgets count what reached the client: a finished reply, or the part of one it was sent.
-      billable: outcome === 'ok' || estimated || (Boolean(u) && (c.aborted === true || (c.charge?.sent.chars ?? 0) > 0)),
-      costUsd: u?.costUsd ?? null,
-      sessionId: c.session?.id ?? null,
-      sessionMode: c.session?.mode ?? null,
-      rotationReason: c.session?.reason ?? null,
-    });
-  } catch (err) {
-    c.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');
-  }
 }
 
 /** Builds the express app from its dependencies; holds no state of its own. */
@@ -117,7 +57,6 @@ export function createApp(deps: AppDeps): express.Express {
       if (--holds > 0) return;
       deps.lifecycle.end();
       logFinished(c, req, res);
-      if (req.method === 'POST' && req.path === '/v1/chat/completions') recordUsage(deps, c, res);
     };
     const c: RequestContext = {
       requestId,

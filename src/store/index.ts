@@ -88,6 +88,7 @@ const MIGRATIONS: string[] = [
    ALTER TABLE usage ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX usage_ts ON usage (ts);`,
   `ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;`,
+  `ALTER TABLE usage ADD COLUMN endpoint TEXT;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

@@ -14,6 +14,8 @@ export interface UsageRow {
   ts: number;
   keyId: string | null;
   keyName: string | null;
+  /** The API the request came in on: `chat.completions` or `responses` (default chat). */
+  endpoint?: string;
   backend: string | null;
   /** The model the client asked for. */
   model: string | null;
@@ -53,6 +55,7 @@ export interface LedgerRecord {
   time: string;
   key_id: string | null;
   key_name: string | null;
+  endpoint: string;
   backend: string | null;
   requested_model: string | null;
   served_model: string | null;
@@ -86,6 +89,7 @@ interface DbRow {
   ts: number;
   key_id: string | null;
   key_name: string | null;
+  endpoint: string | null;
   backend: string | null;
   model: string | null;
   served_model: string | null;
@@ -118,6 +122,7 @@ export function toLedgerRecord(r: DbRow): LedgerRecord {
     time: new Date(r.ts).toISOString(),
     key_id: r.key_id,
     key_name: r.key_name,
+    endpoint: r.endpoint ?? 'chat.completions',
     backend: r.backend,
     requested_model: r.model,
     served_model: r.served_model,
@@ -213,10 +218,10 @@ const GROUP_BY = {
  */
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
-    `INSERT INTO usage (request_id, ts, key_id, key_name, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
+    `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason,
        api, provider, client_name, schema_version)
-     VALUES (@requestId, @ts, @keyId, @keyName, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
+     VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
        @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason,
        @api, @provider, @clientName, @schemaVersion)`,
   );
@@ -235,6 +240,7 @@ export function createUsageStore(db: Database) {
     const cli = row.backend !== null;
     insert.run({
       ...row,
+      endpoint: row.endpoint ?? 'chat.completions',
       rawUsage: row.rawUsage ? JSON.stringify(row.rawUsage) : null,
       partial: row.partial ? 1 : 0,
       estimated: row.estimated ? 1 : 0,

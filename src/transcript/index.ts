@@ -175,7 +175,7 @@ export function toPrompt(messages: readonly ChatMessage[], policy: TranscriptPol
   return toPromptOf(t.system, t.turns);
 }
 
-type ResponseFormat =
+export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; description?: string } };

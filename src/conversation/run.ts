@@ -1,0 +1,262 @@
+import { charsToTokens, estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
+import type { Principal } from '../auth/index.js';
+import type { Backend, BackendEvent, TurnOutcome, Usage } from '../backends/index.js';
+import { backendNotLoggedIn, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
+import { ephemeral, type Lease } from '../sessions/index.js';
+import { fetchRemoteImages, fitContext, policyFor, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import { isClientAbort } from '../turn/index.js';
+import { runLeasedTurn } from '../turn/leased.js';
+import type { ChatMessage } from '../validate/index.js';
+import { recordResult } from './ledger.js';
+import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
+
+/** The conversation as one backend needs it, within the model's prompt budget. */
+function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend): Transcript {
+  const parsed = toTranscript(messages, policyFor(backend.id, deps.imageLimits));
+  const system = withResponseFormat({ system: parsed.system, text: '' }, format).system;
+  const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
+  return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
+}
+
+/** Failures that another model in the fallback chain may avoid (before any output only). */
+function isFallbackable(e: ProxyError): boolean {
+  return e.code === 'backend_not_installed' || e.code === 'backend_not_logged_in' || e.code === 'backend_overloaded' || e.code === 'backend_rate_limited';
+}
+
+/** Everything a running conversation learns, turned into its immutable result at the end. */
+interface Progress {
+  backend: string | null;
+  servedModel: string | null;
+  session: SessionNote | null;
+  queueMs: number | null;
+  firstTokenMs: number | null;
+  usage: Usage | null;
+  finishReason: TurnOutcome extends infer T ? (T extends { finishReason: infer F } ? F : never) : never;
+  error: ProxyError | null;
+  aborted: boolean;
+  started: boolean;
+  promptChars: number;
+  sentChars: number;
+  headers: Record<string, string>;
+}
+
+function toSessionNote(lease: Lease, nativeId?: string): SessionNote {
+  const p = lease.plan;
+  const id = nativeId ?? p.sessionId;
+  return { mode: p.mode, ...(id ? { id } : {}), ...(p.reason ? { reason: p.reason } : {}) };
+}
+
+/**
+ * A key's request, from admission to its one ledger row: routing, the key's limits, the fallback
+ * chain, the session lease (taken and released here), and the CLI turn. Knows no wire format.
+ * The request is counted against the key's requests-per-minute when it is opened, so one that
+ * then fails validation (`reject`) still counts.
+ */
+export function openConversation(deps: ConversationDeps, principal: Principal, meta: RequestMeta): Conversation {
+  let rate: RateCounted | undefined;
+  let rateError: unknown;
+  try {
+    rate = deps.admission.countRequest(principal);
+  } catch (err) {
+    rateError = err;
+  }
+  let result: ConversationResult | undefined;
+  const p: Progress = {
+    backend: null,
+    servedModel: null,
+    session: null,
+    queueMs: null,
+    firstTokenMs: null,
+    usage: null,
+    finishReason: 'stop',
+    error: null,
+    aborted: false,
+    started: false,
+    promptChars: 0,
+    sentChars: 0,
+    headers: {},
+  };
+  let model: string | null = null;
+
+  /** The result, written once: the ledger row follows it. */
+  function finish(): ConversationResult {
+    if (result) return result;
+    const estimated = !p.usage && p.sentChars > 0 && (p.aborted || p.error !== null);
+    const usage: Usage | null = estimated ? estimate(p.promptChars, p.sentChars) : p.usage;
+    const outcome: Outcome = p.aborted ? 'client_aborted' : !p.error ? 'ok' : p.error.code === 'backend_timeout' ? 'timeout' : p.backend === null ? 'rejected' : 'error';
+    const status = p.aborted ? 499 : !p.error ? 200 : meta.stream && p.started ? 200 : p.error.status;
+    result = Object.freeze({
+      outcome,
+      error: p.error,
+      finishReason: p.finishReason,
+      usage,
+      estimated,
+      model,
+      backend: p.backend,
+      servedModel: p.servedModel,
+      session: p.session,
+      queueMs: p.queueMs,
+      firstTokenMs: p.firstTokenMs,
+      durationMs: Math.round(performance.now() - meta.started),
+      status,
+      headers: { ...p.headers, ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}) },
+    });
+    // Off the response path: the client has its answer before the row is written.
+    const final = result;
+    setImmediate(() => recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted));
+    return result;
+  }
+
+  /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
+  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Transcript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+    const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
+    let last: TurnOutcome | undefined;
+    for (const [i, candidate] of chain.entries()) {
+      let route;
+      try {
+        route = deps.registry.resolve(candidate);
+      } catch (err) {
+        if (i === 0) throw err;
+        meta.log.warn({ event: 'fallback_skipped', model: candidate }, 'fallback model is not served here');
+        continue;
+      }
+      let transcript = first;
+      if (i > 0) {
+        try {
+          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend);
+        } catch (err) {
+          meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
+          continue;
+        }
+      }
+      p.backend = route.backend.id;
+      p.servedModel = candidate;
+      const next = chain[i + 1];
+      const fallBack = (error: ProxyError): boolean => {
+        if (!isFallbackable(error) || next === undefined) return false;
+        meta.log.warn({ event: 'fallback', from: candidate, to: next, code: error.code }, `falling back from ${candidate} to ${next}`);
+        return true;
+      };
+      // A CLI olp already knows is logged out is not started: codex would retry for minutes.
+      const known = deps.detector.known(route.backend);
+      if (known?.login === 'not_logged_in') {
+        last = { ok: false, error: backendNotLoggedIn(route.backend.id, "olp's last status check found no login", known.fixes[0] ?? 'log the CLI in'), usage: null };
+        if (fallBack(last.error)) continue;
+        return last;
+      }
+      const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+      let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
+      try {
+        p.session = toSessionNote(lease);
+        const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) };
+        const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
+        gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log });
+        let step = await gen.next();
+        while (!step.done) {
+          if (step.value.type === 'text') {
+            if (!p.started) {
+              p.started = true;
+              yield { type: 'started', model: candidate, backend: route.backend.id, session: p.session, headers: { ...p.headers, 'x-olp-session-mode': p.session.mode } };
+            }
+            p.firstTokenMs ??= performance.now() - meta.started;
+            p.sentChars += step.value.text.length;
+            yield { type: 'text', text: step.value.text };
+          }
+          step = await gen.next();
+        }
+        const outcome = step.value;
+        p.session = toSessionNote(lease, outcome.sessionId);
+        if (!outcome.ok && !p.started && fallBack(outcome.error)) {
+          last = outcome;
+          continue;
+        }
+        return outcome;
+      } finally {
+        if (gen) await gen.return(undefined as never);
+        lease.release();
+      }
+    }
+    return last;
+  }
+
+  async function* run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult> {
+    model = input.model;
+    let permit: Permit | undefined;
+    const onAbort = () => {
+      // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
+      permit?.reserve(charsToTokens(p.promptChars) + charsToTokens(p.sentChars));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (rateError) throw rateError;
+      const first = deps.registry.resolve(input.model);
+      deps.admission.checkModel(principal, input.model);
+      const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
+      // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
+      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend);
+      p.promptChars = (transcript.system?.length ?? 0) + transcript.turns.reduce((n, t) => n + t.text.length, 0);
+      try {
+        permit = await deps.admission.admit(principal, estimateTokens(p.promptChars, input.maxOutputTokens), signal, rate);
+      } catch (err) {
+        if (isClientAbort(err)) {
+          p.aborted = true; // left while queued: already out of the queue
+          return finish();
+        }
+        Object.assign(p.headers, (err as ProxyError).headers);
+        throw err;
+      }
+      p.queueMs = permit.waitedMs;
+      Object.assign(p.headers, permit.headers);
+      meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
+      const outcome = yield* runChain(input, messages, transcript, signal);
+      if (outcome) {
+        p.usage = outcome.usage;
+        if (outcome.ok) p.finishReason = outcome.finishReason;
+        else p.error = outcome.error;
+      }
+    } catch (err) {
+      // A client that went away (or was stopped for not reading) ends here too.
+      const reason: unknown = signal.aborted ? signal.reason : undefined;
+      if (isProxyError(reason)) {
+        p.error = reason;
+      } else if (isClientAbort(err) || signal.aborted) {
+        p.aborted = true;
+        p.usage = ((err as { usage?: Usage | null }).usage as Usage | null | undefined) ?? p.usage;
+      } else {
+        p.error = toProxyError(err);
+        if (p.error.code === 'internal_error') meta.log.error({ err }, 'internal error');
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (!result && signal.aborted && !p.error && !p.aborted) {
+        // Closed early by its consumer after the client left, or after olp stopped the reply.
+        const reason: unknown = signal.reason;
+        if (isProxyError(reason)) p.error = reason;
+        else p.aborted = true;
+      }
+      permit?.release();
+      finish();
+    }
+    return finish();
+  }
+
+  return {
+    run,
+    reject(error: unknown): ConversationResult {
+      // Over its requests-per-minute, a key hears that first, whatever else is wrong.
+      p.error = toProxyError(rateError ?? error);
+      if (p.error.code === 'internal_error') meta.log.error({ err: error }, 'internal error');
+      return finish();
+    },
+    get result() {
+      return result;
+    },
+  };
+}
+
+/** olp's estimate for a client that left before the CLI reported usage: prompt and sent text. */
+function estimate(promptChars: number, sentChars: number): Usage {
+  const promptTokens = charsToTokens(promptChars);
+  const completionTokens = charsToTokens(sentChars);
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} };
+}

@@ -1,0 +1,96 @@
+import type { Admission } from '../admit/index.js';
+import type { Backend, Detector, FinishReason, Usage } from '../backends/index.js';
+import type { ProxyError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { ModelRegistry } from '../models/index.js';
+import type { SessionPool } from '../sessions/index.js';
+import type { Store } from '../store/index.js';
+import type { ImageLimits, ResponseFormat } from '../transcript/index.js';
+import type { TurnDeps } from '../turn/index.js';
+import type { ChatMessage } from '../validate/index.js';
+
+/** Everything a conversation needs; built once by the composition root. */
+export interface ConversationDeps {
+  store: Store;
+  registry: ModelRegistry;
+  backends: readonly Backend[];
+  turns: TurnDeps;
+  admission: Admission;
+  /** Absent when sessions are off: every request then runs ephemeral. */
+  sessions: SessionPool | undefined;
+  fallbacks: Readonly<Record<string, readonly string[]>>;
+  detector: Detector;
+  imageLimits: ImageLimits;
+  /** Prompt budget per model id or backend id. */
+  contextTokens: Readonly<Record<string, number>>;
+  contextOverflow: 'refuse' | 'trim';
+}
+
+/** Which wire format a request came in; recorded in its ledger row. */
+export type Endpoint = 'chat.completions' | 'responses';
+
+/** A validated request, in no wire format: the conversation (as OpenAI chat messages) and its settings. */
+export interface ConversationInput {
+  model: string;
+  messages: ChatMessage[];
+  responseFormat?: ResponseFormat | undefined;
+  maxOutputTokens?: number | undefined;
+}
+
+/** Who asks and how the request arrived. */
+export interface RequestMeta {
+  requestId: string;
+  endpoint: Endpoint;
+  /** Errors after the first text go in-band (the status was already 200). */
+  stream: boolean;
+  log: Logger;
+  /** Date.now() at arrival. */
+  startedAt: number;
+  /** performance.now() at arrival. */
+  started: number;
+}
+
+export interface SessionNote {
+  mode: string;
+  id?: string;
+  reason?: string;
+}
+
+/** What a conversation yields while it runs. Wire adapters turn these into their format. */
+export type ConversationEvent =
+  /** A model is answering (after any fallback): the last moment to set response headers. */
+  | { type: 'started'; model: string; backend: string; session: SessionNote; headers: Readonly<Record<string, string>> }
+  | { type: 'text'; text: string };
+
+export type Outcome = 'ok' | 'error' | 'timeout' | 'client_aborted' | 'rejected';
+
+/** How a conversation ended; the one source of its ledger row and log line. */
+export interface ConversationResult {
+  readonly outcome: Outcome;
+  readonly error: ProxyError | null;
+  readonly finishReason: FinishReason;
+  /** The CLI's usage, or olp's estimate (`estimated`) for a client that left before it reported any. */
+  readonly usage: Usage | null;
+  readonly estimated: boolean;
+  readonly model: string | null;
+  readonly backend: string | null;
+  readonly servedModel: string | null;
+  readonly session: SessionNote | null;
+  readonly queueMs: number | null;
+  readonly firstTokenMs: number | null;
+  readonly durationMs: number;
+  /** The HTTP status the client got (499 when it left). */
+  readonly status: number;
+  /** Headers for the response: the key's `x-ratelimit-*` and the session mode. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A request of one key, from its arrival to its ledger row. */
+export interface Conversation {
+  /** Runs the conversation; never throws: every failure ends in the result's `error`. */
+  run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult>;
+  /** Ends a request refused before it could run (it failed validation): its ledger row. The result's error is the one to send. */
+  reject(error: unknown): ConversationResult;
+  /** Set once the conversation has ended, however it ended. */
+  readonly result: ConversationResult | undefined;
+}

@@ -1,0 +1,83 @@
+import type { Response } from 'express';
+import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
+import { clientReadTimeout, toErrorBody } from '../errors/index.js';
+
+/** The client stopped reading for longer than it may: the stream gets an in-band error and ends. */
+export class ClientTooSlowError extends Error {
+  constructor(readonly seconds: number) {
+    super('the client stopped reading');
+    this.name = 'ClientTooSlowError';
+  }
+}
+
+export interface SseWriter {
+  readonly open: boolean;
+  /** Sends the status line and SSE headers. */
+  start(): void;
+  /** One `data:` event (optionally with an `event:` name); waits while the client is slow, up to the bound. */
+  send(payload: unknown, event?: string): Promise<void>;
+  /** A last event (`[DONE]` as is, anything else as JSON), then the end of the response. */
+  end(last?: unknown, event?: string): void;
+  /**
+   * After a ClientTooSlowError: stops the conversation with `client_read_timeout`, sends that
+   * error in-band and closes the socket soon after. False for any other error.
+   */
+  stopSlowReader(err: unknown, stop: AbortController, events: AsyncGenerator<ConversationEvent, ConversationResult>): Promise<boolean>;
+}
+
+function frame(payload: unknown, event?: string): string {
+  const data = payload === '[DONE]' ? '[DONE]' : JSON.stringify(payload);
+  return event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+}
+
+/** Server-sent events on an express response, with backpressure bounded by `clientTimeoutMs`. */
+export function createSseWriter(res: Response, clientTimeoutMs: number): SseWriter {
+  let open = false;
+  return {
+    get open() {
+      return open;
+    },
+    start() {
+      if (open) return;
+      open = true;
+      res.status(200);
+      res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('Connection', 'keep-alive');
+      res.setHeader('X-Accel-Buffering', 'no');
+      res.flushHeaders();
+    },
+    async send(payload, event) {
+      if (res.writableEnded || res.destroyed) return;
+      if (res.write(frame(payload, event))) return;
+      // The client is not reading: wait for it, but not forever (the CLI is held back meanwhile).
+      const drained = await new Promise<boolean>((resolve) => {
+        const done = (ok: boolean) => () => {
+          clearTimeout(timer);
+          res.off('drain', onDrain);
+          res.off('close', onDrain);
+          resolve(ok);
+        };
+        const onDrain = done(true);
+        const timer = clientTimeoutMs > 0 ? setTimeout(done(false), clientTimeoutMs) : undefined;
+        res.on('drain', onDrain);
+        res.on('close', onDrain);
+      });
+      if (!drained) throw new ClientTooSlowError(Math.round(clientTimeoutMs / 1000));
+    },
+    end(last, event) {
+      if (res.writableEnded || res.destroyed) return;
+      res.end(last === undefined ? undefined : frame(last, event));
+    },
+    async stopSlowReader(err, stop, events) {
+      if (!(err instanceof ClientTooSlowError)) return false;
+      const error = clientReadTimeout(err.seconds);
+      stop.abort(error);
+      await events.return(undefined as never);
+      // What fits still reaches the client; a socket that stays full is closed soon after.
+      if (!res.writableEnded) res.end(frame(toErrorBody(error)));
+      setTimeout(() => res.destroy(), 5000).unref();
+      return true;
+    },
+  };
+}
