@@ -130,6 +130,18 @@ export function routeNotFound(method: string, path: string): ProxyError {
   });
 }
 
+/** A stored response that does not exist, or belongs to another key (never told apart). */
+export function responseNotFound(id: string, param: string | null): ProxyError {
+  return new ProxyError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'response_not_found',
+    param,
+    message: `No response found with id '${bounded(id, 80)}'. Responses are kept only with store: true (the default), for the key that made them, until deleted or past the retention.`,
+    retryable: false,
+  });
+}
+
 /** A request that broke HTTP framing or encoding rules (bad chunking, an undecodable body or path). */
 export function malformedRequest(message: string, code: 'malformed_request' | 'invalid_encoding' | 'invalid_path' = 'malformed_request', cause?: unknown): ProxyError {
   return new ProxyError({ status: 400, type: 'invalid_request_error', code, message, retryable: false, cause });
@@ -356,6 +368,7 @@ export function errorCatalogue(): ProxyError[] {
     missingApiKey(),
     modelNotFound('x', []),
     routeNotFound('GET', '/x'),
+    responseNotFound('x', null),
     contextLengthExceeded('x'),
     malformedRequest('x'),
     malformedRequest('x', 'invalid_encoding'),

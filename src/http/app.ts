@@ -8,6 +8,7 @@ import { createErrorHandler } from './errors.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
 import { createChatRoute, type EndpointDeps } from './chat.js';
+import { createResponsesRoute, createStoredResponseRoutes } from './responses.js';
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps, EndpointDeps {
@@ -96,7 +97,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);
   // Any content type is read as JSON: `curl -d` sends form encoding by default.
-  app.post('/v1/chat/completions', express.json({ limit: deps.bodyLimit, type: () => true, strict: false }), createChatRoute(deps));
+  const json = express.json({ limit: deps.bodyLimit, type: () => true, strict: false });
+  app.post('/v1/chat/completions', json, createChatRoute(deps));
+  const stored = createStoredResponseRoutes(deps.store);
+  app.post('/v1/responses', json, createResponsesRoute(deps));
+  app.get('/v1/responses/:id', stored.get);
+  app.delete('/v1/responses/:id', stored.remove);
+  app.get('/v1/responses/:id/input_items', stored.inputItems);
   app.use((req: Request) => {
     throw routeNotFound(req.method, req.path);
   });

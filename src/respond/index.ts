@@ -82,3 +82,4 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     if (!(await sse.stopSlowReader(err, stop, events))) throw err;
   }
 }
+export * from './responses.js';

@@ -2,6 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
+import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
 import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
@@ -10,6 +11,7 @@ export { ensurePrivateDir } from './fs.js';
 export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStore, type Policy, type Role } from './keys.js';
 export { LEDGER_SCHEMA_VERSION, PROVIDERS, CLIENT_NAME, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
+export { MAX_CHAIN, type ResponseStore, type StoredResponse } from './responses.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE keys (
@@ -89,6 +91,18 @@ const MIGRATIONS: string[] = [
    CREATE INDEX usage_ts ON usage (ts);`,
   `ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;`,
   `ALTER TABLE usage ADD COLUMN endpoint TEXT;`,
+  `CREATE TABLE responses (
+     id TEXT PRIMARY KEY,
+     key_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     previous_response_id TEXT,
+     items TEXT NOT NULL,
+     messages TEXT NOT NULL,
+     output_text TEXT NOT NULL,
+     body TEXT NOT NULL
+   );
+   CREATE INDEX responses_key_created ON responses (key_id, created_at);
+   CREATE INDEX responses_created ON responses (created_at);`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
@@ -96,6 +110,7 @@ export interface Store {
   readonly keys: KeyStore;
   readonly usage: UsageStore;
   readonly slots: SlotStore;
+  readonly responses: ResponseStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -117,6 +132,7 @@ export function openStore(stateDir: string): Store {
     keys: createKeyStore(db),
     usage: createUsageStore(db),
     slots: createSlotStore(db),
+    responses: createResponseStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => db.close(),
   };

@@ -1,0 +1,117 @@
+import type { Request, Response } from 'express';
+import { openConversation } from '../conversation/index.js';
+import { responseNotFound, shuttingDown } from '../errors/index.js';
+import { newMessageId, newResponseId, writeResponseJson, writeResponseStream, type ResponseMeta } from '../respond/index.js';
+import type { Store } from '../store/index.js';
+import { parseResponsesRequest, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
+import { disconnectSignal, type EndpointDeps } from './chat.js';
+import { ctx } from './context.js';
+
+/** The request's settings, echoed back in its Response. */
+function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number): ResponseMeta {
+  const b = p.body;
+  return {
+    id,
+    createdAt: Math.floor(Date.now() / 1000),
+    model: b.model,
+    instructions: b.instructions ?? null,
+    previousResponseId: b.previous_response_id ?? null,
+    store: b.store !== false,
+    maxOutputTokens: b.max_output_tokens ?? null,
+    metadata: b.metadata ?? {},
+    user: b.user,
+    format: b.text?.format ?? { type: 'text' },
+    temperature: b.temperature ?? null,
+    topP: b.top_p ?? null,
+    truncation: b.truncation ?? 'disabled',
+    parallelToolCalls: b.parallel_tool_calls ?? true,
+    reasoningEffort: b.reasoning?.effort ?? null,
+    clientTimeoutMs,
+  };
+}
+
+/**
+ * The whole conversation for this request: the stored chain behind `previous_response_id` (its
+ * inputs and replies), then this input. The session pool resumes the CLI session that saw that
+ * history, so only the new input reaches the CLI; if the session is gone it runs fresh.
+ */
+function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): ChatMessage[] {
+  const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
+  const previous = p.body.previous_response_id;
+  if (!previous) return [...system, ...p.messages];
+  // A response belongs to the key that made it: any other key is told it does not exist.
+  if (!store.responses.get(keyId, previous)) throw responseNotFound(previous, 'previous_response_id');
+  const history = store.responses.chain(keyId, previous).flatMap((r) => [...(r.messages as ChatMessage[]), ...(r.outputText ? [{ role: 'assistant', content: r.outputText } as ChatMessage] : [])]);
+  return [...system, ...history, ...p.messages];
+}
+
+/** POST /v1/responses: parse → run → write, then store the response unless `store: false`. */
+export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
+  return async (req: Request, res: Response): Promise<void> => {
+    if (deps.lifecycle.draining) throw shuttingDown();
+    const c = ctx(res);
+    const done = c.hold();
+    const stream = (req.body as { stream?: unknown } | null)?.stream === true;
+    const principal = c.principal!;
+    const conv = openConversation(deps.conversation, principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    c.conversation = conv;
+    try {
+      let parsed: ParsedResponsesRequest;
+      let messages: ChatMessage[];
+      try {
+        parsed = parseResponsesRequest(req.body);
+        messages = toMessages(deps.store, principal.keyId, parsed);
+      } catch (err) {
+        throw conv.reject(err).error;
+      }
+      const b = parsed.body;
+      const meta = toMeta(parsed, newResponseId(), deps.clientTimeoutMs);
+      const messageId = newMessageId();
+      const format = b.text?.format;
+      const responseFormat = !format || format.type !== 'json_schema' ? format : { type: 'json_schema' as const, json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}) } };
+      const stop = disconnectSignal(res);
+      const events = conv.run({ model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined }, stop.signal);
+      const sent = await (stream ? writeResponseStream(res, events, meta, messageId, stop) : writeResponseJson(res, events, meta, messageId));
+      if (sent && meta.store) {
+        deps.store.responses.save({
+          id: meta.id,
+          keyId: principal.keyId,
+          createdAt: Date.now(),
+          previousResponseId: meta.previousResponseId,
+          items: parsed.items,
+          messages: parsed.messages,
+          outputText: sent.output_text,
+          body: sent as unknown as Record<string, unknown>,
+        });
+      }
+    } finally {
+      done();
+    }
+  };
+}
+
+/** GET, DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items, for the key that made it. */
+export function createStoredResponseRoutes(store: Store) {
+  const find = (req: Request, res: Response) => {
+    const id = String(req.params.id);
+    const r = store.responses.get(ctx(res).principal!.keyId, id);
+    if (!r) throw responseNotFound(id, null);
+    return r;
+  };
+  return {
+    get(req: Request, res: Response): void {
+      res.json(find(req, res).body);
+    },
+    remove(req: Request, res: Response): void {
+      const r = find(req, res);
+      store.responses.delete(r.keyId, r.id);
+      res.json({ id: r.id, object: 'response', deleted: true });
+    },
+    inputItems(req: Request, res: Response): void {
+      const r = find(req, res);
+      const data = (r.items as Record<string, unknown>[]).map((item, i) => ({ id: `msg_${r.id.slice(5, 37)}${String(i).padStart(4, '0')}`, ...item, status: 'completed' }));
+      const ordered = req.query.order === 'asc' ? data : data.reverse();
+      res.json({ object: 'list', data: ordered, first_id: ordered[0]?.id ?? null, last_id: ordered.at(-1)?.id ?? null, has_more: false });
+    },
+  };
+}

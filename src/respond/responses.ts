@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import type { Response as HttpResponse } from 'express';
+import type { Usage } from '../backends/index.js';
+import type { ConversationResult } from '../conversation/index.js';
+import type { ProxyError } from '../errors/index.js';
+import { setHeaders, type Events } from './index.js';
+import { createSseWriter } from './sse.js';
+
+// Responses API wire shapes, named as the openai SDK names them (tests check assignability).
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export interface ResponseOutputText {
+  type: 'output_text';
+  text: string;
+  annotations: [];
+}
+
+export interface ResponseOutputMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  status: 'in_progress' | 'completed' | 'incomplete';
+  content: ResponseOutputText[];
+}
+
+export type TextFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
+
+/** The request's settings a Response echoes back. */
+export interface ResponseMeta {
+  id: string;
+  /** Seconds since the epoch. */
+  createdAt: number;
+  model: string;
+  instructions: string | null;
+  previousResponseId: string | null;
+  store: boolean;
+  maxOutputTokens: number | null;
+  metadata: Record<string, string>;
+  user?: string | undefined;
+  format: TextFormat;
+  temperature: number | null;
+  topP: number | null;
+  truncation: 'auto' | 'disabled';
+  parallelToolCalls: boolean;
+  reasoningEffort: string | null;
+  clientTimeoutMs: number;
+}
+
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: 'in_progress' | 'completed' | 'failed' | 'incomplete';
+  error: { code: 'server_error' | 'rate_limit_exceeded'; message: string } | null;
+  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  metadata: Record<string, string>;
+  model: string;
+  output: ResponseOutputMessage[];
+  output_text: string;
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  reasoning: { effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | null; summary: null };
+  store: boolean;
+  temperature: number | null;
+  text: { format: TextFormat };
+  tool_choice: 'auto';
+  tools: [];
+  top_p: number | null;
+  truncation: 'auto' | 'disabled';
+  usage?: ResponseUsage;
+  user?: string;
+}
+
+export function newResponseId(): string {
+  return `resp_${randomBytes(24).toString('hex')}`;
+}
+
+export function newMessageId(): string {
+  return `msg_${randomBytes(24).toString('hex')}`;
+}
+
+/** The Responses usage object, with the same cache-aware counts as chat's. */
+export function toResponseUsage(u: Usage | null): ResponseUsage {
+  return {
+    input_tokens: u?.promptTokens ?? 0,
+    // Tokens written to the prompt cache: claude's cache_creation_input_tokens, codex's cache_write_input_tokens.
+    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0, cache_write_tokens: u?.raw.cache_creation_input_tokens ?? u?.raw.cache_write_input_tokens ?? 0 },
+    output_tokens: u?.completionTokens ?? 0,
+    output_tokens_details: { reasoning_tokens: u?.reasoningTokens ?? 0 },
+    total_tokens: u?.totalTokens ?? 0,
+  };
+}
+
+export function toOutputMessage(id: string, text: string, status: ResponseOutputMessage['status']): ResponseOutputMessage {
+  return { id, type: 'message', role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [] }] };
+}
+
+/** A Response object in any state; `output` and `usage` as far as they are known. */
+export function toResponse(meta: ResponseMeta, status: ResponseObject['status'], output: ResponseOutputMessage[], extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {}): ResponseObject {
+  const effort = meta.reasoningEffort as ResponseObject['reasoning']['effort'];
+  return {
+    id: meta.id,
+    object: 'response',
+    created_at: meta.createdAt,
+    status,
+    error: extra.error ? { code: extra.error.type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error', message: `${extra.error.message} (${extra.error.code})` } : null,
+    incomplete_details: extra.incomplete ? { reason: 'max_output_tokens' } : null,
+    instructions: meta.instructions,
+    max_output_tokens: meta.maxOutputTokens,
+    metadata: meta.metadata,
+    model: extra.model ?? meta.model,
+    output,
+    output_text: output.map((m) => m.content.map((c) => c.text).join('')).join(''),
+    parallel_tool_calls: meta.parallelToolCalls,
+    previous_response_id: meta.previousResponseId,
+    reasoning: { effort: effort ?? null, summary: null },
+    store: meta.store,
+    temperature: meta.temperature,
+    text: { format: meta.format },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: meta.topP,
+    truncation: meta.truncation,
+    ...(extra.usage !== undefined ? { usage: toResponseUsage(extra.usage) } : {}),
+    ...(meta.user !== undefined ? { user: meta.user } : {}),
+  };
+}
+
+/** The final Response of a finished conversation (what is sent, stored and retrieved). */
+export function toFinalResponse(meta: ResponseMeta, messageId: string, text: string, r: ConversationResult): ResponseObject {
+  const incomplete = r.finishReason === 'length';
+  const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
+  return toResponse(meta, status, r.error && text === '' ? [] : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')], {
+    usage: r.usage,
+    ...(r.error ? { error: r.error } : {}),
+    model: r.servedModel ?? meta.model,
+    incomplete,
+  });
+}
+
+/** Collects the reply into one Response; a conversation that failed throws its error unsent. */
+export async function writeResponseJson(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string): Promise<ResponseObject | undefined> {
+  const parts: string[] = [];
+  let step = await events.next();
+  while (!step.done) {
+    if (step.value.type === 'text') parts.push(step.value.text);
+    step = await events.next();
+  }
+  const r = step.value;
+  setHeaders(res, r.headers);
+  if (r.error) throw r.error;
+  if (r.outcome === 'client_aborted') return undefined;
+  const body = toFinalResponse(meta, messageId, parts.join(''), r);
+  res.status(200).json(body);
+  return body;
+}
+
+/**
+ * Streams Responses events (`response.created` … `response.completed`), each with an increasing
+ * `sequence_number`. Headers wait for the first text, as for chat; a failure after them is
+ * `response.failed`, then the end.
+ */
+export async function writeResponseStream(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string, stop: AbortController): Promise<ResponseObject | undefined> {
+  const sse = createSseWriter(res, meta.clientTimeoutMs);
+  let seq = 0;
+  let text = '';
+  let model = meta.model;
+  const send = (type: string, payload: Record<string, unknown>) => sse.send({ type, sequence_number: seq++, ...payload }, type);
+  const at = { item_id: messageId, output_index: 0, content_index: 0 };
+  const open = async (served: string, headers: Readonly<Record<string, string>>): Promise<void> => {
+    if (sse.open) return;
+    model = served;
+    setHeaders(res, headers);
+    sse.start();
+    const initial = toResponse(meta, 'in_progress', [], { model });
+    await send('response.created', { response: initial });
+    await send('response.in_progress', { response: initial });
+    await send('response.output_item.added', { output_index: 0, item: toOutputMessage(messageId, '', 'in_progress') });
+    await send('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [] } });
+  };
+  try {
+    let step = await events.next();
+    while (!step.done) {
+      const ev = step.value;
+      if (ev.type === 'started') await open(ev.model, ev.headers);
+      else {
+        text += ev.text;
+        await send('response.output_text.delta', { ...at, delta: ev.text, logprobs: [] });
+      }
+      step = await events.next();
+    }
+    const r = step.value;
+    if (r.outcome === 'client_aborted') return undefined;
+    if (r.error && !sse.open) {
+      setHeaders(res, r.headers);
+      throw r.error;
+    }
+    await open(r.servedModel ?? meta.model, r.headers);
+    const final = toFinalResponse(meta, messageId, text, r);
+    if (r.error) {
+      sse.end({ type: 'response.failed', sequence_number: seq++, response: final }, 'response.failed');
+      return final;
+    }
+    const item = final.output[0]!;
+    await send('response.output_text.done', { ...at, text, logprobs: [] });
+    await send('response.content_part.done', { ...at, part: item.content[0] });
+    await send('response.output_item.done', { output_index: 0, item });
+    sse.end({ type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', sequence_number: seq++, response: final }, final.status === 'incomplete' ? 'response.incomplete' : 'response.completed');
+    return final;
+  } catch (err) {
+    if (await sse.stopSlowReader(err, stop, events)) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { invalidRequest } from '../errors/index.js';
+import type { ChatMessage } from './chat-request.js';
+import { firstIssue, toParam } from './issues.js';
+
+// Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
+
+const inputText = z.object({ type: z.literal('input_text'), text: z.string() });
+const inputImage = z.object({
+  type: z.literal('input_image'),
+  image_url: z.string().min(1, 'expected a data URL (file_id images are not supported)').optional(),
+  file_id: z.string().optional(),
+  detail: z.enum(['auto', 'low', 'high', 'original']).optional(),
+});
+const inputFile = z.object({ type: z.literal('input_file') }).loose();
+const outputText = z.object({ type: z.literal('output_text'), text: z.string() }).loose();
+const refusal = z.object({ type: z.literal('refusal'), refusal: z.string() });
+
+const inputPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile], { error: "expected a content part of type 'input_text', 'input_image' or 'input_file'" });
+const assistantPart = z.discriminatedUnion('type', [outputText, refusal, inputText], { error: "expected a content part of type 'output_text' or 'refusal'" });
+
+const message = z.discriminatedUnion('role', [
+  z.object({ type: z.literal('message').optional(), role: z.enum(['user']), content: z.union([z.string(), z.array(inputPart)], { error: 'expected a string or an array of content parts' }) }),
+  z.object({ type: z.literal('message').optional(), role: z.enum(['system', 'developer']), content: z.union([z.string(), z.array(inputText)], { error: "expected a string or an array of 'input_text' parts" }) }),
+  z.object({ type: z.literal('message').optional(), role: z.literal('assistant'), id: z.string().optional(), status: z.string().optional(), content: z.union([z.string(), z.array(assistantPart)], { error: 'expected a string or an array of content parts' }) }),
+], { error: "expected an input item of type 'message' with a role of user, system, developer or assistant" });
+
+const textFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1-64 letters, digits, _ or -'), schema: z.record(z.string(), z.unknown()), description: z.string().optional(), strict: z.boolean().nullable().optional() }),
+]);
+
+const responsesRequestSchema = z.object({
+  model: z.string({ error: 'you must provide a model parameter (a string)' }).min(1, 'model must not be empty'),
+  input: z.union([z.string().min(1, 'input must not be empty'), z.array(z.unknown()).min(1, "'input' must contain at least one item")], { error: 'expected a string or an array of input items' }),
+  instructions: z.string().nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  previous_response_id: z.string().min(1).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  max_output_tokens: z.number().int().min(16).nullable().optional(),
+  text: z.object({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() }).nullable().optional(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
+  user: z.string().optional(),
+  reasoning: z.object({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(), summary: z.string().nullable().optional() }).loose().nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  truncation: z.enum(['auto', 'disabled']).nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  tools: z.array(z.unknown()).optional(),
+  tool_choice: z.unknown().optional(),
+});
+
+export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
+type Message = z.infer<typeof message>;
+
+/** One input item as stored and listed by `input_items`: OpenAI's message shape. */
+export interface InputItem {
+  type: 'message';
+  role: 'user' | 'system' | 'developer' | 'assistant';
+  content: ({ type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: string } | { type: 'output_text'; text: string; annotations: [] })[];
+}
+
+/** A validated Responses request: the fields olp uses, the input as messages and as items. */
+export interface ParsedResponsesRequest {
+  body: ResponsesRequest;
+  items: InputItem[];
+  /** The input as the conversation core takes it (without `instructions`). */
+  messages: ChatMessage[];
+}
+
+function textOf(parts: readonly { type: string; text?: string; refusal?: string }[]): string {
+  return parts.map((p) => p.text ?? p.refusal ?? '').join('');
+}
+
+/** A Responses input item as a chat message (images as data-URL parts), and as a stored item. */
+function toMessage(m: Message, at: string): { item: InputItem; message: ChatMessage } {
+  if (typeof m.content === 'string') {
+    const item: InputItem = { type: 'message', role: m.role, content: [m.role === 'assistant' ? { type: 'output_text', text: m.content, annotations: [] } : { type: 'input_text', text: m.content }] };
+    return { item, message: { role: m.role, content: m.content } as ChatMessage };
+  }
+  if (m.role === 'assistant') {
+    const text = textOf(m.content);
+    return { item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }, message: { role: 'assistant', content: text } };
+  }
+  if (m.role !== 'user') {
+    const text = textOf(m.content);
+    return { item: { type: 'message', role: m.role, content: [{ type: 'input_text', text }] }, message: { role: m.role, content: text } as ChatMessage };
+  }
+  const parts: Extract<ChatMessage, { role: 'user' }>['content'] = [];
+  const content: InputItem['content'] = [];
+  m.content.forEach((part, i) => {
+    if (part.type === 'input_text') {
+      parts.push({ type: 'text', text: part.text });
+      content.push(part);
+    } else if (part.type === 'input_image') {
+      if (!part.image_url) throw invalidRequest(`Invalid value for '${at}.content.${i}': olp takes images as data URLs in 'image_url'; file_id images are not supported.`, `${at}.content.${i}`, 'unsupported_content');
+      parts.push({ type: 'image_url', image_url: { url: part.image_url } });
+      content.push({ type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto' });
+    } else {
+      throw invalidRequest(`Invalid value for '${at}.content.${i}': neither CLI takes file inputs; send the text of the file instead.`, `${at}.content.${i}`, 'unsupported_content');
+    }
+  });
+  return { item: { type: 'message', role: 'user', content }, message: { role: 'user', content: parts } };
+}
+
+/** Validates a `POST /v1/responses` body or throws a 400 whose `param` names the offending field. */
+export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
+  const r = responsesRequestSchema.safeParse(raw);
+  if (!r.success) throw invalidRequest(...firstIssue(r.error));
+  const body = r.data;
+  if (body.tools?.length) {
+    throw invalidRequest("Invalid value for 'tools': olp does not serve tool calling on /v1/responses yet; leave 'tools' out.", 'tools', 'unsupported_value');
+  }
+  const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const items: InputItem[] = [];
+  const messages: ChatMessage[] = [];
+  list.forEach((entry, i) => {
+    const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
+    const type = (entry as { type?: unknown } | null)?.type;
+    if (type !== undefined && type !== 'message') {
+      throw invalidRequest(`Invalid value for '${at}.type': olp takes input items of type 'message' only (got '${String(type).slice(0, 40)}').`, `${at}.type`, 'unsupported_value');
+    }
+    const m = message.safeParse(entry);
+    if (!m.success) {
+      const [text, param] = firstIssue(m.error, at);
+      throw invalidRequest(text, param);
+    }
+    const { item, message: msg } = toMessage(m.data, at);
+    items.push(item);
+    messages.push(msg);
+  });
+  if (!messages.some((m) => m.role === 'user' || m.role === 'assistant')) {
+    throw invalidRequest("'input' must contain at least one user message, not only system or developer messages.", 'input');
+  }
+  return { body, items, messages };
+}
+
+export { toParam };

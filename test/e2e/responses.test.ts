@@ -1,0 +1,143 @@
+// POST /v1/responses through the official openai client, on both fake CLIs: answers, streaming
+// events, usage, previous_response_id riding the session pool, retrieve, input_items, delete,
+// and stored responses private to their key.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { toFinalResponse, toResponse, type ResponseMeta } from '../../src/respond/index.js';
+import { readRecord, recordedPids } from '../support/procs.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+
+let t: TestDaemon;
+let client: OpenAI;
+before(async () => {
+  t = await startTestDaemon();
+  client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+});
+after(async () => t.close());
+
+/** stdin of the newest CLI run. */
+function lastStdin(): { bytes: number; text: string; session: string | undefined } {
+  const runs = recordedPids(t.recordDir).runs.map((pid) => readRecord(t.recordDir, pid)).filter((r) => r.stdinBytes !== undefined);
+  const newest = runs.sort((a, b) => a.pid - b.pid).at(-1)!;
+  return { bytes: newest.stdinBytes!, text: newest.stdin ?? '', session: newest.session };
+}
+
+describe('the Responses API', () => {
+  for (const model of ['sonnet', 'codex']) {
+    it(`${model}: a completed Response with output_text and usage`, async () => {
+      const r = await client.responses.create({ model, input: 'ping', instructions: 'Be brief.' });
+      assert.match(r.id, /^resp_/);
+      assert.equal(r.object, 'response');
+      assert.equal(r.status, 'completed');
+      assert.equal(r.model, model);
+      assert.match(r.output_text, /You said: ping/);
+      const item = r.output[0]!;
+      assert.equal(item.type, 'message');
+      assert.ok(item.type === 'message' && item.id.startsWith('msg_') && item.content[0]?.type === 'output_text');
+      assert.ok(r.usage && r.usage.input_tokens > 0 && r.usage.output_tokens > 0);
+      assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
+      assert.equal(r.instructions, 'Be brief.');
+    });
+
+    it(`${model}: streaming events in order, with increasing sequence numbers`, async () => {
+      const stream = await client.responses.create({ model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'stream me a reply' }] }], stream: true });
+      const types: string[] = [];
+      let seq = -1;
+      let text = '';
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const ev of stream) {
+        types.push(ev.type);
+        assert.ok(ev.sequence_number > seq, 'sequence numbers increase');
+        seq = ev.sequence_number;
+        if (ev.type === 'response.output_text.delta') text += ev.delta;
+        if (ev.type === 'response.completed') completed = ev.response;
+      }
+      assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+      assert.deepEqual(types.slice(-4), ['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+      assert.ok(types.includes('response.output_text.delta'));
+      assert.equal(completed?.output_text ?? '', text);
+      assert.ok(completed?.usage && completed.usage.output_tokens > 0);
+    });
+  }
+
+  it('previous_response_id resumes the CLI session: only the new input is sent', async () => {
+    const first = await client.responses.create({ model: 'sonnet', input: 'My name is Ada. Remember it, this is a long first message.', instructions: 'You are terse.' });
+    const firstStdin = lastStdin();
+    let previous = first.id;
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const next = await client.responses.create({ model: 'sonnet', input: `question ${i}`, previous_response_id: previous, instructions: 'You are terse.' });
+      assert.equal(next.previous_response_id, previous);
+      const s = lastStdin();
+      assert.equal(s.session, 'resume', `turn ${i} resumed`);
+      assert.doesNotMatch(s.text, /My name is Ada/, 'no history on the wire');
+      sizes.push(s.bytes);
+      previous = next.id;
+    }
+    assert.ok(sizes.every((b) => b < firstStdin.bytes + 20), JSON.stringify({ sizes, first: firstStdin.bytes }));
+  });
+
+  it('retrieve, input_items and delete; a stored response is private to its key', async () => {
+    const made = await client.responses.create({ model: 'sonnet', input: [{ role: 'user', content: 'keep this' }] });
+    const got = await client.responses.retrieve(made.id);
+    assert.equal(got.id, made.id);
+    assert.equal(got.output_text, made.output_text);
+    const items = await client.responses.inputItems.list(made.id);
+    assert.equal(items.data.length, 1);
+    const item = items.data[0]!;
+    assert.ok(item.type === 'message' && item.role === 'user');
+
+    const other = new OpenAI({ baseURL: t.baseURL, apiKey: t.daemon.store.keys.add('other', 'member').token, maxRetries: 0 });
+    await assert.rejects(other.responses.retrieve(made.id), (e: unknown) => e instanceof OpenAI.NotFoundError);
+    await assert.rejects(other.responses.create({ model: 'sonnet', input: 'hi', previous_response_id: made.id }), (e: unknown) => e instanceof OpenAI.NotFoundError && e.param === 'previous_response_id');
+
+    await client.responses.delete(made.id);
+    await assert.rejects(client.responses.retrieve(made.id), (e: unknown) => e instanceof OpenAI.NotFoundError);
+  });
+
+  it('store: false keeps nothing', async () => {
+    const r = await client.responses.create({ model: 'sonnet', input: 'forget me', store: false });
+    assert.equal((r as { store?: boolean }).store, false);
+    await assert.rejects(client.responses.retrieve(r.id), (e: unknown) => e instanceof OpenAI.NotFoundError);
+  });
+
+  it('the ledger row says which endpoint, with the CLI tags', async () => {
+    const { response } = await client.responses.create({ model: 'sonnet', input: 'ledger' }).withResponse();
+    const id = response.headers.get('x-request-id')!;
+    let row;
+    for (let i = 0; i < 100 && !row; i++) {
+      row = t.daemon.store.usage.get(id);
+      if (!row) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.deepEqual([row?.endpoint, row?.api, row?.provider, row?.outcome], ['responses', 'cli', 'claude-cli', 'ok']);
+  });
+
+  it('bad input is a 400 naming the param; tools are refused until tool calling lands', async () => {
+    const bad = async (body: Record<string, unknown>, param: string | null) => {
+      const res = await fetch(`${t.baseURL}/responses`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = (await res.json()) as { error: { param: string | null; type: string } };
+      assert.equal(res.status, 400, JSON.stringify(json));
+      assert.equal(json.error.type, 'invalid_request_error');
+      assert.equal(json.error.param, param, JSON.stringify(json));
+    };
+    await bad({ model: 'sonnet' }, 'input');
+    await bad({ model: 'sonnet', input: [] }, 'input');
+    await bad({ model: 'sonnet', input: [{ type: 'function_call_output', call_id: 'x', output: 'y' }] }, 'input.0.type');
+    await bad({ model: 'sonnet', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input.0.content.0');
+    await bad({ model: 'sonnet', input: [{ role: 'tool', content: 'x' }] }, 'input.0.role');
+    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }] }, 'tools');
+    await bad({ model: 'sonnet', input: 'x', temperature: 7 }, 'temperature');
+    await bad({ model: 'sonnet', input: [{ role: 'system', content: 'only instructions' }] }, 'input');
+  });
+
+  it("olp's builders produce the SDK's types", () => {
+    const meta: ResponseMeta = { id: 'resp_x', createdAt: 1, model: 'sonnet', instructions: null, previousResponseId: null, store: true, maxOutputTokens: null, metadata: {}, format: { type: 'text' }, temperature: null, topP: null, truncation: 'disabled', parallelToolCalls: true, reasoningEffort: null, clientTimeoutMs: 1000 };
+    // Assignments, not `satisfies` on SDK-typed values: these fail to compile if a builder drifts.
+    const inProgress: OpenAI.Responses.Response = toResponse(meta, 'in_progress', []);
+    const done: OpenAI.Responses.Response = toFinalResponse(meta, 'msg_x', 'hi', { outcome: 'ok', error: null, finishReason: 'stop', usage: null, estimated: false, model: 'sonnet', backend: 'claude', servedModel: 'sonnet', session: null, queueMs: 0, firstTokenMs: 1, durationMs: 2, status: 200, headers: {} });
+    const created: OpenAI.Responses.ResponseStreamEvent = { type: 'response.created', sequence_number: 0, response: inProgress };
+    assert.equal(created.response.status, 'in_progress');
+    assert.equal(done.output_text, 'hi');
+  });
+});
