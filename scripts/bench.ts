@@ -159,7 +159,7 @@ try {
 /** A typical ledger row of a successful claude turn. */
 function benchRow(requestId: string, ts: number, keyId: string, keyName: string) {
   return {
-    requestId, ts, keyId, keyName, backend: 'claude', model: 'sonnet', servedModel: 'sonnet', outcome: 'ok', errorCode: null, status: 200, queueMs: 0, ttftMs: 900, durationMs: 1500,
+    requestId, ts, keyId, keyName, backend: 'claude', provider: 'claude-cli', model: 'sonnet', servedModel: 'sonnet', outcome: 'ok', errorCode: null, status: 200, queueMs: 0, ttftMs: 900, durationMs: 1500,
     promptTokens: 100, completionTokens: 50, cachedTokens: 20, reasoningTokens: 0, rawUsage: { input_tokens: 60, cache_creation_input_tokens: 20, cache_read_input_tokens: 20, output_tokens: 50 },
     partial: false, costUsd: 0.001, sessionId: 'a3c1e2d4-0000-4000-8000-000000000000', sessionMode: 'resumed', rotationReason: null,
   };

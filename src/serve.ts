@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
-import { createClaudeBackend, createCodexBackend, createDetector, resolveBin, withoutOwnBins, type Backend, type Detection, type StatusProbe } from './backends/index.js';
+import { createBackends, createDetector, withoutOwnBins, type Detection } from './backends/index.js';
+
+export { createBackends };
 import type { Config } from './config/index.js';
 import type { ConversationDeps } from './conversation/index.js';
 import { createApp, createHttpServer, createLifecycle } from './http/index.js';
@@ -36,51 +36,6 @@ export interface DaemonOptions {
   /** The daemon's environment: the only source of host variables for children. */
   hostEnv: Readonly<Record<string, string | undefined>>;
 }
-
-/** The operator's claude login file: $CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json. */
-function claudeCredentials(hostEnv: DaemonOptions['hostEnv']): string {
-  return join(hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude'), '.credentials.json');
-}
-
-/** The operator's codex login file: $CODEX_HOME/auth.json, else ~/.codex/auth.json. */
-function codexAuth(hostEnv: DaemonOptions['hostEnv']): string {
-  return join(hostEnv.CODEX_HOME || join(hostEnv.HOME || homedir(), '.codex'), 'auth.json');
-}
-
-/** Both backends and how to ask each CLI for its version and login, from the configuration. */
-export function createBackends(config: Config, hostEnv: DaemonOptions['hostEnv']) {
-  // Resolved once, here: a relative path means the directory olp started in, not a run's workspace.
-  const claude = createClaudeBackend({ bin: resolveBin(config.claudeBin, hostEnv.PATH), credentials: config.claudeCredentials ?? claudeCredentials(hostEnv), passEnv: config.claudePassEnv, env: config.claudeEnv });
-  const codex = createCodexBackend({ bin: resolveBin(config.codexBin, hostEnv.PATH), auth: config.codexAuth ?? codexAuth(hostEnv), passEnv: config.codexPassEnv, env: config.codexEnv, config: config.codexConfig });
-  const hasKey = (b: Backend, pass: readonly string[], env: Readonly<Record<string, string>>) => b.apiKeyVars.some((n) => (pass.includes(n) && hostEnv[n]) || env[n]);
-  const probes = new Map<string, StatusProbe>([
-    [
-      'claude',
-      {
-        versionArgs: ['--version'],
-        loginArgs: ['auth', 'status'],
-        loggedIn: (code, stdout) => code === 0 && !/"loggedIn":\s*false/.test(stdout),
-        loginFix: CLAUDE_LOGIN_FIX_COMMAND,
-        installFix: 'npm install -g @anthropic-ai/claude-code   (or: olp serve --claude-bin /path/to/claude)',
-        apiKeyConfigured: Boolean(hasKey(claude, config.claudePassEnv, config.claudeEnv)),
-      },
-    ],
-    [
-      'codex',
-      {
-        versionArgs: ['--version'],
-        loginArgs: ['login', 'status'],
-        loggedIn: (code) => code === 0,
-        loginFix: 'codex login',
-        installFix: 'npm install -g @openai/codex   (or: olp serve --codex-bin /path/to/codex)',
-        apiKeyConfigured: Boolean(hasKey(codex, config.codexPassEnv, config.codexEnv)),
-      },
-    ],
-  ]);
-  return { backends: [claude, codex] as Backend[], probes };
-}
-
-const CLAUDE_LOGIN_FIX_COMMAND = 'claude auth login';
 
 /** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
 function createCallLayer(config: Config, logger: Logger): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {

@@ -1,6 +1,6 @@
 import type { ProxyError } from '../errors/index.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
-import type { Prompt } from '../transcript/index.js';
+import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
 import type { Link, WorkspaceFile } from '../workspace/index.js';
 
 /** Token counts for one turn: the CLI's own figures and the OpenAI-normalised ones. */
@@ -56,6 +56,16 @@ export interface Turn {
   session?: SessionUse;
 }
 
+/** A CLI's own status commands, and the commands that fix what they report. */
+export interface CliStatus {
+  versionArgs: readonly string[];
+  loginArgs: readonly string[];
+  /** Logged in, from the login command's exit code and output. */
+  loggedIn(exitCode: number | null, stdout: string, stderr: string): boolean;
+  loginCommand: string;
+  installCommand: string;
+}
+
 /** Where a spawn runs; the backend only needs paths. */
 export interface Place {
   home: string;
@@ -93,8 +103,12 @@ export interface Backend {
   readonly id: string;
   /** Executable to run (path or name on PATH). */
   readonly bin: string;
-  /** Shown in `owned_by` and messages. */
+  /** Shown in `owned_by`, and the ledger's `provider` tag (backfill tools exclude rows by it). */
   readonly owner: string;
+  /** How the CLI reports its version and login, and what fixes each. */
+  readonly status: CliStatus;
+  /** How the conversation is rendered for this CLI (tool ids, images). */
+  transcriptPolicy(limits: ImageLimits): TranscriptPolicy;
   readonly models: readonly ModelEntry[];
   /** Decides whether an id not in `models` is still passed through to the CLI. */
   acceptsModel(id: string): boolean;

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/index.js';
 import type { Backend, BackendEvent, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import { fetchRemoteImages, fitContext, policyFor, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import { fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort } from '../turn/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
@@ -12,7 +12,7 @@ import type { Conversation, ConversationDeps, ConversationEvent, ConversationInp
 
 /** The conversation as one backend needs it, within the model's prompt budget. */
 function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend): Transcript {
-  const parsed = toTranscript(messages, policyFor(backend.id, deps.imageLimits));
+  const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
   const system = withResponseFormat({ system: parsed.system, text: '' }, format).system;
   const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
   return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
@@ -103,7 +103,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     });
     // Off the response path: the client has its answer before the row is written.
     const final = result;
-    setImmediate(() => recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted));
+    const provider = deps.backends.find((b) => b.id === final.backend)?.owner ?? null;
+    setImmediate(() => recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted, provider));
     return result;
   }
 

@@ -5,7 +5,6 @@ export const LEDGER_SCHEMA_VERSION = 2;
 
 /** The backfill tags of a CLI-served turn: a consumer keyed on `api` or on `provider` excludes it. */
 export const CLIENT_NAME = 'olp';
-export const PROVIDERS: Readonly<Record<string, string>> = { claude: 'claude-cli', codex: 'codex' };
 
 /** One request's accounting row (docs/usage-ledger.md). */
 export interface UsageRow {
@@ -17,6 +16,8 @@ export interface UsageRow {
   /** The API the request came in on: `chat.completions` or `responses` (default chat). */
   endpoint?: string;
   backend: string | null;
+  /** The CLI's provider tag (`claude-cli`, `codex`: the backend's own); defaults to the backend id. */
+  provider?: string | null;
   /** The model the client asked for. */
   model: string | null;
   /** The model that answered (differs after a fallback). */
@@ -245,7 +246,7 @@ export function createUsageStore(db: Database) {
       partial: row.partial ? 1 : 0,
       estimated: row.estimated ? 1 : 0,
       api: cli ? 'cli' : null,
-      provider: cli ? (PROVIDERS[row.backend!] ?? row.backend) : null,
+      provider: cli ? (row.provider ?? row.backend) : null,
       clientName: CLIENT_NAME,
       schemaVersion: LEDGER_SCHEMA_VERSION,
     });

@@ -1,22 +1,5 @@
 import { contextLengthExceeded } from '../errors/index.js';
-import type { ImageLimits } from './images.js';
-import type { Transcript, TranscriptPolicy, Turn } from './index.js';
-
-/**
- * The one place where each backend's normalisation is chosen. claude: tool ids limited to the
- * Messages API charset, images as stream-json image blocks. codex: ids as sent, images as files
- * (`codex exec --image`). Unknown backends get text only.
- */
-export function policyFor(backend: string, limits: ImageLimits): TranscriptPolicy {
-  switch (backend) {
-    case 'claude':
-      return { toolIdPattern: /[A-Za-z0-9_-]/, images: true, limits };
-    case 'codex':
-      return { toolIdPattern: null, images: true, limits };
-    default:
-      return { toolIdPattern: null, images: false, limits };
-  }
-}
+import type { Transcript, Turn } from './index.js';
 
 /** A rough token count: 4 characters a token, about 1,000 per image. */
 export function estimateTurnTokens(turns: readonly Turn[], system: string | null): number {

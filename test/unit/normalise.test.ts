@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
-import { DEFAULT_IMAGE_LIMITS, fitContext, policyFor, toPromptOf, toTranscript } from '../../src/transcript/index.js';
+import { createBackends } from '../../src/backends/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import { DEFAULT_IMAGE_LIMITS, fitContext, toPromptOf, toTranscript, type ImageLimits, type TranscriptPolicy } from '../../src/transcript/index.js';
+
+const { backends } = createBackends(parseConfig({ readFile: false, env: {} }), {});
+/** Each backend's own transcript policy. */
+function policyFor(id: string, limits: ImageLimits): TranscriptPolicy {
+  return backends.find((b) => b.id === id)!.transcriptPolicy(limits);
+}
 import { parseChatRequest } from '../../src/validate/index.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');

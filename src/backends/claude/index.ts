@@ -1,4 +1,7 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
+import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
@@ -28,6 +31,11 @@ function isNestedSessionVar(name: string): boolean {
 /** Provider credentials in the environment: only passed when the operator names them. */
 const API_KEY_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'];
 
+/** The operator's claude login file: $CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json. */
+export function defaultClaudeCredentials(hostEnv: Readonly<Record<string, string | undefined>>): string {
+  return join(hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude'), '.credentials.json');
+}
+
 export interface ClaudeOptions {
   bin: string;
   /** The operator's real claude login file (`~/.claude/.credentials.json`), linked into each run's home. */
@@ -50,6 +58,15 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     id: 'claude',
     bin: opts.bin,
     owner: 'claude-cli',
+    status: {
+      versionArgs: ['--version'],
+      loginArgs: ['auth', 'status'],
+      loggedIn: (code, stdout) => code === 0 && !/"loggedIn":\s*false/.test(stdout),
+      loginCommand: LOGIN_COMMAND,
+      installCommand: INSTALL_COMMAND,
+    },
+    // claude 2.1.197 rejects tool_use ids outside [A-Za-z0-9_-]; it takes image blocks on stream-json input.
+    transcriptPolicy: (limits) => ({ toolIdPattern: /[A-Za-z0-9_-]/, images: true, limits }),
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
     credentials: [opts.credentials],

@@ -1,4 +1,7 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
+import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
 import { toCodexSpawnError } from './errors.js';
@@ -21,6 +24,11 @@ const PASS_THROUGH = /^(gpt-[a-z0-9][a-z0-9.-]{0,60}|o\d[a-z0-9.-]{0,40})$/;
 
 const API_KEY_VARS = ['CODEX_API_KEY', 'OPENAI_API_KEY', 'CODEX_ACCESS_TOKEN'];
 
+/** The operator's codex login file: $CODEX_HOME/auth.json, else ~/.codex/auth.json. */
+export function defaultCodexAuth(hostEnv: Readonly<Record<string, string | undefined>>): string {
+  return join(hostEnv.CODEX_HOME || join(hostEnv.HOME || homedir(), '.codex'), 'auth.json');
+}
+
 export interface CodexOptions {
   bin: string;
   /** The operator's codex login (`~/.codex/auth.json`), linked into each run's CODEX_HOME. */
@@ -37,6 +45,15 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     id: 'codex',
     bin: opts.bin,
     owner: 'codex',
+    status: {
+      versionArgs: ['--version'],
+      loginArgs: ['login', 'status'],
+      loggedIn: (code) => code === 0,
+      loginCommand: LOGIN_COMMAND,
+      installCommand: INSTALL_COMMAND,
+    },
+    // codex takes images as files (--image) and has no tool-id rules of its own.
+    transcriptPolicy: (limits) => ({ toolIdPattern: null, images: true, limits }),
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
     homeDirs: ['.codex'],
