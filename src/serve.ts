@@ -59,7 +59,11 @@ export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv
   return { ...env, PATH: withoutOwnBins(env.PATH) };
 }
 
-export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions): Promise<Daemon> {
+/**
+ * Every part of a daemon, built from the config and wired together, not yet listening: the app,
+ * the conversation core's dependencies and what shutdown must stop. Tests build one in-process.
+ */
+export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions) {
   const hostEnv = toHostEnv(rawEnv);
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir);
@@ -82,8 +86,10 @@ export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOpt
 
   const prune = () => {
     if (config.usageRetentionDays <= 0) return;
-    const n = store.usage.prune(Date.now() - config.usageRetentionDays * 86400_000);
-    if (n > 0) logger.info({ event: 'usage_pruned', rows: n, olderThanDays: config.usageRetentionDays }, `pruned ${n} usage row(s)`);
+    const cutoff = Date.now() - config.usageRetentionDays * 86400_000;
+    const n = store.usage.prune(cutoff);
+    const responses = store.responses.prune(cutoff);
+    if (n + responses > 0) logger.info({ event: 'usage_pruned', rows: n, responses, olderThanDays: config.usageRetentionDays }, `pruned ${n} usage row(s) and ${responses} stored response(s)`);
   };
   prune();
   const pruneTimer = setInterval(prune, 86400_000);
@@ -142,6 +148,12 @@ export async function startDaemon({ config, logger, hostEnv: rawEnv }: DaemonOpt
     admission,
     conversation,
   });
+  return { app, store, workspaces, supervisor, lifecycle, conversation, backends, detector, appender, pruneTimer };
+}
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { config, logger } = options;
+  const { app, store, workspaces, supervisor, lifecycle, backends, detector, appender, pruneTimer } = composeDaemon(options);
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
