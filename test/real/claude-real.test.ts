@@ -97,6 +97,19 @@ describe('real claude CLI through olp', () => {
     assert.ok(!/<conversation>/.test(texts), 'history came from the session, not from a re-sent transcript');
   });
 
+  it('/v1/responses: answers with usage, and previous_response_id resumes the real session', async () => {
+    api.mode = 'text';
+    const first = await client.responses.create({ model: 'sonnet', input: 'remember MANGO', instructions: 'You are terse.' });
+    assert.equal(first.output_text, 'stand-in heard: remember MANGO');
+    assert.deepEqual([first.usage?.input_tokens, first.usage?.output_tokens, first.usage?.input_tokens_details.cached_tokens], [39, 9, 11]);
+    const before = api.requests.length;
+    const next = await client.responses.create({ model: 'sonnet', input: 'which fruit?', previous_response_id: first.id, instructions: 'You are terse.' });
+    assert.equal(next.output_text, 'stand-in heard: which fruit?');
+    const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream);
+    // The CLI resumed its session: it sent the earlier turn to the API itself.
+    assert.match(JSON.stringify(sent?.body.messages), /remember MANGO/);
+  });
+
   it('an image travels to the Messages API as an image block (stream-json input)', async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
     const before = api.requests.length;

@@ -68,6 +68,18 @@ describe('real codex CLI through olp', () => {
     assert.equal(data.usage?.prompt_tokens, 1200, 'the thread total was 2400; this turn used 1200');
   });
 
+  it('/v1/responses streams through the real codex', async () => {
+    const stream = await client.responses.create({ model: 'codex', input: 'respond please', stream: true });
+    let text = '';
+    let usage: OpenAI.Responses.ResponseUsage | undefined;
+    for await (const ev of stream) {
+      if (ev.type === 'response.output_text.delta') text += ev.delta;
+      if (ev.type === 'response.completed') usage = ev.response.usage;
+    }
+    assert.equal(text, 'responses stand-in heard: respond please');
+    assert.ok(usage && usage.input_tokens > 0);
+  });
+
   it('a refused API key → 503 saying to run codex login; a usage limit → 429', async () => {
     try {
       api.mode = '401';
