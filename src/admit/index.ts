@@ -1,4 +1,5 @@
 import { limitExceeded, modelNotAllowed } from '../errors/index.js';
+import { charsToTokens } from '../transcript/index.js';
 import type { Policy } from '../store/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 
@@ -293,10 +294,7 @@ export function createAdmission(opts: AdmissionOptions) {
 
 export type Admission = ReturnType<typeof createAdmission>;
 
-/** olp's one token estimate for text it has not had counted by a CLI: four characters a token. */
-export function charsToTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
+export { charsToTokens };
 
 /** What a request may cost, reserved against budgets while it runs: prompt size plus the reply cap. */
 export function estimateTokens(promptChars: number, maxOutputTokens: number | undefined): number {

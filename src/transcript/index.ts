@@ -3,7 +3,7 @@ import type { ChatMessage } from '../validate/index.js';
 import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image, type ImageLimits } from './images.js';
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
-export { fitContext, estimateTurnTokens } from './policy.js';
+export { charsToTokens, fitContext, estimateTurnTokens } from './policy.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */
 export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };

@@ -1,9 +1,14 @@
 import { contextLengthExceeded } from '../errors/index.js';
 import type { Transcript, Turn } from './index.js';
 
+/** olp's one token estimate for text no CLI has counted: four characters a token. */
+export function charsToTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
 /** A rough token count: 4 characters a token, about 1,000 per image. */
 export function estimateTurnTokens(turns: readonly Turn[], system: string | null): number {
-  return Math.ceil(((system?.length ?? 0) + turns.reduce((n, t) => n + t.text.length, 0)) / 4) + turns.reduce((n, t) => n + (t.images?.length ?? 0) * 1000, 0);
+  return charsToTokens((system?.length ?? 0) + turns.reduce((n, t) => n + t.text.length, 0)) + turns.reduce((n, t) => n + (t.images?.length ?? 0) * 1000, 0);
 }
 
 /**
