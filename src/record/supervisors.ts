@@ -1,4 +1,4 @@
-import { ProxyError } from '../errors/index.js';
+import { replayNoMatch } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { CallMeta, ExitInfo, Invocation, ProcessSupervisor, RunLimits, RunningProcess } from '../process/index.js';
 import type { Appender } from './files.js';
@@ -37,10 +37,6 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
     },
     killAll: () => inner.killAll(),
   };
-}
-
-export function replayNoMatch(detail: string): ProxyError {
-  return new ProxyError({ status: 503, type: 'server_error', code: 'replay_no_match', message: `olp is replaying a recording, and no recorded call matches this request: ${detail}`, retryable: false });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidRequest, ProxyError } from '../errors/index.js';
+import { invalidRequest, unsupportedValue } from '../errors/index.js';
 
 // Unknown top-level keys are stripped, not rejected: SDKs and frameworks add vendor fields,
 // and refusing them would break clients that work against OpenAI. The README's request-fields table lists what is used.
@@ -188,10 +188,10 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw invalidRequest("'messages' must contain at least one user or system message.", 'messages');
   }
   if (req.n != null && req.n !== 1) {
-    throw new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', param: 'n', message: "Invalid value for 'n': olp returns one choice per request; use n=1 or leave it out.", retryable: false });
+    throw unsupportedValue('n', "Invalid value for 'n': olp returns one choice per request; use n=1 or leave it out.");
   }
   if (req.tool_choice !== undefined && req.tool_choice !== 'none' && req.tool_choice !== 'auto' && req.tools?.length) {
-    throw new ProxyError({ status: 400, type: 'invalid_request_error', code: 'unsupported_value', param: 'tool_choice', message: "Invalid value for 'tool_choice': olp serves chat text only and cannot force a tool call; use 'auto' or 'none'.", retryable: false });
+    throw unsupportedValue('tool_choice', "Invalid value for 'tool_choice': olp serves chat text only and cannot force a tool call; use 'auto' or 'none'.");
   }
   return req;
 }

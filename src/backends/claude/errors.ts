@@ -1,13 +1,14 @@
 import {
   backendBadOutput,
   backendFailed,
+  backendModelNotFound,
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
   contextLengthExceeded,
   invalidRequest,
-  ProxyError,
   sessionNotFound,
+  type ProxyError,
 } from '../../errors/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
@@ -66,14 +67,7 @@ export function toClaudeError(s: RunSummary): ProxyError {
     if (kind === 'billing_error') return backendRateLimited(NAME, text || 'the account has no credit or quota left', 3600);
     if (kind === 'overloaded' || status === 529 || /overloaded/i.test(text)) return backendOverloaded(NAME, text || 'overloaded');
     if (kind === 'model_not_found' || status === 404 || /unrecognized_model/.test(stderr)) {
-      return new ProxyError({
-        status: 404,
-        type: 'invalid_request_error',
-        code: 'model_not_found',
-        param: 'model',
-        message: `The claude CLI does not know the model '${s.model ?? 'requested'}': ${text}`,
-        retryable: false,
-      });
+      return backendModelNotFound(`The claude CLI does not know the model '${s.model ?? 'requested'}': ${text}`);
     }
     if (result?.terminal_reason === 'prompt_too_long' || /prompt is too long|context.{0,20}(length|window)/i.test(text)) return contextLengthExceeded(text);
     if (/No conversation found with session ID/i.test(all)) return sessionNotFound(NAME, text);

@@ -1,12 +1,13 @@
 import {
   backendBadOutput,
   backendFailed,
+  backendModelNotFound,
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
   contextLengthExceeded,
-  ProxyError,
   sessionNotFound,
+  type ProxyError,
 } from '../../errors/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
@@ -43,7 +44,7 @@ export function toCodexError(s: CodexRunSummary): ProxyError {
   if (/high demand|overloaded|503 Service Unavailable|500 Internal Server Error/i.test(all)) return backendOverloaded(NAME, text);
   if (/Input exceeds the maximum length|context window|context_length_exceeded/i.test(all)) return contextLengthExceeded(text);
   if (/model .{0,80}(does not exist|not found|not supported)|model_not_found/i.test(all)) {
-    return new ProxyError({ status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', message: `The codex CLI cannot use the model '${s.model ?? 'requested'}': ${text}`, retryable: false });
+    return backendModelNotFound(`The codex CLI cannot use the model '${s.model ?? 'requested'}': ${text}`);
   }
   if (s.failed) return backendFailed(NAME, text);
   if (s.parsedLines === 0 && s.unparsedLines > 0) return backendBadOutput(NAME, `stdout was not codex JSONL (first line: ${JSON.stringify(clip(s.firstUnparsed ?? '', 120))})`);
