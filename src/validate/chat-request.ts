@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstIssue } from './issues.js';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 
 // Unknown top-level keys are stripped, not rejected: SDKs and frameworks add vendor fields,
@@ -97,34 +98,6 @@ const chatRequestSchema = z.object({
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 export type ChatMessage = ChatRequest['messages'][number];
 
-/** Dotted OpenAI-style param for a zod issue path (`messages.2.content`). */
-function toParam(path: readonly PropertyKey[]): string | null {
-  return path.length === 0 ? null : path.map(String).join('.');
-}
-
-function describe(issue: z.core.$ZodIssue): string {
-  const param = toParam(issue.path);
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `Missing required parameter: '${param}'.`;
-  return param ? `Invalid value for '${param}': ${issue.message}.` : `Invalid request body: ${issue.message}.`;
-}
-
-/**
- * A union reports one issue for all its branches; when one branch got further into the value
- * (a content array with one bad part), its issue is the useful one.
- */
-function specific(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== 'invalid_union' || !('errors' in issue)) return issue;
-  let best: z.core.$ZodIssue | undefined;
-  for (const branch of issue.errors) {
-    for (const sub of branch) {
-      if (sub.path.length === 0) continue;
-      const deeper = specific({ ...sub, path: [...issue.path, ...sub.path] } as z.core.$ZodIssue);
-      if (!best || deeper.path.length > best.path.length) best = deeper;
-    }
-  }
-  return best ?? issue;
-}
-
 function contentIsEmpty(content: unknown): boolean {
   if (typeof content === 'string') return content.trim() === '';
   if (Array.isArray(content)) return content.length === 0 || content.every((p) => p?.type === 'text' && String(p.text).trim() === '');
@@ -166,9 +139,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   }
   const r = chatRequestSchema.safeParse(body);
   if (!r.success) {
-    // Report the deepest, most specific issue first: that is the one a person can act on.
-    const issue = r.error.issues.map((i) => specific(i)).sort((a, b) => b.path.length - a.path.length)[0]!;
-    throw invalidRequest(describe(issue), toParam(issue.path), 'invalid_request', r.error);
+    const [message, param] = firstIssue(r.error);
+    throw invalidRequest(message, param, 'invalid_request', r.error);
   }
   const req = r.data;
   req.messages.forEach((m, i) => {

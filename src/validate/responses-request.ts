@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { invalidRequest } from '../errors/index.js';
+import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ChatMessage } from './chat-request.js';
-import { firstIssue, toParam } from './issues.js';
+import { firstIssue } from './issues.js';
 
 // Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
 
@@ -111,7 +111,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
   const body = r.data;
   if (body.tools?.length) {
-    throw invalidRequest("Invalid value for 'tools': olp does not serve tool calling on /v1/responses yet; leave 'tools' out.", 'tools', 'unsupported_value');
+    throw unsupportedValue('tools', "Invalid value for 'tools': olp does not serve tool calling on /v1/responses yet; leave 'tools' out.");
   }
   const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const items: InputItem[] = [];
@@ -120,7 +120,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
     const type = (entry as { type?: unknown } | null)?.type;
     if (type !== undefined && type !== 'message') {
-      throw invalidRequest(`Invalid value for '${at}.type': olp takes input items of type 'message' only (got '${String(type).slice(0, 40)}').`, `${at}.type`, 'unsupported_value');
+      throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message' only (got '${String(type).slice(0, 40)}').`);
     }
     const m = message.safeParse(entry);
     if (!m.success) {
@@ -136,5 +136,3 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   }
   return { body, items, messages };
 }
-
-export { toParam };

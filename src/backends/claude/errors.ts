@@ -14,8 +14,9 @@ import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
 
 const NAME = 'claude';
-export const LOGIN_FIX = 'run `claude auth login` (or `claude` and then /login) as the user olp runs as';
-const INSTALL_FIX = 'Install it with `npm install -g @anthropic-ai/claude-code` or point olp at it with --claude-bin.';
+import { INSTALL_FIX, LOGIN_FIX } from './fixes.js';
+
+export { LOGIN_FIX };
 
 /** The `result` event's fields that decide success (stream-json, claude-code 2.1.x). */
 export interface ClaudeResult {

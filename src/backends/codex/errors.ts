@@ -13,8 +13,9 @@ import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
 
 const NAME = 'codex';
-export const CODEX_LOGIN_FIX = 'run `codex login` as the user olp runs as';
-const INSTALL_FIX = 'Install it with `npm install -g @openai/codex` or point olp at it with --codex-bin.';
+import { INSTALL_FIX, LOGIN_FIX as CODEX_LOGIN_FIX } from './fixes.js';
+
+export { CODEX_LOGIN_FIX };
 
 export function toCodexSpawnError(bin: string, exit: ExitInfo): ProxyError {
   return toSpawnFailure(NAME, bin, INSTALL_FIX, exit);
