@@ -25,19 +25,29 @@ export function setHeaders(res: Response, headers: Readonly<Record<string, strin
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
-/** Collects the whole reply and sends one `chat.completion`; a failed conversation throws its error unsent. */
-export async function writeChatJson(res: Response, events: Events, meta: ChatMeta): Promise<void> {
+/**
+ * The whole reply of a conversation that is answered in one body, with its result; a failed
+ * conversation throws its error (headers set, body unsent); undefined when the client left.
+ */
+export async function collectReply(res: Response, events: Events): Promise<{ text: string; result: ConversationResult } | undefined> {
   const parts: string[] = [];
   let step = await events.next();
   while (!step.done) {
     if (step.value.type === 'text') parts.push(step.value.text);
     step = await events.next();
   }
-  const r = step.value;
-  setHeaders(res, r.headers);
-  if (r.error) throw r.error;
-  if (r.outcome === 'client_aborted') return;
-  res.status(200).json(toChatCompletion({ ...meta, model: r.servedModel ?? meta.model }, parts.join(''), r.finishReason, r.usage));
+  const result = step.value;
+  setHeaders(res, result.headers);
+  if (result.error) throw result.error;
+  return result.outcome === 'client_aborted' ? undefined : { text: parts.join(''), result };
+}
+
+/** Collects the whole reply and sends one `chat.completion`; a failed conversation throws its error unsent. */
+export async function writeChatJson(res: Response, events: Events, meta: ChatMeta): Promise<void> {
+  const reply = await collectReply(res, events);
+  if (!reply) return;
+  const r = reply.result;
+  res.status(200).json(toChatCompletion({ ...meta, model: r.servedModel ?? meta.model }, reply.text, r.finishReason, r.usage));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Response as HttpResponse } from 'express';
 import type { Usage } from '../backends/index.js';
 import type { ConversationResult } from '../conversation/index.js';
 import type { ProxyError } from '../errors/index.js';
-import { setHeaders, type Events } from './index.js';
+import { collectReply, setHeaders, type Events } from './index.js';
 import { createSseWriter } from './sse.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
@@ -149,17 +149,9 @@ export function toFinalResponse(meta: ResponseMeta, messageId: string, text: str
 
 /** Collects the reply into one Response; a conversation that failed throws its error unsent. */
 export async function writeResponseJson(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string): Promise<ResponseObject | undefined> {
-  const parts: string[] = [];
-  let step = await events.next();
-  while (!step.done) {
-    if (step.value.type === 'text') parts.push(step.value.text);
-    step = await events.next();
-  }
-  const r = step.value;
-  setHeaders(res, r.headers);
-  if (r.error) throw r.error;
-  if (r.outcome === 'client_aborted') return undefined;
-  const body = toFinalResponse(meta, messageId, parts.join(''), r);
+  const reply = await collectReply(res, events);
+  if (!reply) return undefined;
+  const body = toFinalResponse(meta, messageId, reply.text, reply.result);
   res.status(200).json(body);
   return body;
 }
