@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
-import { createBackends } from '../serve.js';
+import { createBackends, toHostEnv } from '../serve.js';
 import { createWorkspaces } from '../workspace/index.js';
+import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
+import { inspectStateDir } from './state-dir.js';
 
 /** Whether host:port can be bound right now. */
 function portFree(host: string, port: number): Promise<boolean> {
@@ -16,46 +18,46 @@ function portFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-function stateDirCheck(dir: string): { ok: boolean; text: string; fix?: string } {
-  try {
-    const st = statSync(dir);
-    const mode = st.mode & 0o777;
-    if (!st.isDirectory()) return { ok: false, text: `${dir} is not a directory`, fix: `mv ${dir} ${dir}.bak` };
-    if (mode & 0o077) return { ok: false, text: `${dir} is mode ${mode.toString(8)}, readable by others`, fix: `chmod 700 ${dir}` };
-    return { ok: true, text: `${dir} (mode 700)` };
-  } catch {
-    return { ok: true, text: `${dir} (not created yet; olp creates it with mode 700)` };
-  }
-}
-
-const LOGIN: Record<Detection['login'], string> = { logged_in: 'logged in', api_key: 'API key', not_logged_in: 'NOT logged in', unknown: '-' };
-
-/** `olp doctor`: a readable report on every backend and the state; exit 1 when no backend can serve. */
-export async function runDoctor(config: Config, hostEnv: Readonly<Record<string, string | undefined>>, out: (s: string) => void): Promise<number> {
+/**
+ * Each backend's CLI as `olp serve` runs it (path, version, login). The status commands run in
+ * throwaway homes under a private (0700) temp dir, never in the state dir: it may not exist yet,
+ * and a running server's `run/` holds only its requests' workspaces.
+ */
+export async function runDetection(config: Config, rawEnv: Readonly<Record<string, string | undefined>>): Promise<Detection[]> {
+  const hostEnv = toHostEnv(rawEnv);
   const { backends, probes } = createBackends(config, hostEnv);
-  // The probes run in throwaway homes under a private (0700) temp dir: the state dir may not exist yet.
   const scratch = mkdtempSync(join(tmpdir(), 'olp-probe-'));
-  let found: Detection[];
   try {
     const detector = createDetector(hostEnv, probes, createWorkspaces(scratch), { ttlMs: 0 });
-    found = await Promise.all(backends.map((b) => detector.detect(b)));
+    return await Promise.all(backends.map((b) => detector.detect(b)));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY']];
+}
+
+/** `olp doctor`: a readable report on every backend and the state; exit 1 when no backend can serve. */
+export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, string | undefined>>, out: (s: string) => void): Promise<number> {
+  const found = await runDetection(config, rawEnv);
+  const configured: Record<string, string> = { claude: config.claudeBin, codex: config.codexBin };
+  // VERSION is the version of the binary in BINARY: the one `olp serve` runs.
+  const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY', 'FOUND BY']];
   for (const d of found) {
     const creds = d.credentials.map((c) => `${c.file} (${c.exists ? 'found' : 'missing'})`).join(', ');
-    rows.push([d.backend, d.path ?? `not found (${d.bin})`, d.version ?? '-', d.path ? LOGIN[d.login] : '-', creds, d.ready ? 'yes' : 'no']);
+    rows.push([d.backend, d.path ?? `not found (${d.bin})`, d.version ?? '-', d.path ? LOGIN[d.login] : '-', creds, d.ready ? 'yes' : 'no', toFoundBy(d, configured[d.backend])]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n\n');
+  out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+  if (found.some((d) => d.path && !configured[d.backend]?.includes('/'))) {
+    out("(names are looked up on PATH, skipping olp's own node_modules/.bin: its copies are pinned for its tests)\n");
+  }
+  out('\n');
 
-  const state = stateDirCheck(config.stateDir);
+  const state = inspectStateDir(config.stateDir);
   const free = await portFree(config.host, config.port);
   out(`state dir  ${state.ok ? 'ok' : 'PROBLEM'}  ${state.text}\n`);
   out(`port       ${free ? 'ok' : 'IN USE'}  ${config.host}:${config.port}${free ? ' is free' : ' is taken (fine if olp already runs there; otherwise pick another with --port)'}\n`);
 
-  const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${f}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];
+  const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];
   for (const d of found) {
     if (d.path && d.login !== 'api_key' && d.credentials.some((c) => !c.exists) && d.login === 'logged_in') {
       fixes.push(`${d.backend}: the login is not in the file olp links (${d.credentials.map((c) => c.file).join(', ')}); point --${d.backend === 'claude' ? 'claude-credentials' : 'codex-auth'} at it`);

@@ -1,11 +1,35 @@
 import { createInterface } from 'node:readline/promises';
 import { updateConfigFile, type Config } from '../config/index.js';
 import { createRecording, deleteRecording, listRecordings, loadRecording, managedPath, resolveRecording } from '../record/index.js';
+import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
 
-export const RECORDINGS_USAGE = `olp recordings status | list [--json] | show ID [--content] [--json]
-  olp recordings record [--name N] | replay ID-OR-PATH | off      (applied at the next start)
-  olp recordings delete ID [--yes] | prune --older-than DAYS [--dry-run] [--yes]`;
+export const RECORDINGS_HELP = `Usage: olp recordings COMMAND [options]
+
+A recording holds every CLI call olp serve made (prompt hash, output lines, exit); replaying one
+answers from it without running any CLI. record, replay and off apply at the next start of olp serve.
+
+Commands:
+  olp recordings status                  the current mode and file
+  olp recordings record [--name ID]      record from the next start
+  olp recordings replay ID-OR-PATH       replay from the next start
+  olp recordings off                     neither, from the next start
+  olp recordings list [--json]           the recordings in the state dir
+  olp recordings show ID [--content] [--json]
+                                         a recording's calls (--content: their output lines)
+  olp recordings delete ID [--yes]       delete one
+  olp recordings prune --older-than DAYS [--dry-run] [--yes]
+                                         delete those not changed for DAYS days
+
+Options:
+  --name ID            the new recording's id (default rec-<date>-<time>)
+  --json               as JSON
+  --content            include each call's output lines
+  --yes                do not ask before deleting (needed without a terminal)
+  --dry-run            only say what prune would delete
+  --older-than DAYS    prune: age in days
+${COMMON_OPTIONS}
+`;
 
 export const RECORDING_FLAGS = {
   name: { type: 'string' },

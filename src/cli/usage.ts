@@ -1,12 +1,28 @@
 import type { Store, UsageFilter } from '../store/index.js';
+import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
+import type { Sink } from './output.js';
 
-export const USAGE_USAGE = `olp usage [--key NAME] [--since DATE] [--until DATE] [--by key|day|model] [--json]
-                                   who used how much of what, and how much of it was cache
+export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
+
+Commands:
+  olp usage [--key NAME] [--since DATE] [--until DATE] [--by key|day|model] [--json]
+        who used how much of what, and how much of it was cache
   olp usage export --format jsonl [--key NAME] [--since DATE] [--until DATE]
-                                   every row in the documented schema (docs/usage-ledger.md)
+        every row in the documented schema (docs/usage-ledger.md), one JSON object a line
   olp usage prune --older-than DAYS
-                                   delete rows older than DAYS days`;
+        delete rows older than DAYS days
+
+Options:
+  --key NAME           only this key's requests
+  --since DATE         from this time on: 2026-12-01 (UTC midnight), an ISO time, or back from now (7d, 12h)
+  --until DATE         before this time (same forms)
+  --by key|day|model   how the summary is grouped (default key)
+  --json               the summary as JSON
+  --format jsonl       export format (the only one)
+  --older-than DAYS    prune: rows older than this many days
+${COMMON_OPTIONS}
+`;
 
 export const USAGE_FLAGS = {
   key: { type: 'string' },
@@ -44,10 +60,14 @@ function filterFrom(store: Store, values: Values): UsageFilter {
 const pct = (x: number | null) => (x === null ? '-' : `${(x * 100).toFixed(1)}%`);
 
 /** `olp usage …` as the owner runs it on the machine: every key's rows. Returns the exit code. */
-export function runUsage(store: Store, sub: string | undefined, values: Values, out: (s: string) => void): number {
+export async function runUsage(store: Store, sub: string | undefined, values: Values, sink: Sink): Promise<number> {
+  const out = (s: string) => sink.write(s);
   if (sub === 'export') {
     if ((values.format ?? 'jsonl') !== 'jsonl') throw new UsageError(`--format must be jsonl`);
-    for (const row of store.usage.export(filterFrom(store, values))) out(`${JSON.stringify(row)}\n`);
+    // Paced by the reader: waits while the pipe is full, stops once it is closed (`| head -1`).
+    for (const row of store.usage.export(filterFrom(store, values))) {
+      if (!sink.write(`${JSON.stringify(row)}\n`) && !(await sink.drain())) break;
+    }
     return 0;
   }
   if (sub === 'prune') {

@@ -167,9 +167,10 @@ describe('olp doctor', () => {
     const r = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /codex\s+\S+\s+codex-cli 0\.171\.0\s+NOT logged in/);
-    assert.match(r.stdout, /codex: codex login/);
+    // The fix runs as printed: the binary olp resolved, by its full path.
+    assert.ok(r.stdout.includes(`codex: ${join(both, 'codex')} login`), r.stdout);
     const none = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }), OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }) });
     assert.equal(none.status, 1);
-    assert.match(none.stdout, /claude: claude auth login/);
+    assert.ok(none.stdout.includes(`claude: ${join(both, 'claude')} auth login`), none.stdout);
   });
 });

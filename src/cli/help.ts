@@ -1,0 +1,86 @@
+import { FIELDS, type ConfigKey } from '../config/index.js';
+
+const METAVAR: Partial<Record<ConfigKey, string>> = {
+  host: 'ADDR',
+  stateDir: 'DIR',
+  claudeBin: 'PATH',
+  codexBin: 'PATH',
+  claudeCredentials: 'FILE',
+  codexAuth: 'FILE',
+  codexConfig: 'KEY=VALUE',
+  logLevel: 'LEVEL',
+  contextOverflow: 'refuse|trim',
+  recordMode: 'MODE',
+  recordFile: 'ID|PATH',
+};
+const KIND_METAVAR = { int: 'N', list: 'LIST', bool: 'true|false', string: 'VALUE', record: 'JSON' } as const;
+
+const HELP_ROW = ['-h, --help', 'show this help'] as const;
+const DEBUG_ROW = ['--log-level debug', 'also print the stack trace of an error'] as const;
+
+/** `  --flag VALUE   description [OLP_ENV]`, one per setting, from the one table of settings, then any extra rows. */
+export function toOptionLines(keys: readonly ConfigKey[], extra: readonly (readonly [string, string])[] = []): string {
+  const rows = keys.map((key) => {
+    const f: { flag?: string; env?: string; kind: keyof typeof KIND_METAVAR; description: string } = FIELDS[key];
+    const left = f.flag ? `--${f.flag} ${METAVAR[key] ?? KIND_METAVAR[f.kind]}` : (f.env ?? key);
+    return [left, `${f.description}${f.flag && f.env ? ` [${f.env}]` : ''}`] as const;
+  });
+  const all = [...rows, ...extra];
+  const width = Math.max(...all.map(([l]) => l.length));
+  return all.map(([l, r]) => `  ${l.padEnd(width)}  ${r}`).join('\n');
+}
+
+/** The options every command takes: the last lines of each command's options. */
+export const COMMON_OPTIONS = `  --state-dir DIR      the state directory (default ~/.olp) [OLP_STATE_DIR]
+  --log-level debug    also print the stack trace of an error [OLP_LOG_LEVEL]
+  -h, --help           show this help`;
+
+const ALL_KEYS = Object.keys(FIELDS) as ConfigKey[];
+const hasFlag = (k: ConfigKey) => 'flag' in FIELDS[k];
+
+export const MAIN_HELP = `olp: an OpenAI-compatible proxy that answers with the coding-agent CLIs you are logged into
+
+Usage: olp COMMAND [options]
+
+Run the proxy:
+  serve        start the proxy; prints its base URL, then which CLIs will answer
+  doctor       check the CLIs (installed, version, login), the state dir and the port
+
+Manage it (works while olp serve runs):
+  keys         API keys and their limits: add, set, show, list, rotate, revoke
+  usage        who used how much of what; export, prune
+  sessions     the CLI sessions kept per key: list, rotate
+
+Record and replay CLI calls:
+  recordings   status, record, replay, off, list, show, delete, prune
+
+Help:
+  olp COMMAND --help   a command's usage and options (olp serve --help lists every setting)
+  olp --version        olp's version
+
+Options:
+${COMMON_OPTIONS}
+`;
+
+export const SERVE_HELP = `Usage: olp serve [options]
+
+Starts the proxy. Its first line on stdout is the base URL (http://127.0.0.1:8787/v1); stderr then
+says which CLIs will answer and what to do next, followed by the log as JSON lines.
+Stop it with Ctrl-C or SIGTERM: requests in flight get --shutdown-grace seconds to finish.
+
+Options (each also settable as the OLP_* variable in brackets, or in <state-dir>/config.json):
+${toOptionLines(ALL_KEYS.filter(hasFlag), [DEBUG_ROW, HELP_ROW])}
+
+Settings without a flag (environment or config.json):
+${toOptionLines(ALL_KEYS.filter((k) => !hasFlag(k)))}
+`;
+
+export const DOCTOR_HELP = `Usage: olp doctor [options]
+
+Checks what olp serve would use: each CLI (the binary, its version, its login), the state directory
+(exists, mode, writable, or can be created) and the port, and prints a command that fixes each
+problem. It creates nothing. Exit status: 0 when at least one CLI can answer, 1 otherwise.
+
+Options (the settings of olp serve that doctor checks; each also an OLP_* variable or config.json):
+${toOptionLines(['stateDir', 'host', 'port', 'claudeBin', 'codexBin', 'claudeCredentials', 'codexAuth', 'claudePassEnv', 'codexPassEnv'], [DEBUG_ROW, HELP_ROW])}
+`;

@@ -1,0 +1,94 @@
+import type { Config } from '../config/index.js';
+import { createLogger } from '../log/index.js';
+import { closeInheritedFds } from '../process/index.js';
+import { startDaemon, type Daemon } from '../serve.js';
+import { loadStateConfig, parseCommandLine } from './args.js';
+import { runDetection } from './doctor.js';
+import { SERVE_HELP } from './help.js';
+import { stateDirArg, toOlpCommand } from './invocation.js';
+import { UsageError } from './keys.js';
+import type { Sink } from './output.js';
+import { toStartupText } from './startup.js';
+import { toStateDirError } from './state-dir.js';
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * Says which CLIs will answer and what to do next; never fails the start (a probe error only costs
+ * the lines). The probes are doctor's, outside the state dir: `daemon.detect()` would put their
+ * workspaces in `<state>/run` beside the requests' while olp has just started taking them.
+ */
+async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Record<string, string | undefined>>, addKey: string | null, stderr: Sink): Promise<void> {
+  try {
+    const detections = config.recordMode === 'replay' ? null : await runDetection(config, env);
+    stderr.write(toStartupText({ port: daemon.port, host: config.host, detections, addKey }));
+  } catch (err) {
+    stderr.write(`olp: could not check the CLIs (${(err as Error).message}); olp doctor tells more\n`);
+  }
+}
+
+/** `olp serve`: listens until SIGTERM/SIGINT; returns the exit code. */
+export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink): Promise<number> {
+  // Before anything else is open: descriptors our parent leaked to us must not reach the CLIs.
+  const closedFds = closeInheritedFds(env);
+  const { values, positionals, help } = parseCommandLine(argv);
+  if (help) {
+    stdout.write(SERVE_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const config = loadStateConfig(values, env);
+  const logger = createLogger(config.logLevel);
+  if (closedFds.length > 0) logger.debug({ event: 'inherited_fds_closed', fds: closedFds }, `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`);
+  process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
+  process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
+
+  // Signals are taken from the very start: one that arrives while olp starts stops it right after.
+  let signalled: NodeJS.Signals | undefined;
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', (s) => onSignal(s));
+  process.on('SIGINT', (s) => onSignal(s));
+
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon({ config, logger, hostEnv: env });
+  } catch (err) {
+    throw toStateDirError(err, config.stateDir) ?? err;
+  }
+  const addKey = daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
+  if (addKey) logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: ${addKey}`);
+  if (!LOOPBACK.has(config.host)) {
+    logger.warn({ event: 'exposed', host: config.host }, `listening on ${config.host}: olp is reachable from other machines`);
+  }
+  logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
+  // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person, on stderr.
+  stdout.write(`${daemon.url}/v1\n`);
+  const report = runStartupReport(daemon, config, env, addKey, stderr);
+
+  const code = await new Promise<number>((resolve) => {
+    let stopping = false;
+    onSignal = (signal) => {
+      if (stopping) {
+        logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      logger.info({ event: 'shutdown', signal }, 'shutting down');
+      // The CLIs' status commands of the start-up report finish first (bounded by their timeout).
+      report
+        .then(() => daemon.close())
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            resolve(1);
+          },
+        );
+    };
+    if (signalled) onSignal(signalled);
+  });
+  return new Promise<number>((resolve) => logger.flush(() => resolve(code)));
+}
