@@ -50,6 +50,7 @@ Manage it (works while olp serve runs):
   keys         API keys and their limits: add, set, show, list, rotate, revoke
   usage        who used how much of what; export, prune
   sessions     the CLI sessions kept per key: list, rotate
+  responses    stored Responses API responses: list, prune
 
 Record and replay CLI calls:
   recordings   status, record, replay, off, list, show, delete, prune

@@ -11,6 +11,7 @@ import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
 import { createSink, type Sink } from './output.js';
 import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_HELP, runRecordings } from './recordings.js';
 import { runServe } from './serve-command.js';
+import { RESPONSES_FLAGS, RESPONSES_HELP, runResponses } from './responses.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_HELP } from './sessions.js';
 import { StateDirError, toStateDirError } from './state-dir.js';
 import { runUsage, USAGE_FLAGS, USAGE_HELP } from './usage.js';
@@ -52,6 +53,23 @@ function keys(argv: string[], io: Io): number {
     if (err instanceof UsageError || err instanceof ConfigError) throw err;
     io.stderr.write(`olp: ${(err as Error).message}\n`);
     return 1;
+  } finally {
+    store.close();
+  }
+}
+
+function responses(argv: string[], io: Io): number {
+  const { values, positionals, help } = parseCommandLine(argv, RESPONSES_FLAGS);
+  if (help) {
+    io.stdout.write(RESPONSES_HELP);
+    return 0;
+  }
+  const [sub, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
+  const config = loadStateConfig(values, io.env);
+  const store = openStateStore(config);
+  try {
+    return runResponses(store, sub, values as Flat, (s) => io.stdout.write(s));
   } finally {
     store.close();
   }
@@ -119,7 +137,7 @@ async function doctor(argv: string[], io: Io): Promise<number> {
   return runDoctor(loadDoctorConfig(values, io.env), io.env, (s) => io.stdout.write(s));
 }
 
-const HELP: Record<string, string | ((sub?: string) => string)> = { serve: SERVE_HELP, doctor: DOCTOR_HELP, keys: keysHelp, sessions: SESSIONS_HELP, usage: USAGE_HELP, recordings: RECORDINGS_HELP };
+const HELP: Record<string, string | ((sub?: string) => string)> = { serve: SERVE_HELP, doctor: DOCTOR_HELP, keys: keysHelp, sessions: SESSIONS_HELP, usage: USAGE_HELP, responses: RESPONSES_HELP, recordings: RECORDINGS_HELP };
 
 /** `olp help [COMMAND [SUB]]`: the same text as `olp COMMAND [SUB] --help`. */
 function help(argv: string[], io: Io): number {
@@ -176,6 +194,8 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return keys(rest, io);
     case 'sessions':
       return sessions(rest, io);
+    case 'responses':
+      return responses(rest, io);
     case 'usage':
       return usage(rest, io);
     case 'recordings':

@@ -141,3 +141,19 @@ describe('the Responses API', () => {
     assert.equal(done.output_text, 'hi');
   });
 });
+
+describe('olp responses', () => {
+  it('lists stored responses and prunes them by age', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { OLP_BIN } = await import('../support/paths.js');
+    await client.responses.create({ model: 'sonnet', input: 'list me' });
+    const olp = (...args: string[]) => spawnSync(process.execPath, [OLP_BIN, 'responses', ...args, '--state-dir', t.stateDir], { encoding: 'utf8' });
+    const list = olp('list');
+    assert.equal(list.status, 0, list.stderr);
+    assert.match(list.stdout, /^ID\s+KEY\s+MODEL/);
+    assert.match(list.stdout, /resp_\w+\s+tester\s+sonnet\s+completed/);
+    assert.match(olp('prune', '--older-than', '30').stdout, /deleted 0 stored/);
+    assert.equal(olp('prune').status, 2, 'prune needs --older-than');
+    assert.equal(olp('--help').status, 0);
+  });
+});
