@@ -1,7 +1,7 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
 // script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
 // cost of two per-request steps on their own: admission and a workspace's create + remove.
-// Prints figures; it is not a test. Usage: npm run bench -- [--runs N]
+// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,9 +15,16 @@ import { openStore } from '../src/store/index.js';
 import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings } from './stats.js';
+import { printHotPath, runHotPath } from './hot-path.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false } } });
 const runs = Number(values.runs);
+
+// olp's own cost, visible: the native fake first.
+const hot = await runHotPath(Number(values['hot-runs']));
+if (hot) printHotPath(hot);
+else console.log('native fake CLI: no C compiler (cc) found; skipped');
+if (values['hot-only']) process.exit(0);
 const REPLY = 'ok';
 
 function direct(): Promise<number> {
@@ -201,7 +208,6 @@ try {
   const ws = await micro(500, () => {
     const w = workspaces.create({ keyId: 'k', requestId: `r${n++}`, links: [{ from: creds, to: '.claude/.credentials.json' }] });
     w.writeFile('system-prompt.txt', 'You are a helpful assistant.');
-    w.markOwner(process.pid);
     w.remove();
   });
   console.log(`workspace create + link + files + remove, median: ${(ws / 1000).toFixed(2)} ms`);

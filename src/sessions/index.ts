@@ -69,10 +69,12 @@ export function createSessionPool(o: PoolOptions) {
   const id = (s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>) => `${s.keyId}/${s.backend}/${s.slot}`;
   const group = (keyId: string, backend: string) => `${keyId}/${backend}`;
 
+  /** A released slot can serve one waiter: wake the longest-waiting one, not every one. */
   function wake(keyId: string, backend: string): void {
     const list = waiters.get(group(keyId, backend));
-    waiters.delete(group(keyId, backend));
-    for (const w of list ?? []) w();
+    const first = list?.shift();
+    if (list && list.length === 0) waiters.delete(group(keyId, backend));
+    first?.();
   }
 
   /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
@@ -184,21 +186,28 @@ export function createSessionPool(o: PoolOptions) {
         if (left <= 0) return ephemeral(transcript);
         await new Promise<void>((resolve, reject) => {
           const g = group(keyId, backend);
-          const done = () => {
+          const leave = () => {
             clearTimeout(timer);
             signal.removeEventListener('abort', onAbort);
+            const list = waiters.get(g);
+            const i = list ? list.indexOf(done) : -1;
+            if (i !== -1) list!.splice(i, 1);
+            if (list && list.length === 0) waiters.delete(g);
+          };
+          const done = () => {
+            leave();
             resolve();
           };
           const onAbort = () => {
-            clearTimeout(timer);
-            const list = waiters.get(g);
-            if (list) list.splice(list.indexOf(done), 1);
+            leave();
             reject(new ClientAbortedError());
           };
           const timer = setTimeout(done, left);
           if (signal.aborted) return onAbort();
           signal.addEventListener('abort', onAbort, { once: true });
-          waiters.set(g, [...(waiters.get(g) ?? []), done]);
+          const list = waiters.get(g);
+          if (list) list.push(done);
+          else waiters.set(g, [done]);
         });
       }
     },

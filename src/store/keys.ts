@@ -91,6 +91,9 @@ function hintOf(token: string): string {
 
 /** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
 export function createKeyStore(db: Database) {
+  const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let seenVersion = -1;
   const insert = db.prepare(
     `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at)
      VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at)`,
@@ -134,6 +137,7 @@ export function createKeyStore(db: Database) {
     },
     /** Changes a key's role or policy; takes effect on its next request. */
     update(name: string, patch: { role?: Role; policy?: Partial<Policy> }): KeyRecord {
+      recent.clear();
       const current = byName.get(name);
       if (!current) throw new Error(`no active key named '${name}'`);
       const rec = toRecord(current);
@@ -142,12 +146,14 @@ export function createKeyStore(db: Database) {
     },
     /** Replaces a key's token; the old one stops working at once. Returns the new token. */
     rotate(name: string): string {
+      recent.clear();
       const token = createToken();
       if (rotate.run(hashToken(token), hintOf(token), name).changes === 0) throw new Error(`no active key named '${name}'`);
       return token;
     },
     /** Revokes the active key with this name; false if there is none. */
     revoke(name: string): boolean {
+      recent.clear();
       return revoke.run(new Date().toISOString(), name).changes > 0;
     },
     activeCount(): number {
@@ -156,11 +162,29 @@ export function createKeyStore(db: Database) {
     /** The active key whose token this is, compared in constant time; undefined otherwise. */
     authenticate(token: string): KeyRecord | undefined {
       const hash = hashToken(token);
+      // Keys are served from memory until the database changes: a change from this process clears
+      // the cache at once, one from another (`olp keys` while olp serves) bumps SQLite's
+      // data_version, checked here on every lookup (a microsecond, against a query and a copy).
+      const version = dataVersion.get() as number;
+      if (version !== seenVersion) {
+        recent.clear();
+        seenVersion = version;
+      }
+      const now = Date.now();
+      const id = hash.toString('hex');
+      const hit = recent.get(id);
+      if (hit && now - hit.at < KEY_CACHE_MS) return hit.key;
       const row = byHash.get(hash);
-      if (!row || !timingSafeEqual(row.token_hash, hash)) return undefined;
-      return toRecord(row);
+      const key = row && timingSafeEqual(row.token_hash, hash) ? toRecord(row) : undefined;
+      if (recent.size >= KEY_CACHE_SIZE) recent.clear();
+      if (key) recent.set(id, { at: now, key });
+      return key;
     },
   };
 }
 
 export type KeyStore = ReturnType<typeof createKeyStore>;
+
+/** How long a looked-up key is reused at most, and how many are kept. */
+const KEY_CACHE_MS = 60_000;
+const KEY_CACHE_SIZE = 1024;

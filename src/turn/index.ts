@@ -49,7 +49,6 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
     const call = { backend: backend.id, model: turn.cliModel, prompt: [prepared.invocation.stdin, ...prepared.files.map((f) => f.content)].join('\u0000') };
     proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, deps.limits, signal, log, call);
-    if (proc.pid !== undefined) ws.markOwner(proc.pid);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel }, 'spawned');
     const parser = backend.createParser();
     // A CLI that only retries its provider makes no progress: the idle timer keeps running, and

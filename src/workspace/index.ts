@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { killByHome } from '../process/index.js';
@@ -38,8 +38,6 @@ export interface Workspace {
   path(name: string): string;
   /** Writes a private (0600) file inside the workspace root; never overwrites. */
   writeFile(name: string, content: string | Buffer): void;
-  /** Records the pid of the process group running here, so a sweep after a crash can stop it. */
-  markOwner(pid: number): void;
   /** Removes the request's workspace (never the slot's stable directories); safe to call twice. */
   remove(): void;
   /** The same, off the event loop (the recursive delete runs on libuv's thread pool). */
@@ -62,7 +60,6 @@ export interface CreateOptions {
 }
 
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const OWNER_FILE = 'owner.pid';
 
 function checkSegment(seg: string): void {
   if (!SAFE_SEGMENT.test(seg)) throw new Error(`unsafe workspace path segment '${seg}'`);
@@ -78,11 +75,14 @@ export function createWorkspaces(stateDir: string) {
   const slotsRoot = join(stateDir, 'slots');
   const ready = new Set<string>();
   const removing = new Set<Promise<void>>();
+  let discarded = 0;
 
-  /** Creates a private directory once per process; later calls cost nothing. */
+  /** Creates a private directory (and its parents) once per process; later calls cost nothing. */
   function ensureOnce(dir: string): void {
     if (ready.has(dir)) return;
-    ensurePrivateDir(dir);
+    // Under olp's own 0700 roots a plain mkdir is private enough; the roots themselves are checked.
+    if (dir === root || dir === slotsRoot) ensurePrivateDir(dir);
+    else mkdirSync(dir, { recursive: true, mode: 0o700 });
     ready.add(dir);
   }
 
@@ -107,9 +107,10 @@ export function createWorkspaces(stateDir: string) {
     let cwd = join(dir, 'work');
     let persistent = join(dir, 'state');
     if (opts.slot !== undefined) {
+      ensureOnce(slotsRoot);
       const slotDir = join(slotsRoot, opts.keyId, opts.slot);
       // A rotated slot's previous session is abandoned: its files go, so slots never grow without bound.
-      if (opts.resetSlot) rmSync(slotDir, { recursive: true, force: true, maxRetries: 3 });
+      if (opts.resetSlot) discardLater(slotDir);
       cwd = join(slotDir, 'work');
       persistent = join(slotDir, 'state');
     }
@@ -120,8 +121,7 @@ export function createWorkspaces(stateDir: string) {
       cwd,
       persistent,
       path: (name) => inside(dir, name),
-      writeFile: (name, content) => writePrivate(inside(dir, name), content),
-      markOwner: (pid) => writePrivate(join(dir, OWNER_FILE), String(pid)),
+      writeFile: (name, content) => writePrivate(inside(dir, name), content, dir),
       remove() {
         if (removed) return;
         removed = true;
@@ -130,27 +130,32 @@ export function createWorkspaces(stateDir: string) {
       removeLater() {
         if (removed) return Promise.resolve();
         removed = true;
-        const p = rm(dir, { recursive: true, force: true, maxRetries: 3 }).finally(() => removing.delete(p));
-        removing.add(p);
-        return p;
+        return track(rm(dir, { recursive: true, force: true, maxRetries: 3 }));
       },
     };
     try {
       mkdirSync(home, { mode: 0o700 });
-      if (opts.slot === undefined) {
-        mkdirSync(cwd, { mode: 0o700 });
-      } else {
-        mkdirSync(cwd, { recursive: true, mode: 0o700 });
-        mkdirSync(persistent, { recursive: true, mode: 0o700 });
+      if (opts.slot === undefined) mkdirSync(cwd, { mode: 0o700 });
+      else {
+        // A slot's stable directories are made once per process (and again after a reset).
+        ensureOnce(cwd);
+        ensureOnce(persistent);
       }
       for (const d of opts.dirs ?? []) mkdirSync(inside(home, d), { recursive: true, mode: 0o700 });
+      const made = new Set<string>([home]);
       for (const link of opts.links ?? []) {
         const from = link.persistent ? inside(persistent, link.from) : link.from;
         // The persistent dir is made only when something lives there (slots always have one).
-        if (link.persistent) mkdirSync(from, { recursive: true, mode: 0o700 });
-        else if (!existsSync(from)) continue;
+        if (link.persistent) {
+          if (opts.slot !== undefined) ensureOnce(from);
+          else mkdirSync(from, { recursive: true, mode: 0o700 });
+        } else if (!existsSync(from)) continue;
         const target = inside(home, link.to);
-        mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+        const parent = dirname(target);
+        if (!made.has(parent)) {
+          mkdirSync(parent, { recursive: true, mode: 0o700 });
+          made.add(parent);
+        }
         symlinkSync(from, target);
       }
     } catch (err) {
@@ -160,17 +165,40 @@ export function createWorkspaces(stateDir: string) {
     return ws;
   }
 
+  /** Keeps a removal in the set `settled()` waits for. */
+  function track(p: Promise<void>): Promise<void> {
+    const tracked = p.finally(() => removing.delete(tracked));
+    removing.add(tracked);
+    return tracked;
+  }
+
+  /**
+   * Takes a directory out of the way at once (one rename) and deletes it off the event loop; its
+   * cached "already made" entries are forgotten so the next use makes it afresh.
+   */
+  function discardLater(dir: string): void {
+    for (const d of [...ready]) if (d === dir || d.startsWith(dir + sep)) ready.delete(d);
+    const trash = `${dir}.discarded-${process.pid}-${++discarded}`;
+    try {
+      renameSync(dir, trash);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    track(rm(trash, { recursive: true, force: true, maxRetries: 3 })).catch(() => undefined);
+  }
+
   /**
    * Removes every workspace left under `run/` by an earlier process that died without cleaning
-   * up, first killing the process group recorded in it if that process still runs there, and
-   * then every process anywhere whose HOME lies under `run/` (one that left its group).
-   * Returns how many workspaces and orphaned processes or groups it removed.
+   * up, first killing every process whose HOME lies under `run/` (found by its environment, so
+   * one that left its process group is found too). Returns how many workspaces and processes.
    */
   function sweep(): { workspaces: number; processes: number } {
     ready.clear();
     const found = { workspaces: 0, processes: 0 };
     if (!existsSync(root)) return found;
-    const killed = new Set<number>();
+    // Every process still running with a home under run/, in its CLI's process group or not.
+    found.processes = killByHome({ under: [root] }).length;
     for (const key of readdirSync(root)) {
       const keyDir = join(root, key);
       let entries: string[] = [];
@@ -179,15 +207,19 @@ export function createWorkspaces(stateDir: string) {
       } catch {
         // A stray file, not a key folder.
       }
-      for (const entry of entries) {
-        const owner = killOwner(join(keyDir, entry));
-        if (owner !== undefined) killed.add(owner);
-      }
       found.workspaces += entries.length;
       rmSync(keyDir, { recursive: true, force: true, maxRetries: 3 });
     }
-    for (const pid of killByHome({ under: [root] })) killed.add(pid);
-    found.processes = killed.size;
+    // Slot folders a rotation had set aside but not yet deleted when olp stopped.
+    for (const key of existsSync(slotsRoot) ? readdirSync(slotsRoot) : []) {
+      let entries: string[] = [];
+      try {
+        entries = readdirSync(join(slotsRoot, key));
+      } catch {
+        continue;
+      }
+      for (const e of entries) if (e.includes('.discarded-')) rmSync(join(slotsRoot, key, e), { recursive: true, force: true, maxRetries: 3 });
+    }
     return found;
   }
 
@@ -195,7 +227,9 @@ export function createWorkspaces(stateDir: string) {
   function removeSlot(keyId: string, slot: string): void {
     checkSegment(keyId);
     checkSegment(slot);
-    rmSync(join(slotsRoot, keyId, slot), { recursive: true, force: true, maxRetries: 3 });
+    const dir = join(slotsRoot, keyId, slot);
+    for (const d of [...ready]) if (d === dir || d.startsWith(dir + sep)) ready.delete(d);
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }
 
   /** Workspaces currently on disk (for leak checks and health). */
@@ -220,40 +254,14 @@ export function createWorkspaces(stateDir: string) {
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;
 
-/**
- * Kills the recorded process group of a leftover workspace, but only if that pid still runs
- * with HOME set to the workspace's home (so a recycled pid is never touched); returns the pid.
- */
-function killOwner(dir: string): number | undefined {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
-  } catch {
-    return undefined;
-  }
-  if (!Number.isInteger(pid) || pid <= 1) return undefined;
-  try {
-    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    if (!environ.includes(`HOME=${join(dir, 'home')}`)) return undefined;
-  } catch {
-    return undefined; // gone, or not ours to inspect
-  }
-  try {
-    process.kill(-pid, 'SIGKILL');
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
-
 function inside(base: string, rel: string): string {
   const full = resolve(base, rel);
   if (!full.startsWith(base + sep)) throw new Error(`path '${rel}' escapes the workspace`);
   return full;
 }
 
-function writePrivate(path: string, content: string | Buffer): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+function writePrivate(path: string, content: string | Buffer, root: string): void {
+  if (dirname(path) !== root) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // 'wx': never follow or overwrite something that is already there.
   writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
 }

@@ -55,7 +55,7 @@ describe('workspaces', () => {
     const dir = state();
     const w = createWorkspaces(dir);
     w.create({ keyId: 'k', requestId: 'a' });
-    w.create({ keyId: 'k', requestId: 'b' }).markOwner(999999999);
+    w.create({ keyId: 'k', requestId: 'b' });
     assert.deepEqual(w.sweep(), { workspaces: 2, processes: 0 });
     assert.equal(w.count(), 0);
     // The cached key folder is gone; creating again still works.

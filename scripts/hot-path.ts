@@ -1,0 +1,186 @@
+// olp's own cost per request, made visible: a native fake CLI (about a millisecond) spawned
+// directly and through a separately running olp daemon (sessions on, default logging), in
+// alternating runs. Prints p50/p90 latency and their difference, time to first token, the daemon's
+// CPU ms per request, throughput at concurrency 16 as a ratio to direct, and the daemon's peak RSS.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { OLP_BIN, ROOT } from '../test/support/paths.js';
+import { createTimings } from './stats.js';
+
+const REPLY = 'ok';
+const ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='];
+
+/** Builds the native fake with the system C compiler; undefined when there is none. */
+function buildNativeFake(dir: string): string | undefined {
+  const out = join(dir, 'fast-claude');
+  const r = spawnSync('cc', ['-O2', '-o', out, join(ROOT, 'test/fixtures/native/fast-claude.c')], { encoding: 'utf8' });
+  return r.status === 0 ? out : undefined;
+}
+
+/** The daemon's user + system CPU time so far, in ms (from /proc/<pid>/stat). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLK_TCK;
+}
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** Peak resident memory of a process, in MB (VmHWM). */
+function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+function direct(bin: string): Promise<{ total: number; first: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ARGS, { env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY }, stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    let first = NaN;
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (Number.isNaN(first) && out.includes('"text_delta"')) first = performance.now() - started;
+    });
+    child.on('error', reject);
+    child.on('close', () => (out.includes('"type":"result"') ? resolve({ total: performance.now() - started, first }) : reject(new Error('no result'))));
+    child.stdin.end('say ok');
+  });
+}
+
+async function viaOlp(url: string, token: string, stream = false): Promise<{ total: number; first: number }> {
+  const started = performance.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', stream, messages: [{ role: 'user', content: 'say ok' }] }),
+  });
+  if (!stream) {
+    const body = (await res.json()) as { choices?: { message: { content: string } }[] };
+    if (body.choices?.[0]?.message.content !== REPLY) throw new Error(`unexpected reply ${JSON.stringify(body)}`);
+    return { total: performance.now() - started, first: NaN };
+  }
+  const reader = res.body!.getReader();
+  let first = NaN;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (Number.isNaN(first) && /"content":"[^"]/.test(new TextDecoder().decode(value))) first = performance.now() - started;
+  }
+  return { total: performance.now() - started, first };
+}
+
+async function throughput(n: number, c: number, fn: () => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) {
+        next++;
+        await fn();
+      }
+    }),
+  );
+  return n / ((performance.now() - started) / 1000);
+}
+
+const pct = (xs: number[], p: number) => {
+  const t = createTimings();
+  for (const x of xs) t.record(x);
+  return t.p(p);
+};
+
+export interface HotPathFigures {
+  directP50: number;
+  directP90: number;
+  olpP50: number;
+  olpP90: number;
+  addedP50: number;
+  ttftDirect: number;
+  ttftOlp: number;
+  cpuMsPerRequest: number;
+  rpsDirect: number;
+  rpsOlp: number;
+  throughputRatio: number;
+  peakRssMb: number;
+  load1: number;
+}
+
+/** One alternating run of `runs` requests each way; undefined when no C compiler is available. */
+export async function runHotPath(runs: number): Promise<HotPathFigures | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), 'olp-hot-'));
+  const bin = buildNativeFake(dir);
+  if (!bin) {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+  const stateDir = join(dir, 'state');
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: REPLY }) };
+  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  daemon.stderr!.resume(); // default logging, read and dropped
+  try {
+    const base = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
+      daemon.once('exit', (code) => reject(new Error(`olp exited ${code}`)));
+    });
+    daemon.stdout!.resume();
+    for (let i = 0; i < 30; i++) {
+      await direct(bin);
+      await viaOlp(base, token);
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    let cpu = 0;
+    for (let i = 0; i < runs; i++) {
+      a.push((await direct(bin)).total);
+      const c0 = cpuMs(daemon.pid!);
+      b.push((await viaOlp(base, token)).total);
+      cpu += cpuMs(daemon.pid!) - c0;
+    }
+    const fa: number[] = [];
+    const fb: number[] = [];
+    for (let i = 0; i < Math.min(runs, 100); i++) {
+      fa.push((await direct(bin)).first);
+      fb.push((await viaOlp(base, token, true)).first);
+    }
+    const n = 320;
+    const rpsDirect = await throughput(n, 16, () => direct(bin));
+    const rpsOlp = await throughput(n, 16, () => viaOlp(base, token));
+    const f: HotPathFigures = {
+      directP50: pct(a, 50),
+      directP90: pct(a, 90),
+      olpP50: pct(b, 50),
+      olpP90: pct(b, 90),
+      addedP50: pct(b, 50) - pct(a, 50),
+      ttftDirect: pct(fa, 50),
+      ttftOlp: pct(fb, 50),
+      cpuMsPerRequest: cpu / runs,
+      rpsDirect,
+      rpsOlp,
+      throughputRatio: rpsOlp / rpsDirect,
+      peakRssMb: peakRssMb(daemon.pid!),
+      load1: loadavg()[0]!,
+    };
+    return f;
+  } finally {
+    daemon.kill('SIGTERM');
+    await new Promise((r) => daemon.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The figures as the bench prints them. */
+export function printHotPath(f: HotPathFigures): void {
+  const r = (x: number, d = 2) => x.toFixed(d);
+  console.log('native fake CLI (~1 ms), olp as its own process, sessions on, default logging; alternating runs');
+  console.log(`  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`);
+  console.log(`  time to first token (p50): direct ${r(f.ttftDirect)} ms, through olp ${r(f.ttftOlp)} ms`);
+  console.log(`  daemon CPU per request: ${r(f.cpuMsPerRequest)} ms`);
+  console.log(`  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} req/s, through olp ${r(f.rpsOlp, 1)} req/s (ratio ${r(f.throughputRatio, 3)})`);
+  console.log(`  daemon peak RSS: ${r(f.peakRssMb, 1)} MB; load average (1 min): ${r(f.load1)}`);
+  console.log(JSON.stringify({ hotPath: Object.fromEntries(Object.entries(f).map(([k, v]) => [k, +v.toFixed(3)])) }));
+}
