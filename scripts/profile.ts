@@ -1,0 +1,65 @@
+// A CPU profile of olp's own work per request: builds the native fake CLI, starts
+// `olp serve --cpu-prof` on it (sessions on, default logging), sends N sequential requests, stops
+// it, and prints where the daemon's main thread spent its time (self time by function and by
+// file). Usage: npm run profile -- [--requests 500] [--keep DIR]
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { OLP_BIN, ROOT } from '../test/support/paths.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '500' }, keep: { type: 'string' } } });
+const requests = Number(values.requests);
+const dir = mkdtempSync(join(tmpdir(), 'olp-profile-'));
+const profDir = values.keep ?? join(dir, 'prof');
+try {
+  const bin = join(dir, 'fast-claude');
+  if (spawnSync('cc', ['-O2', '-o', bin, join(ROOT, 'test/fixtures/native/fast-claude.c')]).status !== 0) throw new Error('needs a C compiler (cc) for the native fake CLI');
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }) };
+  const state = join(dir, 'state');
+  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'profile', '--state-dir', state], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1)!;
+  const daemon = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, OLP_BIN, 'serve', '--port', '0', '--state-dir', state, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  daemon.stderr!.resume();
+  const url = await new Promise<string>((resolve) => createInterface({ input: daemon.stdout! }).once('line', resolve));
+  daemon.stdout!.resume();
+  for (let i = 0; i < requests; i++) {
+    const res = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'say ok' }] }) });
+    await res.text();
+  }
+  daemon.kill('SIGTERM');
+  await new Promise((r) => daemon.once('exit', r));
+
+  const profile = JSON.parse(readFileSync(join(profDir, readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))!), 'utf8')) as Profile;
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byFunction = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  let busy = 0;
+  profile.samples.forEach((id, i) => {
+    const n = nodes.get(id)!;
+    const fn = n.callFrame.functionName;
+    if (fn === '(idle)' || fn === '(program)') return;
+    const t = profile.timeDeltas[i] ?? 0;
+    busy += t;
+    const file = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/dist\//, '').split('/').slice(-2).join('/') || '(native)';
+    byFunction.set(`${fn || '(anonymous)'}  ${file}`, (byFunction.get(`${fn || '(anonymous)'}  ${file}`) ?? 0) + t);
+    byFile.set(file, (byFile.get(file) ?? 0) + t);
+  });
+  const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, t]) => `  ${((t / busy) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n');
+  console.log(`main thread busy ${(busy / 1000 / requests).toFixed(2)} ms per request (${requests} sequential requests, profiler overhead included)`);
+  console.log(`by function:\n${top(byFunction, 25)}\nby file:\n${top(byFile, 15)}`);
+  if (values.keep) console.log(`profile kept in ${profDir} (open it in Chrome DevTools, Performance tab)`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
