@@ -109,10 +109,11 @@ export function createWorkspaces(stateDir: string) {
     if (opts.slot !== undefined) {
       ensureOnce(slotsRoot);
       const slotDir = join(slotsRoot, opts.keyId, opts.slot);
-      // A rotated slot's previous session is abandoned: its files go, so slots never grow without bound.
-      if (opts.resetSlot) discardLater(slotDir);
       cwd = join(slotDir, 'work');
       persistent = join(slotDir, 'state');
+      // A rotated slot's previous session is abandoned: its files (all under the persistent dir)
+      // go, so slots never grow without bound. The empty working directory stays.
+      if (opts.resetSlot) discardLater(persistent);
     }
     let removed = false;
     const ws: Workspace = {
@@ -210,20 +211,25 @@ export function createWorkspaces(stateDir: string) {
       found.workspaces += entries.length;
       rmSync(keyDir, { recursive: true, force: true, maxRetries: 3 });
     }
-    // Slot folders a rotation had set aside but not yet deleted when olp stopped.
-    for (const key of existsSync(slotsRoot) ? readdirSync(slotsRoot) : []) {
-      let entries: string[] = [];
-      try {
-        entries = readdirSync(join(slotsRoot, key));
-      } catch {
-        continue;
+    // Session files a rotation had set aside but not yet deleted when olp stopped.
+    for (const key of list(slotsRoot)) {
+      for (const slot of list(join(slotsRoot, key))) {
+        for (const e of list(join(slotsRoot, key, slot))) if (e.includes('.discarded-')) rmSync(join(slotsRoot, key, slot, e), { recursive: true, force: true, maxRetries: 3 });
       }
-      for (const e of entries) if (e.includes('.discarded-')) rmSync(join(slotsRoot, key, e), { recursive: true, force: true, maxRetries: 3 });
     }
     return found;
   }
 
-  /** Deletes a slot's stable directories (the CLI's session files with them). */
+  /** A directory's entries; none when it is missing or not a directory. */
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Deletes a slot's stable directories (the CLI's session files with them). */
   function removeSlot(keyId: string, slot: string): void {
     checkSegment(keyId);
     checkSegment(slot);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdtempSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -49,6 +49,23 @@ describe('workspaces', () => {
     b.remove();
     w.removeSlot('k', 's0');
     assert.ok(!existsSync(join(dir, 'slots/k/s0')));
+  });
+
+  it("a slot reset sets the old session files aside at once and deletes them off the event loop; a sweep finds any left", async () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0', links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
+    writeFileSync(join(a.persistent, 'projects', 'old.jsonl'), 'x');
+    a.remove();
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true, links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
+    assert.deepEqual(readdirSync(join(b.persistent, 'projects')), [], 'the new session starts empty');
+    await w.settled();
+    assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
+    b.remove();
+    // A crash between the rename and the delete leaves a set-aside folder: the next sweep removes it.
+    mkdirSync(join(dir, 'slots/k/s0/state.discarded-1-1'), { recursive: true });
+    w.sweep();
+    assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
   });
 
   it('sweep removes leftovers and reports them', () => {
