@@ -2,3 +2,4 @@ export { createProcessSupervisor, runCommand, type CommandResult, type ProcessSu
 export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
 export { createReaper, killByHome, type Reaper } from './reaper.js';
 export { closeInheritedFds } from './fds.js';
+export { createTreeRemover, type TreeRemover } from './remove.js';

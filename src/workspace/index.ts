@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { killByHome } from '../process/index.js';
+import { createTreeRemover, killByHome } from '../process/index.js';
 import { ensurePrivateDir } from '../store/index.js';
 
 export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';
@@ -76,6 +75,7 @@ export function createWorkspaces(stateDir: string) {
   const ready = new Set<string>();
   const removing = new Set<Promise<void>>();
   let discarded = 0;
+  const remover = createTreeRemover();
 
   /** Creates a private directory (and its parents) once per process; later calls cost nothing. */
   function ensureOnce(dir: string): void {
@@ -131,7 +131,7 @@ export function createWorkspaces(stateDir: string) {
       removeLater() {
         if (removed) return Promise.resolve();
         removed = true;
-        return track(rm(dir, { recursive: true, force: true, maxRetries: 3 }));
+        return track(remover.remove(dir));
       },
     };
     try {
@@ -186,7 +186,7 @@ export function createWorkspaces(stateDir: string) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw err;
     }
-    track(rm(trash, { recursive: true, force: true, maxRetries: 3 })).catch(() => undefined);
+    track(remover.remove(trash)).catch(() => undefined);
   }
 
   /**
@@ -252,6 +252,7 @@ function list(dir: string): string[] {
 
   /** Resolves when every removal started so far has finished. */
   async function settled(): Promise<void> {
+    remover.flush();
     await Promise.allSettled([...removing]);
   }
 
