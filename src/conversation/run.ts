@@ -1,7 +1,7 @@
 import { charsToTokens, estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
 import type { Backend, BackendEvent, TurnOutcome, Usage } from '../backends/index.js';
-import { backendNotLoggedIn, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
+import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort } from '../turn/index.js';
@@ -146,6 +146,11 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         return last;
       }
       const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+      if (signal.aborted) {
+        // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
+        lease.release();
+        throw new ClientAbortedError();
+      }
       let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
       try {
         p.session = toSessionNote(lease);
@@ -173,8 +178,11 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         }
         return outcome;
       } finally {
-        if (gen) await gen.return(undefined as never);
-        lease.release();
+        try {
+          if (gen) await gen.return(undefined as never);
+        } finally {
+          lease.release();
+        }
       }
     }
     return last;
@@ -193,6 +201,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       const first = deps.registry.resolve(input.model);
       deps.admission.checkModel(principal, input.model);
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
+      if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
       const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend);
       p.promptChars = (transcript.system?.length ?? 0) + transcript.turns.reduce((n, t) => n + t.text.length, 0);
@@ -206,6 +215,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         Object.assign(p.headers, (err as ProxyError).headers);
         throw err;
       }
+      if (signal.aborted) throw new ClientAbortedError(); // left in the tick it was admitted
       p.queueMs = permit.waitedMs;
       Object.assign(p.headers, permit.headers);
       meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');

@@ -21,11 +21,18 @@ export function createTreeRemover(windowMs = 200) {
 
   function removeWithRm(dirs: string[]): Promise<void> {
     return new Promise((resolve) => {
-      const child = spawn('rm', ['-rf', '--', ...dirs], { stdio: 'ignore' });
-      child.once('error', () => {
+      const fallBack = () => {
         useRm = false; // no rm here: fs.rm from now on
         void removeWithFs(dirs).then(resolve);
-      });
+      };
+      let child;
+      try {
+        child = spawn('rm', ['-rf', '--', ...dirs], { stdio: 'ignore' });
+      } catch {
+        fallBack();
+        return;
+      }
+      child.once('error', fallBack);
       child.once('exit', () => resolve());
     });
   }
@@ -36,7 +43,7 @@ export function createTreeRemover(windowMs = 200) {
     while (queue.length > 0) {
       const batch = queue.splice(0, BATCH_MAX);
       const dirs = batch.map((b) => b.dir);
-      void (useRm ? removeWithRm(dirs) : removeWithFs(dirs)).then(() => {
+      void (useRm ? removeWithRm(dirs) : removeWithFs(dirs)).finally(() => {
         for (const b of batch) b.done();
       });
     }

@@ -181,9 +181,16 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
 
     let forceTimer: NodeJS.Timeout | undefined;
     let doneTimer: NodeJS.Timeout | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
     let exited = false;
+    let linesDone = false;
     const terminate = (why: EndReason): void => {
-      if (stopping || exited) return;
+      // The leader is gone: all that is left to stop is reading a pipe something else holds.
+      if (exited) {
+        child.stdout?.destroy();
+        return;
+      }
+      if (stopping) return;
       stopping = true;
       reason = why;
       killGroup(pid, 'SIGTERM');
@@ -197,18 +204,16 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     const totalTimer = setTimeout(() => terminate('timeout'), limits.timeoutMs);
     // The idle timer measures time without progress (a line the caller counts as progress, see
     // `progress`), and runs only while olp waits for output, never while olp itself holds the CLI
-    // back (its consumer, a slow client, has not asked for the next line yet). Once the leader has
-    // exited it bounds the wait for the rest of the pipe instead: a pipe that an escaped process
-    // holds open is closed.
+    // back (its consumer, a slow client, has not asked for the next line yet). It stops when the
+    // leader exits: the rest of the pipe is then read to its end (the total timeout and an abort
+    // still bound that wait).
     let idleTimer: NodeJS.Timeout | undefined;
     let idleDeadline = performance.now() + limits.idleTimeoutMs;
     let pausedAt: number | undefined;
     let waiting = false;
-    const onIdle = () => {
-      if (exited) child.stdout?.destroy();
-      else terminate('idle');
-    };
+    const onIdle = () => terminate('idle');
     const armIdle = () => {
+      if (exited) return;
       if (pausedAt !== undefined) idleDeadline += performance.now() - pausedAt;
       pausedAt = undefined;
       waiting = true;
@@ -222,7 +227,7 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       pausedAt ??= performance.now();
     };
     const progress = () => {
-      idleDeadline = performance.now() + (exited ? DRAIN_MS : limits.idleTimeoutMs);
+      idleDeadline = performance.now() + limits.idleTimeoutMs;
       if (pausedAt !== undefined) pausedAt = performance.now();
       if (waiting) armIdle();
     };
@@ -240,14 +245,19 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     child.stdout?.on('error', () => {});
     if (child.stdin && pid !== undefined) void writeAll(child.stdin, inv.stdin);
 
+    /** Every timer and listener of the run, once the leader is gone and stdout was read. */
+    const settle = (): void => {
+      clearTimeout(totalTimer);
+      if (drainTimer) clearTimeout(drainTimer);
+      signal.removeEventListener('abort', onAbort);
+    };
+
     const exit: Promise<ExitInfo> = (async () => {
       const ended = await leaderExit;
       exited = true;
-      clearTimeout(totalTimer);
       if (doneTimer) clearTimeout(doneTimer);
       if (forceTimer) clearTimeout(forceTimer);
-      progress(); // the idle timer now bounds the drain of the rest of stdout
-      signal.removeEventListener('abort', onAbort);
+      pauseIdle();
       // Whatever the leader did, nothing it started may outlive it.
       killGroup(pid, 'SIGKILL');
       if (ended && home) {
@@ -256,9 +266,12 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
         else {
           const escaped = reaper.now(home);
           if (escaped.length) log.warn({ event: 'escaped_processes_killed', pids: escaped }, "killed processes that left the CLI's process group");
+          // Killed holders close the pipes; one that survived (it changed its HOME) loses them.
+          drainTimer = setTimeout(() => child.stdout?.destroy(), DRAIN_MS);
           if (!(await endedWithin(child.stderr, DRAIN_MS))) child.stderr?.destroy();
         }
       }
+      if (linesDone || !child.stdout) settle();
       return {
         reason: spawnError ? 'spawn_error' : reason,
         exitCode: ended?.code ?? null,
@@ -303,7 +316,9 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
         // stdout closed by olp after the leader exited (an escaped process held it): the run is over.
         if ((err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
       } finally {
+        linesDone = true;
         pauseIdle();
+        if (exited) settle();
         if (!drained && !stopping && !exited) {
           // The caller has what it needs (the turn's final event): the CLI may finish by itself.
           doneTimer = setTimeout(() => terminate('done'), DONE_GRACE_MS);

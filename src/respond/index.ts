@@ -90,6 +90,9 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
   } catch (err) {
     // The client stopped reading: the conversation is stopped with its own error, sent in-band.
     if (!(await sse.stopSlowReader(err, stop, events))) throw err;
+  } finally {
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
+    await events.return(undefined as never);
   }
 }
 export * from './responses.js';

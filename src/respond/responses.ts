@@ -211,5 +211,8 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
   } catch (err) {
     if (await sse.stopSlowReader(err, stop, events)) return undefined;
     throw err;
+  } finally {
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
+    await events.return(undefined as never);
   }
 }

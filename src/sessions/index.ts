@@ -165,9 +165,13 @@ export function createSessionPool(o: PoolOptions) {
       release() {
         if (released) return;
         released = true;
-        if (!committed) o.store.markLeased(slot, false);
+        // The slot is free in memory whatever the store says (a failed write is recovered at start).
         busy.delete(key);
-        wake(slot.keyId, slot.backend);
+        try {
+          if (!committed) o.store.markLeased(slot, false);
+        } finally {
+          wake(slot.keyId, slot.backend);
+        }
       },
     };
   }

@@ -42,7 +42,7 @@ function toStored(r: Row): StoredResponse {
 }
 
 /** The longest chain of `previous_response_id` olp follows to rebuild a conversation. */
-export const MAX_CHAIN = 10_000;
+export const MAX_CHAIN = 2_000;
 
 /** Stored responses, each readable only by the key that made it. */
 export function createResponseStore(db: Database) {
@@ -51,6 +51,7 @@ export function createResponseStore(db: Database) {
      VALUES (@id, @keyId, @createdAt, @previousResponseId, @items, @messages, @outputText, @body)`,
   );
   const byId = db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?');
+  const link = db.prepare<[string, string], Pick<Row, 'previous_response_id' | 'messages' | 'output_text'>>('SELECT previous_response_id, messages, output_text FROM responses WHERE id = ? AND key_id = ?');
   const remove = db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?');
   const prune = db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?');
   const list = db.prepare<[number], Row & { key_name: string | null }>(
@@ -66,15 +67,14 @@ export function createResponseStore(db: Database) {
       return row && toStored(row);
     },
     /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain). */
-    chain(keyId: string, id: string): StoredResponse[] {
-      const out: StoredResponse[] = [];
+    chain(keyId: string, id: string): Pick<StoredResponse, 'messages' | 'outputText'>[] {
+      const out: Pick<StoredResponse, 'messages' | 'outputText'>[] = [];
       let next: string | null = id;
       while (next && out.length < MAX_CHAIN) {
-        const row = byId.get(next, keyId);
+        const row = link.get(next, keyId);
         if (!row) break;
-        const r = toStored(row);
-        out.push(r);
-        next = r.previousResponseId;
+        out.push({ messages: JSON.parse(row.messages) as unknown[], outputText: row.output_text });
+        next = row.previous_response_id;
       }
       return out.reverse();
     },

@@ -138,7 +138,9 @@ export function createWorkspaces(stateDir: string) {
       mkdirSync(home, { mode: 0o700 });
       if (opts.slot === undefined) mkdirSync(cwd, { mode: 0o700 });
       else {
-        // A slot's stable directories are made once per process (and again after a reset).
+        // A slot's stable directories are made once per process (and again after a reset); one
+        // stat notices a slot deleted behind olp's back (`olp sessions rotate` while it serves).
+        if (ready.has(cwd) && !existsSync(cwd)) forget(join(slotsRoot, opts.keyId, opts.slot!));
         ensureOnce(cwd);
         ensureOnce(persistent);
       }
@@ -166,6 +168,11 @@ export function createWorkspaces(stateDir: string) {
     return ws;
   }
 
+  /** Forgets that a directory (and everything under it) was made. */
+  function forget(dir: string): void {
+    for (const d of [...ready]) if (d === dir || d.startsWith(dir + sep)) ready.delete(d);
+  }
+
   /** Keeps a removal in the set `settled()` waits for. */
   function track(p: Promise<void>): Promise<void> {
     const tracked = p.finally(() => removing.delete(tracked));
@@ -178,7 +185,7 @@ export function createWorkspaces(stateDir: string) {
    * cached "already made" entries are forgotten so the next use makes it afresh.
    */
   function discardLater(dir: string): void {
-    for (const d of [...ready]) if (d === dir || d.startsWith(dir + sep)) ready.delete(d);
+    forget(dir);
     const trash = `${dir}.discarded-${process.pid}-${++discarded}`;
     try {
       renameSync(dir, trash);
@@ -234,7 +241,7 @@ function list(dir: string): string[] {
     checkSegment(keyId);
     checkSegment(slot);
     const dir = join(slotsRoot, keyId, slot);
-    for (const d of [...ready]) if (d === dir || d.startsWith(dir + sep)) ready.delete(d);
+    forget(dir);
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }
 
@@ -251,9 +258,10 @@ function list(dir: string): string[] {
   }
 
   /** Resolves when every removal started so far has finished. */
+  /** Resolves when every removal started so far has finished (or after 10 s: a stuck one is swept at the next start). */
   async function settled(): Promise<void> {
     remover.flush();
-    await Promise.allSettled([...removing]);
+    await Promise.race([Promise.allSettled([...removing]), new Promise((r) => setTimeout(r, 10_000).unref())]);
   }
 
   return { root, slotsRoot, create, sweep, removeSlot, count, settled };
