@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -66,6 +66,15 @@ describe('workspaces', () => {
     mkdirSync(join(dir, 'slots/k/s0/state.discarded-1-1'), { recursive: true });
     w.sweep();
     assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
+  });
+
+  it('a slot deleted behind its back (olp sessions rotate from another process) is made again', () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    w.create({ keyId: 'k', requestId: 'r1', slot: 's0' }).remove();
+    rmSync(join(dir, 'slots/k'), { recursive: true, force: true });
+    const again = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true });
+    assert.ok(existsSync(again.cwd) && existsSync(again.persistent));
   });
 
   it('sweep removes leftovers and reports them', () => {
