@@ -14,7 +14,7 @@ import { startDaemon } from '../src/serve.js';
 import { openStore } from '../src/store/index.js';
 import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
-import { createTimings } from './stats.js';
+import { createTimings, throughput } from './stats.js';
 import { printHotPath, runHotPath } from './hot-path.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false } } });
@@ -93,20 +93,6 @@ async function olpFirstToken(url: string, token: string): Promise<number> {
   return t;
 }
 
-/** Requests per second doing `n` calls of `fn`, `c` at a time. */
-async function throughput(n: number, c: number, fn: () => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: c }, async () => {
-      while (next < n) {
-        next++;
-        await fn();
-      }
-    }),
-  );
-  return n / ((performance.now() - started) / 1000);
-}
 
 /** Median by hdr-histogram (no hand-rolled percentile maths). */
 const median = (xs: number[]) => {

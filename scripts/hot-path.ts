@@ -8,7 +8,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { OLP_BIN, ROOT } from '../test/support/paths.js';
-import { createTimings } from './stats.js';
+import { createTimings, throughput } from './stats.js';
 
 const REPLY = 'ok';
 const ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='];
@@ -73,19 +73,6 @@ async function viaOlp(url: string, token: string, stream = false): Promise<{ tot
   return { total: performance.now() - started, first };
 }
 
-async function throughput(n: number, c: number, fn: () => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: c }, async () => {
-      while (next < n) {
-        next++;
-        await fn();
-      }
-    }),
-  );
-  return n / ((performance.now() - started) / 1000);
-}
 
 const pct = (xs: number[], p: number) => {
   const t = createTimings();

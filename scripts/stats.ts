@@ -22,3 +22,18 @@ export function createTimings(): Timings {
     p: (percentile: number) => (count === 0 ? NaN : h.getValueAtPercentile(percentile) / 1000),
   };
 }
+
+/** Requests per second doing `n` calls of `fn`, `c` at a time. */
+export async function throughput(n: number, c: number, fn: () => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) {
+        next++;
+        await fn();
+      }
+    }),
+  );
+  return n / ((performance.now() - started) / 1000);
+}
