@@ -1,6 +1,6 @@
 // olp as a user runs it: the built CLI entry, started exactly as the README says.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,12 @@ import { FAKE_CLAUDE, OLP_BIN } from '../support/paths.js';
 import { recordedPids, waitGone } from '../support/procs.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-cli-'));
-after(() => rmSync(base, { recursive: true, force: true }));
+const daemons: ChildProcess[] = [];
+after(() => {
+  // A test that failed half-way must not leave its daemon running.
+  for (const d of daemons) if (d.exitCode === null && d.signalCode === null) d.kill('SIGKILL');
+  rmSync(base, { recursive: true, force: true });
+});
 
 function olp(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [OLP_BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: base, ...env } });
@@ -61,6 +66,7 @@ describe('olp serve', () => {
       env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    daemons.push(child);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const firstLine = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
     assert.match(firstLine, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
