@@ -1,5 +1,4 @@
 import { limitExceeded, modelNotAllowed } from '../errors/index.js';
-import { charsToTokens } from '../transcript/index.js';
 import type { Policy } from '../store/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 
@@ -294,9 +293,8 @@ export function createAdmission(opts: AdmissionOptions) {
 
 export type Admission = ReturnType<typeof createAdmission>;
 
-export { charsToTokens };
 
-/** What a request may cost, reserved against budgets while it runs: prompt size plus the reply cap. */
-export function estimateTokens(promptChars: number, maxOutputTokens: number | undefined): number {
-  return charsToTokens(promptChars) + (maxOutputTokens ?? 1024);
+/** What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply cap. */
+export function estimateTokens(promptTokens: number, maxOutputTokens: number | undefined): number {
+  return promptTokens + (maxOutputTokens ?? 1024);
 }

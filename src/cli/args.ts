@@ -3,7 +3,7 @@ import { ConfigError, FIELDS, parseConfig, type Config, type ConfigKey } from '.
 import { UsageError } from './keys.js';
 import { inspectStateDir, prepareStateDir } from './state-dir.js';
 
-type Options = Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>;
+export type Options = Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>;
 type Env = Readonly<Record<string, string | undefined>>;
 export type Values = Record<string, string | boolean | string[] | undefined>;
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
 import { openStore, type Store } from '../store/index.js';
-import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack } from './args.js';
+import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack, type Options } from './args.js';
 import { runDoctor } from './doctor.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
 import { toOlpCommand } from './invocation.js';
@@ -58,10 +58,14 @@ function keys(argv: string[], io: Io): number {
   }
 }
 
-function responses(argv: string[], io: Io): number {
-  const { values, positionals, help } = parseCommandLine(argv, RESPONSES_FLAGS);
-  if (help) {
-    io.stdout.write(RESPONSES_HELP);
+/**
+ * `olp COMMAND [SUB] [options]` on the state store: its help, at most one sub-command word, and
+ * the store opened for `run` and closed however it ends.
+ */
+async function storeCommand(argv: string[], io: Io, flags: Options, help: string, run: (store: Store, sub: string | undefined, values: Flat, config: Config) => number | Promise<number>): Promise<number> {
+  const { values, positionals, help: wantsHelp } = parseCommandLine(argv, flags);
+  if (wantsHelp) {
+    io.stdout.write(help);
     return 0;
   }
   const [sub, ...rest] = positionals;
@@ -69,45 +73,18 @@ function responses(argv: string[], io: Io): number {
   const config = loadStateConfig(values, io.env);
   const store = openStateStore(config);
   try {
-    return runResponses(store, sub, values as Flat, (s) => io.stdout.write(s));
+    return await run(store, sub, values as Flat, config);
   } finally {
     store.close();
   }
 }
 
-function sessions(argv: string[], io: Io): number {
-  const { values, positionals, help } = parseCommandLine(argv, SESSION_FLAGS);
-  if (help) {
-    io.stdout.write(SESSIONS_HELP);
-    return 0;
-  }
-  const [sub, ...rest] = positionals;
-  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
-  const config = loadStateConfig(values, io.env);
-  const store = openStateStore(config);
-  try {
-    return runSessions(store, join(config.stateDir, 'slots'), sub, values as Flat, (s) => io.stdout.write(s), (s) => io.stderr.write(s));
-  } finally {
-    store.close();
-  }
-}
+const responses = (argv: string[], io: Io) => storeCommand(argv, io, RESPONSES_FLAGS, RESPONSES_HELP, (store, sub, values) => runResponses(store, sub, values, (s) => io.stdout.write(s)));
 
-async function usage(argv: string[], io: Io): Promise<number> {
-  const { values, positionals, help } = parseCommandLine(argv, USAGE_FLAGS);
-  if (help) {
-    io.stdout.write(USAGE_HELP);
-    return 0;
-  }
-  const [sub, ...rest] = positionals;
-  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
-  const config = loadStateConfig(values, io.env);
-  const store = openStateStore(config);
-  try {
-    return await runUsage(store, sub, values as Flat, io.stdout);
-  } finally {
-    store.close();
-  }
-}
+const sessions = (argv: string[], io: Io) =>
+  storeCommand(argv, io, SESSION_FLAGS, SESSIONS_HELP, (store, sub, values, config) => runSessions(store, join(config.stateDir, 'slots'), sub, values, (s) => io.stdout.write(s), (s) => io.stderr.write(s)));
+
+const usage = (argv: string[], io: Io) => storeCommand(argv, io, USAGE_FLAGS, USAGE_HELP, (store, sub, values) => runUsage(store, sub, values, io.stdout));
 
 async function recordings(argv: string[], io: Io): Promise<number> {
   const { values, positionals, help } = parseCommandLine(argv, RECORDING_FLAGS);

@@ -1,9 +1,9 @@
-import { charsToTokens, estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
+import { estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
-import type { Backend, BackendEvent, TurnOutcome, Usage } from '../backends/index.js';
+import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import { fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import { charsToTokens, estimateTurnTokens, fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort } from '../turn/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
@@ -31,11 +31,11 @@ interface Progress {
   queueMs: number | null;
   firstTokenMs: number | null;
   usage: Usage | null;
-  finishReason: TurnOutcome extends infer T ? (T extends { finishReason: infer F } ? F : never) : never;
+  finishReason: FinishReason;
   error: ProxyError | null;
   aborted: boolean;
   started: boolean;
-  promptChars: number;
+  promptTokens: number;
   sentChars: number;
   headers: Record<string, string>;
 }
@@ -72,7 +72,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     error: null,
     aborted: false,
     started: false,
-    promptChars: 0,
+    promptTokens: 0,
     sentChars: 0,
     headers: {},
   };
@@ -82,7 +82,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   function finish(): ConversationResult {
     if (result) return result;
     const estimated = !p.usage && p.sentChars > 0 && (p.aborted || p.error !== null);
-    const usage: Usage | null = estimated ? estimate(p.promptChars, p.sentChars) : p.usage;
+    const usage: Usage | null = estimated ? estimate(p.promptTokens, p.sentChars) : p.usage;
     const outcome: Outcome = p.aborted ? 'client_aborted' : !p.error ? 'ok' : p.error.code === 'backend_timeout' ? 'timeout' : p.backend === null ? 'rejected' : 'error';
     const status = p.aborted ? 499 : !p.error ? 200 : meta.stream && p.started ? 200 : p.error.status;
     result = Object.freeze({
@@ -190,10 +190,19 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 
   async function* run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult> {
     model = input.model;
+    /** The run was stopped: by olp with its own error (a client that does not read), or by the client leaving. */
+    const noteStop = (usage: Usage | null): void => {
+      const reason: unknown = signal.reason;
+      if (isProxyError(reason)) p.error = reason;
+      else {
+        p.aborted = true;
+        p.usage = usage ?? p.usage;
+      }
+    };
     let permit: Permit | undefined;
     const onAbort = () => {
       // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
-      permit?.reserve(charsToTokens(p.promptChars) + charsToTokens(p.sentChars));
+      permit?.reserve(p.promptTokens + charsToTokens(p.sentChars));
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -204,9 +213,9 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
       const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend);
-      p.promptChars = (transcript.system?.length ?? 0) + transcript.turns.reduce((n, t) => n + t.text.length, 0);
+      p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
       try {
-        permit = await deps.admission.admit(principal, estimateTokens(p.promptChars, input.maxOutputTokens), signal, rate);
+        permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
       } catch (err) {
         if (isClientAbort(err)) {
           p.aborted = true; // left while queued: already out of the queue
@@ -227,24 +236,15 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
     } catch (err) {
       // A client that went away (or was stopped for not reading) ends here too.
-      const reason: unknown = signal.aborted ? signal.reason : undefined;
-      if (isProxyError(reason)) {
-        p.error = reason;
-      } else if (isClientAbort(err) || signal.aborted) {
-        p.aborted = true;
-        p.usage = ((err as { usage?: Usage | null }).usage as Usage | null | undefined) ?? p.usage;
-      } else {
+      if (isClientAbort(err) || signal.aborted) noteStop((err as { usage?: Usage | null }).usage ?? null);
+      else {
         p.error = toProxyError(err);
         if (p.error.code === 'internal_error') meta.log.error({ err }, 'internal error');
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      if (!result && signal.aborted && !p.error && !p.aborted) {
-        // Closed early by its consumer after the client left, or after olp stopped the reply.
-        const reason: unknown = signal.reason;
-        if (isProxyError(reason)) p.error = reason;
-        else p.aborted = true;
-      }
+      // Closed early by its consumer after the client left, or after olp stopped the reply.
+      if (!result && signal.aborted && !p.error && !p.aborted) noteStop(null);
       permit?.release();
       finish();
     }
@@ -266,8 +266,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 }
 
 /** olp's estimate for a client that left before the CLI reported usage: prompt and sent text. */
-function estimate(promptChars: number, sentChars: number): Usage {
-  const promptTokens = charsToTokens(promptChars);
+function estimate(promptTokens: number, sentChars: number): Usage {
   const completionTokens = charsToTokens(sentChars);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} };
 }

@@ -40,8 +40,9 @@ function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): Cha
   const previous = p.body.previous_response_id;
   if (!previous) return [...system, ...p.messages];
   // A response belongs to the key that made it: any other key is told it does not exist.
-  if (!store.responses.get(keyId, previous)) throw responseNotFound(previous, 'previous_response_id');
-  const history = store.responses.chain(keyId, previous).flatMap((r) => [...(r.messages as ChatMessage[]), ...(r.outputText ? [{ role: 'assistant', content: r.outputText } as ChatMessage] : [])]);
+  const chain = store.responses.chain(keyId, previous);
+  if (chain.length === 0) throw responseNotFound(previous, 'previous_response_id');
+  const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...(r.outputText ? [{ role: 'assistant', content: r.outputText } as ChatMessage] : [])]);
   return [...system, ...history, ...p.messages];
 }
 

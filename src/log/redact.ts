@@ -30,7 +30,7 @@ export function redact(text: string): string {
 }
 
 /** Lines where a CLI repeats the input it could not parse (claude 2.1.197: `Error parsing streaming input line: <line>`). */
-const ECHO_PREFIXES = [/^(.*?error parsing (?:streaming )?input line:?)\s*.+$/i];
+const ECHO_PREFIX = /^(.*?error parsing (?:streaming )?input line:?)\s*.+$/i;
 const ECHO_MARK = '[input omitted]';
 /** Inputs up to this size are searched for echoed fragments; larger ones rely on the known prefixes. */
 const ECHO_SEARCH_LIMIT = 2 * 1024 * 1024;
@@ -55,10 +55,8 @@ function echoesInput(line: string, input: string): boolean {
 export function sanitizeStderr(stderr: string, input = ''): string {
   if (stderr === '') return stderr;
   const lines = stderr.split('\n').map((line) => {
-    for (const re of ECHO_PREFIXES) {
-      const m = re.exec(line);
-      if (m) return `${m[1]} ${ECHO_MARK}`;
-    }
+    const m = ECHO_PREFIX.exec(line);
+    if (m) return `${m[1]} ${ECHO_MARK}`;
     return echoesInput(line, input) ? ECHO_MARK : line;
   });
   return redact(lines.join('\n'));

@@ -27,7 +27,7 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
         }
       }
       const exit = proc.exit.then((e) => {
-        out.write({ type: 'call_end', index, exit_code: e.exitCode, signal: e.signal, duration_ms: Math.round(e.durationMs), stderr: redact(e.stderr.slice(-4096)) }, true);
+        out.write({ type: 'call_end', index, exit_code: e.exitCode, signal: e.signal, duration_ms: Math.round(e.durationMs), stderr: e.stderr.slice(-4096) }, true); // already redacted by the supervisor (sanitizeStderr)
         return e;
       });
       return { pid: proc.pid, lines: lines(), exit, progress: () => proc.progress() };
