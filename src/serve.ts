@@ -66,7 +66,7 @@ export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv
 export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions) {
   const hostEnv = toHostEnv(rawEnv);
   const store = openStore(config.stateDir);
-  const workspaces = createWorkspaces(config.stateDir);
+  const workspaces = createWorkspaces(config.stateDir, config.runDir ? { runDir: config.runDir } : {});
   const swept = workspaces.sweep();
   if (swept.workspaces > 0 || swept.processes > 0) {
     logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`);
@@ -192,6 +192,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         appender?.close();
         await workspaces.settled();
         workspaces.sweep();
+        workspaces.close();
         store.close();
       })();
       return closing;

@@ -30,6 +30,7 @@ export const FIELDS = {
   host: { kind: 'string', schema: z.string().min(1).default('127.0.0.1'), flag: 'host', env: 'OLP_HOST', description: 'Address to bind. Anything but loopback exposes olp to your network.' },
   port: { kind: 'int', schema: z.number().int().min(0).max(65535).default(8787), flag: 'port', env: 'OLP_PORT', description: 'TCP port (0 picks a free one).' },
   stateDir: { kind: 'string', schema: z.string().min(1).default(join(homedir(), '.olp')), flag: 'state-dir', env: 'OLP_STATE_DIR', description: 'State directory (database, workspaces, config.json), created 0700.' },
+  runDir: { kind: 'string', schema: z.string().min(1).optional(), flag: 'run-dir', env: 'OLP_RUN_DIR', description: "Where each request's throwaway home and working directory are made, created 0700 (default: a private folder in /dev/shm when it is tmpfs, else <state-dir>/run)." },
   claudeBin: { kind: 'string', schema: z.string().min(1).default('claude'), flag: 'claude-bin', env: 'OLP_CLAUDE_BIN', description: 'The claude executable (a path, or a name looked up on PATH).' },
   claudeCredentials: { kind: 'string', schema: z.string().min(1).optional(), flag: 'claude-credentials', env: 'OLP_CLAUDE_CREDENTIALS', description: "The claude login file linked into each run's home (default: $CLAUDE_CONFIG_DIR or ~/.claude, /.credentials.json)." },
   claudePassEnv: { kind: 'list', schema: z.array(envName).default([]), flag: 'claude-pass-env', env: 'OLP_CLAUDE_PASS_ENV', description: "Names of the daemon's environment variables handed to claude (e.g. ANTHROPIC_API_KEY). Off by default." },
@@ -122,6 +123,7 @@ export type Config = Readonly<{
   host: string;
   port: number;
   stateDir: string;
+  runDir: string | undefined;
   claudeBin: string;
   claudeCredentials: string | undefined;
   claudePassEnv: readonly string[];

@@ -1,7 +1,7 @@
 // olp as a user runs it: the built CLI entry, started exactly as the README says.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { FAKE_CLAUDE, OLP_BIN } from '../support/paths.js';
 import { recordedPids, waitGone } from '../support/procs.js';
+import { runDirFor } from '../../src/workspace/index.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-cli-'));
 const daemons: ChildProcess[] = [];
@@ -95,6 +96,6 @@ describe('olp serve', () => {
     assert.match(answer.choices[0]?.message.content ?? '', /slow one/);
     assert.equal(await exited, 0);
     assert.deepEqual(await waitGone(recordedPids(records).runs), []);
-    assert.deepEqual(readdirSync(join(stateDir, 'run')), [], 'no workspace left');
+    assert.ok(!existsSync(runDirFor(stateDir)), 'no workspace left, and no run dir');
   });
 });

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { leftoverWorkspaces } from '../support/procs.js';
+import { runDirFor } from '../../src/workspace/index.js';
 
 const SECRETS = { GITHUB_TOKEN: 'ghp_secret', ANTHROPIC_API_KEY: 'sk-ant-secret', OPENAI_API_KEY: 'sk-openai-secret', AWS_SECRET_ACCESS_KEY: 'aws-secret', SOME_OTHER_VAR: 'x' };
 
@@ -92,8 +93,8 @@ describe('the status commands behind /health', () => {
     for (const d of [...claude, ...codex]) {
       for (const name of Object.keys(SECRETS)) assert.ok(!d.env.includes(name), `${d.args.join(' ')} got ${name}`);
       assert.notEqual(d.home, t.operatorHome);
-      assert.ok(d.home.startsWith(join(t.stateDir, 'run') + '/'), `${d.home} is a throwaway home`);
-      assert.ok(d.cwd.startsWith(join(t.stateDir, 'run') + '/'), `${d.cwd} is a throwaway cwd`);
+      assert.ok(d.home.startsWith(runDirFor(t.stateDir) + '/'), `${d.home} is a throwaway home`);
+      assert.ok(d.cwd.startsWith(runDirFor(t.stateDir) + '/'), `${d.cwd} is a throwaway cwd`);
     }
     for (const d of claude) assert.equal(d.credentialsVisible, true, 'claude finds its login in the throwaway home');
     for (const d of codex) {

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { leftoverWorkspaces } from '../support/procs.js';
+import { runDirFor } from '../../src/workspace/index.js';
 
 interface Report {
   home: string;
@@ -50,8 +51,8 @@ describe('a CLI child sees only its workspace', () => {
 
   it('HOME and cwd are the per-request workspace; the operator home is not reachable; credentials are', async () => {
     const r = await report(t);
-    assert.ok(r.home.startsWith(join(t.stateDir, 'run') + '/'), r.home);
-    assert.match(r.home, /\/run\/[^/]+\/req_[0-9a-f]{32}\/home$/);
+    assert.ok(r.home.startsWith(runDirFor(t.stateDir) + '/'), r.home);
+    assert.match(r.home.slice(runDirFor(t.stateDir).length), /^\/[^/]+\/req_[0-9a-f]{32}\/home$/);
     // With the session pool on, the working directory is the slot's stable one.
     assert.match(r.cwd, new RegExp(`^${t.stateDir}/slots/[^/]+/claude-\\d/work$`));
     assert.equal(r.markerVisible, false, 'a file in the real home is not visible through $HOME');

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { runDirFor } from '../../src/workspace/index.js';
 
 /** True while the pid is a live process (a zombie waiting for a reaper counts as gone). */
 export function isAlive(pid: number): boolean {
@@ -54,9 +55,9 @@ export function readRecord(dir: string, pid: number): RunRecord {
   }
 }
 
-/** Request workspaces still on disk under <state>/run/<key>/. */
+/** Request workspaces still on disk under the state dir's run dir (<run>/<key>/<request>). */
 export function leftoverWorkspaces(stateDir: string): string[] {
-  const run = join(stateDir, 'run');
+  const run = runDirFor(stateDir);
   let keys: string[] = [];
   try {
     keys = readdirSync(run);

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, statfsSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createWorkspaces, toChildEnv } from '../../src/workspace/index.js';
+import { createWorkspaces as create, runDirFor, toChildEnv } from '../../src/workspace/index.js';
 
 const state = () => mkdtempSync(join(tmpdir(), 'olp-ws-'));
+/** Workspaces with the run dir under the state dir, where these tests look for them. */
+const createWorkspaces = (dir: string) => create(dir, { runDir: join(dir, 'run') });
 
 describe('workspaces', () => {
   it('creates <state>/run/<key>/<request>/{home,work} 0700, links only what is asked, removes it all', () => {
@@ -98,5 +100,57 @@ describe('child environment', () => {
       '/ws/home',
     );
     assert.deepEqual(env, { PATH: '/bin', LANG: 'C', ANTHROPIC_API_KEY: 'k', A: '1', HOME: '/ws/home' });
+  });
+
+  it('by default puts throwaway workspaces in a private folder on tmpfs, and takes it away at close', () => {
+    const dir = state();
+    const w = create(dir);
+    const uid = process.getuid!();
+    const shmIsTmpfs = statfsSync('/dev/shm', { bigint: false }).type === 0x01021994;
+    if (shmIsTmpfs) {
+      assert.match(w.root, new RegExp(`^/dev/shm/olp-${uid}/[0-9a-f]{16}$`));
+      assert.equal(statSync(`/dev/shm/olp-${uid}`).mode & 0o777, 0o700);
+    } else assert.equal(w.root, join(dir, 'run'));
+    assert.equal(runDirFor(dir), w.root, 'the same state dir always maps to the same run dir');
+    assert.notEqual(runDirFor(state()), w.root, 'another state dir gets its own');
+    const ws = w.create({ keyId: 'k', requestId: 'r' });
+    assert.ok(ws.home.startsWith(w.root + '/'));
+    assert.equal(statSync(w.root).mode & 0o777, 0o700);
+    assert.deepEqual(w.sweep(), { workspaces: 1, processes: 0 });
+    w.close();
+    assert.ok(!existsSync(w.root), 'nothing is left behind');
+  });
+
+  it('falls back to <state>/run when the shared folder is not a private directory of ours', () => {
+    const dir = state();
+    const uid = process.getuid!();
+    const shm = mkdtempSync(join('/dev/shm', 'olp-test-shm-'));
+    try {
+      // A symlink planted where our folder would be (someone else's trap).
+      symlinkSync(dir, join(shm, `olp-${uid}`));
+      assert.equal(runDirFor(dir, undefined, shm), join(dir, 'run'));
+      rmSync(join(shm, `olp-${uid}`));
+      // A folder others can enter.
+      mkdirSync(join(shm, `olp-${uid}`), { mode: 0o755 });
+      chmodSync(join(shm, `olp-${uid}`), 0o755);
+      assert.equal(runDirFor(dir, undefined, shm), join(dir, 'run'));
+      rmSync(join(shm, `olp-${uid}`), { recursive: true });
+      // A disk, not tmpfs.
+      assert.equal(runDirFor(dir, undefined, dir), join(dir, 'run'));
+      // An explicit run dir always wins.
+      assert.equal(runDirFor(dir, join(dir, 'elsewhere')), join(dir, 'elsewhere'));
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
+  });
+
+  it('a start-up sweep also empties the old <state>/run a crash may have left', () => {
+    const dir = state();
+    const old = createWorkspaces(dir);
+    old.create({ keyId: 'k', requestId: 'r1' });
+    const w = create(dir, { runDir: join(dir, 'elsewhere') });
+    w.create({ keyId: 'k', requestId: 'r2' });
+    assert.deepEqual(w.sweep(), { workspaces: 2, processes: 0 });
+    assert.deepEqual(readdirSync(join(dir, 'run')), []);
   });
 });
