@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
 import { createBackends, createDetector, withoutOwnBins, type Detection } from './backends/index.js';
@@ -14,6 +15,7 @@ import { createProcessSupervisor, type ProcessSupervisor } from './process/index
 import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
+import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
 
 export interface Daemon {
   /** `http://host:port` (the API is under `/v1`). */
@@ -107,6 +109,18 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
       })
     : undefined;
   const { supervisor, replayBackends, appender } = createCallLayer(config, logger);
+  // Live workers continue a slot's session; recording and replaying keep to one process a call.
+  const workers =
+    config.sessions && config.workers && config.recordMode === 'off'
+      ? createWorkerPool({
+          max: config.maxWorkers ?? defaultMaxWorkers(totalmem(), availableParallelism()),
+          idleMs: config.workerIdle * 1000,
+          maxAgeMs: config.workerMaxAge * 1000,
+          maxTurns: config.workerMaxTurns,
+          retireGraceMs: 2000,
+          logger,
+        })
+      : undefined;
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,
     queueSize: config.queueSize,
@@ -132,6 +146,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
+      ...(workers ? { workers } : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   };
@@ -148,12 +163,12 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     admission,
     conversation,
   });
-  return { app, store, workspaces, supervisor, lifecycle, conversation, backends, detector, appender, pruneTimer };
+  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer };
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
-  const { app, store, workspaces, supervisor, lifecycle, backends, detector, appender, pruneTimer } = composeDaemon(options);
+  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer } = composeDaemon(options);
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -184,7 +199,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if ((await Promise.race([lifecycle.idle().then(() => 'idle' as const), grace])) === 'grace') {
           logger.warn({ event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active }, 'grace period over; stopping CLI children');
         }
-        await supervisor.killAll();
+        // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
+        await Promise.all([workers?.stopAll(), supervisor.killAll()]);
         await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
         server.closeAllConnections();
         await stopped;

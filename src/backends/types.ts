@@ -54,6 +54,8 @@ export interface Turn {
   cliModel: string;
   maxOutputTokens?: number;
   session?: SessionUse;
+  /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
+  live?: boolean;
 }
 
 /** A CLI's own status commands, and the commands that fix what they report. */
@@ -129,4 +131,9 @@ export interface Backend {
   cumulativeUsage?: boolean;
   /** This turn's usage from a running total and the session's previous total. */
   rebaseUsage?(usage: Usage, base: Readonly<Record<string, number>>): Usage;
+  /**
+   * The CLI can stay alive between turns of one session (claude's stream-json input): how to
+   * write one more user turn to a process started with `Turn.live`.
+   */
+  live?: { input(prompt: Pick<Prompt, 'text' | 'images'>): string };
 }

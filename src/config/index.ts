@@ -105,6 +105,11 @@ export const FIELDS = {
   sessionTurnCap: { kind: 'int', schema: z.number().int().min(1).default(200), flag: 'session-turn-cap', env: 'OLP_SESSION_TURN_CAP', description: 'Turns after which a session is rotated.' },
   sessionIdleGap: { kind: 'int', schema: z.number().int().min(1).default(2 * 3600), flag: 'session-idle-gap', env: 'OLP_SESSION_IDLE_GAP', description: 'Seconds of silence after which a session is rotated (2 h).' },
   sessionWait: { kind: 'int', schema: z.number().int().min(0).default(2), flag: 'session-wait', env: 'OLP_SESSION_WAIT', description: "Seconds to wait for a free slot of the key's pool before running without a session." },
+  workers: { kind: 'bool', schema: z.boolean().default(true), flag: 'workers', env: 'OLP_WORKERS', description: "Keep a session slot's CLI alive between turns so a continued conversation skips the CLI's start-up (true/false; claude)." },
+  workerIdle: { kind: 'int', schema: z.number().int().min(1).default(300), flag: 'worker-idle', env: 'OLP_WORKER_IDLE', description: 'Seconds a live worker may wait for its next turn before it is stopped (5 min).' },
+  workerMaxAge: { kind: 'int', schema: z.number().int().min(1).default(1800), flag: 'worker-max-age', env: 'OLP_WORKER_MAX_AGE', description: 'Seconds after which a live worker is retired, however busy (30 min).' },
+  workerMaxTurns: { kind: 'int', schema: z.number().int().min(1).default(100), flag: 'worker-max-turns', env: 'OLP_WORKER_MAX_TURNS', description: 'Turns after which a live worker is retired.' },
+  maxWorkers: { kind: 'int', schema: z.number().int().min(0).optional(), flag: 'max-workers', env: 'OLP_MAX_WORKERS', description: 'Most live workers at once (default: ~300 MiB each from half the memory, at most 4 per core).' },
   usageRetentionDays: { kind: 'int', schema: z.number().int().min(0).default(0), flag: 'usage-retention-days', env: 'OLP_USAGE_RETENTION_DAYS', description: 'Delete usage rows older than this many days (checked at start and daily); 0 keeps everything.' },
   recordMode: { kind: 'string', schema: z.enum(['off', 'record', 'replay']).default('off'), flag: 'record-mode', env: 'OLP_RECORD_MODE', description: 'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning nothing). Set by `olp recordings`.' },
   recordFile: { kind: 'string', schema: z.string().min(1).optional(), flag: 'record-file', env: 'OLP_RECORD_FILE', description: 'The recording: a managed id (under <state-dir>/recordings) or, for replay, a path.' },
@@ -159,6 +164,11 @@ export type Config = Readonly<{
   sessionTurnCap: number;
   sessionIdleGap: number;
   sessionWait: number;
+  workers: boolean;
+  workerIdle: number;
+  workerMaxAge: number;
+  workerMaxTurns: number;
+  maxWorkers: number | undefined;
   usageRetentionDays: number;
   recordMode: 'off' | 'record' | 'replay';
   recordFile: string | undefined;

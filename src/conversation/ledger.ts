@@ -39,6 +39,7 @@ export function recordResult(store: Store, principal: Principal, meta: RequestMe
       sessionId: r.session?.id ?? null,
       sessionMode: r.session?.mode ?? null,
       rotationReason: r.session?.reason ?? null,
+      runMode: r.run,
     });
   } catch (err) {
     meta.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');

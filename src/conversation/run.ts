@@ -4,7 +4,8 @@ import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '..
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
-import { isClientAbort } from '../turn/index.js';
+import { isClientAbort, type RunOutcome } from '../turn/index.js';
+import type { RunMode } from '../workers/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
 import { recordResult } from './ledger.js';
@@ -28,6 +29,7 @@ interface Progress {
   backend: string | null;
   servedModel: string | null;
   session: SessionNote | null;
+  run: RunMode | null;
   queueMs: number | null;
   firstTokenMs: number | null;
   usage: Usage | null;
@@ -65,6 +67,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     backend: null,
     servedModel: null,
     session: null,
+    run: null,
     queueMs: null,
     firstTokenMs: null,
     usage: null,
@@ -95,6 +98,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       backend: p.backend,
       servedModel: p.servedModel,
       session: p.session,
+      run: p.run,
       queueMs: p.queueMs,
       firstTokenMs: p.firstTokenMs,
       durationMs: Math.round(performance.now() - meta.started),
@@ -151,7 +155,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         lease.release();
         throw new ClientAbortedError();
       }
-      let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
+      let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
       try {
         p.session = toSessionNote(lease);
         const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) };
@@ -172,6 +176,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         }
         const outcome = step.value;
         p.session = toSessionNote(lease, outcome.sessionId);
+        p.run = outcome.run;
         if (!outcome.ok && !p.started && fallBack(outcome.error)) {
           last = outcome;
           continue;

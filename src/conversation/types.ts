@@ -7,6 +7,7 @@ import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat } from '../transcript/index.js';
 import type { TurnDeps } from '../turn/index.js';
+import type { RunMode } from '../workers/index.js';
 import type { ChatMessage } from '../validate/index.js';
 
 /** Everything a conversation needs; built once by the composition root. */
@@ -76,6 +77,8 @@ export interface ConversationResult {
   readonly backend: string | null;
   readonly servedModel: string | null;
   readonly session: SessionNote | null;
+  /** How the CLI turn ran (`cold`, `resumed`, `warm`); null when none ran. */
+  readonly run: RunMode | null;
   readonly queueMs: number | null;
   readonly firstTokenMs: number | null;
   readonly durationMs: number;

@@ -38,6 +38,7 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
       durationMs: Math.round(performance.now() - c.started),
       ...(r?.firstTokenMs != null ? { firstTokenMs: Math.round(r.firstTokenMs) } : {}),
       ...(r?.session ? { session: r.session.mode, ...(r.session.reason ? { rotation: r.session.reason } : {}) } : {}),
+      ...(r?.run ? { run: r.run } : {}),
       ...(u ? { tokens: { prompt: u.promptTokens, completion: u.completionTokens, cached: u.cachedTokens } } : {}),
     },
     'request finished',

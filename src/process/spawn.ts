@@ -13,8 +13,13 @@ export interface Invocation {
   /** The child's whole environment (never merged with the daemon's). */
   env: Readonly<Record<string, string>>;
   cwd: string;
-  /** Written to the child's stdin, then stdin is closed. Prompts travel only this way. */
+  /** Written to the child's stdin, then stdin is closed (kept open when `live`). Prompts travel only this way. */
   stdin: string;
+  /**
+   * A process that may serve more turns: stdin stays open after the first write (see
+   * `RunningProcess.write`), and the idle timer runs only between `expect()` and `hold()`.
+   */
+  live?: boolean;
 }
 
 /** What a call is, for recording and replay: which backend and model, and everything the CLI was asked. */
@@ -72,6 +77,16 @@ export interface RunningProcess {
    * does not count (a CLI retrying its provider) leave the timer running.
    */
   progress(): void;
+  /** Live runs: writes more input (one more turn); false when stdin is already closed. */
+  write(data: string): Promise<boolean>;
+  /** Live runs: closes stdin (the CLI finishes what it is doing and exits). */
+  endInput(): void;
+  /** Live runs: a turn is over; no output is expected, so the idle timer stops. */
+  hold(): void;
+  /** Live runs: a turn starts; the idle timer starts over. */
+  expect(): void;
+  /** Stops the run (SIGTERM to its group, SIGKILL after the grace), recording why. */
+  stop(reason: EndReason): void;
 }
 
 const STDERR_LIMIT = 16 * 1024;
@@ -115,11 +130,14 @@ function endedWithin(stream: Readable | null | undefined, ms: number): Promise<b
   });
 }
 
-/** Writes `data` in chunks, waiting for 'drain' when the pipe is full; stops quietly if stdin closes. */
-async function writeAll(stdin: Writable, data: string): Promise<void> {
+/**
+ * Writes `data` in chunks, waiting for 'drain' when the pipe is full, then closes stdin unless
+ * `keepOpen`; stops quietly if stdin closes. False when not everything could be written.
+ */
+async function writeAll(stdin: Writable, data: string, keepOpen = false): Promise<boolean> {
   const buf = Buffer.from(data, 'utf8');
   for (let off = 0; off < buf.length; off += WRITE_CHUNK) {
-    if (stdin.destroyed || stdin.writableEnded) return;
+    if (stdin.destroyed || stdin.writableEnded) return false;
     if (!stdin.write(buf.subarray(off, off + WRITE_CHUNK))) {
       const open = await new Promise<boolean>((resolve) => {
         const done = (ok: boolean) => () => {
@@ -134,10 +152,12 @@ async function writeAll(stdin: Writable, data: string): Promise<void> {
         stdin.once('close', onClose);
         stdin.once('error', onClose);
       });
-      if (!open) return;
+      if (!open) return false;
     }
   }
-  if (!stdin.destroyed) stdin.end();
+  if (stdin.destroyed) return false;
+  if (!keepOpen) stdin.end();
+  return true;
 }
 
 /**
@@ -197,7 +217,7 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       forceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), limits.killGraceMs);
     };
 
-    const onAbort = () => terminate(signal.reason === 'shutdown' || signal.reason === 'retry_timeout' ? signal.reason : 'aborted');
+    const onAbort = () => terminate(signal.reason === 'shutdown' || signal.reason === 'retry_timeout' || signal.reason === 'timeout' ? signal.reason : 'aborted');
     if (signal.aborted) queueMicrotask(onAbort);
     else signal.addEventListener('abort', onAbort, { once: true });
 
@@ -211,9 +231,11 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     let idleDeadline = performance.now() + limits.idleTimeoutMs;
     let pausedAt: number | undefined;
     let waiting = false;
+    // A live run between turns: nothing is expected, so nothing is idle.
+    let held = false;
     const onIdle = () => terminate('idle');
     const armIdle = () => {
-      if (exited) return;
+      if (exited || held) return;
       if (pausedAt !== undefined) idleDeadline += performance.now() - pausedAt;
       pausedAt = undefined;
       waiting = true;
@@ -243,7 +265,7 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     });
     child.stderr?.on('error', () => {});
     child.stdout?.on('error', () => {});
-    if (child.stdin && pid !== undefined) void writeAll(child.stdin, inv.stdin);
+    if (child.stdin && pid !== undefined) void writeAll(child.stdin, inv.stdin, inv.live);
 
     /** Every timer and listener of the run, once the leader is gone and stdout was read. */
     const settle = (): void => {
@@ -326,7 +348,26 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       }
     }
 
-    return { pid, lines: lines(), exit, progress };
+    return {
+      pid,
+      lines: lines(),
+      exit,
+      progress,
+      write: (data) => (child.stdin && !exited && !stopping ? writeAll(child.stdin, data, true) : Promise.resolve(false)),
+      endInput: () => {
+        if (child.stdin && !child.stdin.destroyed && !child.stdin.writableEnded) child.stdin.end();
+      },
+      hold: () => {
+        held = true;
+        pauseIdle();
+      },
+      expect: () => {
+        held = false;
+        progress();
+        armIdle();
+      },
+      stop: terminate,
+    };
   }
 
   return {

@@ -30,7 +30,7 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
         out.write({ type: 'call_end', index, exit_code: e.exitCode, signal: e.signal, duration_ms: Math.round(e.durationMs), stderr: e.stderr.slice(-4096) }, true); // already redacted by the supervisor (sanitizeStderr)
         return e;
       });
-      return { pid: proc.pid, lines: lines(), exit, progress: () => proc.progress() };
+      return { ...proc, lines: lines(), exit };
     },
     get active() {
       return inner.active;
@@ -109,7 +109,7 @@ export function createReplaySupervisor(recording: Recording, speed: number): Pro
           );
         }
       }
-      return { pid: undefined, lines: lines(), exit, progress: () => undefined };
+      return { pid: undefined, lines: lines(), exit, progress: () => undefined, write: async () => false, endInput: () => undefined, hold: () => undefined, expect: () => undefined, stop: () => undefined };
     },
     get active() {
       return active;

@@ -103,6 +103,7 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX responses_key_created ON responses (key_id, created_at);
    CREATE INDEX responses_created ON responses (created_at);`,
+  `ALTER TABLE usage ADD COLUMN run_mode TEXT;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

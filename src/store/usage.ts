@@ -47,6 +47,8 @@ export interface UsageRow {
   /** `fresh`, `resumed` or `ephemeral`. */
   sessionMode: string | null;
   rotationReason: string | null;
+  /** How the CLI turn ran: `cold`, `resumed` (a new process resuming from disk) or `warm` (a live worker). */
+  runMode?: string | null;
 }
 
 /** A row as exported: the documented, versioned shape with the backfill tags. */
@@ -69,6 +71,7 @@ export interface LedgerRecord {
   session_id: string | null;
   session_mode: string | null;
   rotation_reason: string | null;
+  run_mode: string | null;
   cost_usd: number | null;
   usage: {
     prompt_tokens: number;
@@ -111,6 +114,7 @@ interface DbRow {
   session_id: string | null;
   session_mode: string | null;
   rotation_reason: string | null;
+  run_mode: string | null;
   api: string | null;
   provider: string | null;
   client_name: string | null;
@@ -136,6 +140,7 @@ export function toLedgerRecord(r: DbRow): LedgerRecord {
     session_id: r.session_id,
     session_mode: r.session_mode,
     rotation_reason: r.rotation_reason,
+    run_mode: r.run_mode ?? null,
     cost_usd: r.cost_usd,
     usage: {
       prompt_tokens: r.prompt_tokens,
@@ -220,10 +225,10 @@ const GROUP_BY = {
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
-       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason,
+       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode,
        api, provider, client_name, schema_version)
      VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
-       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason,
+       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode,
        @api, @provider, @clientName, @schemaVersion)`,
   );
   const addDaily = db.prepare(
@@ -245,6 +250,7 @@ export function createUsageStore(db: Database) {
       rawUsage: row.rawUsage ? JSON.stringify(row.rawUsage) : null,
       partial: row.partial ? 1 : 0,
       estimated: row.estimated ? 1 : 0,
+      runMode: row.runMode ?? null,
       api: cli ? 'cli' : null,
       provider: cli ? (row.provider ?? row.backend) : null,
       clientName: CLIENT_NAME,

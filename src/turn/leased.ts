@@ -1,8 +1,8 @@
 import { ClientAbortedError } from '../errors/index.js';
-import type { BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
+import type { BackendEvent, Turn } from '../backends/types.js';
 import type { Lease } from '../sessions/index.js';
 import type { Image } from '../transcript/index.js';
-import { runTurn, type TurnDeps, type TurnInput } from './index.js';
+import { runTurn, type RunOutcome, type TurnDeps, type TurnInput } from './index.js';
 
 /** The images of the turns being sent, if any. */
 function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } {
@@ -18,12 +18,12 @@ const RESUME_RETRY_MS = 250;
  * output is retried once, then the slot is rotated and the whole transcript sent: the client
  * never sees it. The lease learns how the turn ended (reply, failure or abort) on every path.
  */
-export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'turn'> & { turn: Omit<Turn, 'session'>; lease: Lease }): AsyncGenerator<BackendEvent, TurnOutcome> {
+export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'turn'> & { turn: Omit<Turn, 'session'>; lease: Lease }): AsyncGenerator<BackendEvent, RunOutcome> {
   const { lease } = input;
   let retried = false;
   let settled = false;
   let attempt = 0;
-  let gen: AsyncGenerator<BackendEvent, TurnOutcome> | undefined;
+  let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
   try {
     for (;;) {
       const plan = lease.plan;
@@ -31,6 +31,8 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
         ...input.turn,
         prompt: { system: input.turn.prompt.system, text: plan.text, ...imagesOf(plan.turns) },
         session: { mode: plan.mode, ...(plan.sessionId ? { sessionId: plan.sessionId } : {}), ...(plan.slot !== undefined ? { slot: plan.slot } : {}) },
+        // A slot's session may be continued by a live worker (when the daemon keeps them).
+        live: plan.mode !== 'ephemeral',
       };
       // Each attempt gets its own workspace (the previous one may still be being removed).
       gen = runTurn(deps, { ...input, turn, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });

@@ -51,6 +51,8 @@ export async function startTestDaemon(
       logLevel: 'debug',
       claudeEnv: { FAKE_CLAUDE_RECORD_DIR: recordDir, ...opts.claudeEnv },
       codexEnv: { FAKE_CODEX_RECORD_DIR: recordDir, ...opts.codexEnv },
+      // Most tests pin the cold path (one process per turn); test/e2e/workers.test.ts turns workers on.
+      workers: false,
       ...opts.config,
     },
   });

@@ -1,3 +1,4 @@
+import type { Prompt } from '../../transcript/index.js';
 import type { Place, Prepared, Turn } from '../types.js';
 
 /** Used when the client sends no system or developer message. */
@@ -20,6 +21,9 @@ function sessionArgs(turn: Turn): string[] {
  */
 export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepared {
   const images = turn.prompt.images ?? [];
+  // Images need the stream-json input protocol: one user message with text and image blocks. A
+  // live run uses it always: one user line per turn, stdin left open for the next.
+  const streamed = images.length > 0 || turn.live === true;
   const args = [
     '-p',
     '--output-format',
@@ -35,25 +39,22 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     ...sessionArgs(turn),
     '--system-prompt-file',
     place.path(SYSTEM_PROMPT_FILE),
-    // Images need the stream-json input protocol: one user message with text and image blocks.
-    ...(images.length ? ['--input-format', 'stream-json'] : []),
+    ...(streamed ? ['--input-format', 'stream-json'] : []),
   ];
-  const stdin = images.length
-    ? `${JSON.stringify({
-        type: 'user',
-        message: {
-          role: 'user',
-          content: [
-            { type: 'text', text: turn.prompt.text },
-            ...images.map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') } })),
-          ],
-        },
-        parent_tool_use_id: null,
-        session_id: '',
-      })}\n`
-    : turn.prompt.text;
   return {
-    invocation: { command: bin, args, stdin },
+    invocation: { command: bin, args, stdin: streamed ? toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
     files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }],
   };
+}
+
+/** One user turn on claude's stream-json input: text, then image blocks. */
+export function toUserLine(prompt: Pick<Prompt, 'text' | 'images'>): string {
+  const images = prompt.images ?? [];
+  const content = images.length
+    ? [
+        { type: 'text', text: prompt.text },
+        ...images.map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') } })),
+      ]
+    : prompt.text;
+  return `${JSON.stringify({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' })}\n`;
 }

@@ -1,0 +1,258 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from '../log/index.js';
+import type { RunningProcess } from '../process/index.js';
+import type { Workspace } from '../workspace/index.js';
+
+/** How a turn ran: a fresh CLI, a CLI resuming its session from disk, or a live worker. */
+export type RunMode = 'cold' | 'resumed' | 'warm';
+
+/** What a live worker was started with: a turn it serves must ask for exactly the same. */
+export interface WorkerFit {
+  sessionId: string;
+  cliModel: string;
+  /** Hash of the system prompt the process was started with. */
+  system: string;
+  maxOutputTokens: number | undefined;
+}
+
+/** A process that just answered a turn and can serve the next one. */
+export interface LiveRun {
+  proc: RunningProcess;
+  lines: AsyncIterator<string>;
+  ws: Workspace;
+  /** Aborting it stops the process (its reason becomes the exit reason). */
+  life: AbortController;
+  /** The CLI's running cost figure after the turn (claude reports the process's total). */
+  cost: number;
+}
+
+export interface Worker extends LiveRun {
+  readonly slot: string;
+  readonly keyId: string;
+  readonly fit: WorkerFit;
+  readonly startedAt: number;
+  turns: number;
+  lastUsedAt: number;
+  state: 'idle' | 'busy' | 'retiring';
+}
+
+export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown';
+
+export interface WorkerInfo {
+  slot: string;
+  pid: number | undefined;
+  state: Worker['state'];
+  model: string;
+  turns: number;
+  ageS: number;
+  idleS: number;
+  rssMb: number | null;
+}
+
+export interface WorkerPoolOptions {
+  /** Most live workers at once; 0 turns workers off. */
+  max: number;
+  idleMs: number;
+  maxAgeMs: number;
+  maxTurns: number;
+  /** Between closing a retired worker's stdin and killing it. */
+  retireGraceMs: number;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** The pool key of a session slot's worker: one key's one backend's one slot. */
+export function workerSlot(keyId: string, backend: string, slot: number): string {
+  return `${keyId}/${backend}/${slot}`;
+}
+
+/** Resident memory of a process in MB, from /proc; null when it is gone. */
+function rssMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The memory-derived default for `--max-workers`: ~300 MiB each from half the machine, at most 4 per core. */
+export function defaultMaxWorkers(totalBytes: number, cpus: number): number {
+  return Math.max(0, Math.min(Math.floor(totalBytes / 2 / (300 * 1024 * 1024)), cpus * 4));
+}
+
+/**
+ * Live CLI processes kept between the turns of one session slot (ARCHITECTURE section 12). A
+ * worker belongs to one slot of one key and serves only a turn whose session, model, system
+ * prompt and output cap are what it was started with. Anything unusual retires it: an error, an
+ * abort, a mismatch, the slot rotating, idle time, age, turn count; the least recently used idle
+ * worker makes room for a new one. Retiring closes stdin, then kills after a short grace, then
+ * removes the workspace; `settled(slot)` waits for that so a cold run never shares a session
+ * with a process still writing it.
+ */
+export function createWorkerPool(o: WorkerPoolOptions) {
+  const now = o.now ?? Date.now;
+  const workers = new Map<string, Worker>();
+  const retiring = new Map<string, Set<Promise<void>>>();
+  const gone = new WeakMap<Worker, Promise<void>>();
+  const idleTimers = new Map<Worker, NodeJS.Timeout>();
+
+  function clearIdle(w: Worker): void {
+    const t = idleTimers.get(w);
+    if (t) clearTimeout(t);
+    idleTimers.delete(w);
+  }
+
+  function armIdle(w: Worker): void {
+    clearIdle(w);
+    const ageLeft = w.startedAt + o.maxAgeMs - now();
+    const ms = Math.max(0, Math.min(o.idleMs, ageLeft));
+    idleTimers.set(
+      w,
+      setTimeout(() => void retire(w, ageLeft <= o.idleMs ? 'max_age' : 'idle'), ms).unref(),
+    );
+  }
+
+  /** Stops a worker and removes its workspace; resolves when both are done. Safe to call twice. */
+  function retire(w: Worker, reason: RetireReason): Promise<void> {
+    const pending = gone.get(w);
+    if (pending) return pending;
+    w.state = 'retiring';
+    clearIdle(w);
+    if (workers.get(w.slot) === w) workers.delete(w.slot);
+    o.logger.debug({ event: 'worker_retired', slot: w.slot, pid: w.proc.pid, reason, turns: w.turns }, 'worker retired');
+    const done = (async () => {
+      // A clean end first: the CLI finishes and flushes its session file, then exits.
+      w.proc.endInput();
+      const grace = setTimeout(() => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'), o.retireGraceMs);
+      await w.proc.exit;
+      clearTimeout(grace);
+      await w.lines.return?.(undefined);
+      await w.ws.removeLater().catch((err: unknown) => o.logger.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
+    })();
+    const set = retiring.get(w.slot) ?? new Set<Promise<void>>();
+    retiring.set(w.slot, set);
+    const tracked = done.finally(() => {
+      set.delete(tracked);
+      if (set.size === 0 && retiring.get(w.slot) === set) retiring.delete(w.slot);
+    });
+    set.add(tracked);
+    gone.set(w, tracked);
+    return tracked;
+  }
+
+  return {
+    get max(): number {
+      return o.max;
+    },
+    get maxAgeMs(): number {
+      return o.maxAgeMs;
+    },
+    get size(): number {
+      return workers.size;
+    },
+
+    /**
+     * The slot's idle worker, now busy, if it fits the turn; a worker that does not fit is retired
+     * (await `settled` before running the turn cold).
+     */
+    take(slot: string, fit: WorkerFit): Worker | undefined {
+      const w = workers.get(slot);
+      if (!w || w.state !== 'idle') return undefined;
+      const t = now();
+      if (w.fit.sessionId !== fit.sessionId || w.fit.cliModel !== fit.cliModel || w.fit.system !== fit.system || w.fit.maxOutputTokens !== fit.maxOutputTokens) {
+        void retire(w, 'mismatch');
+        return undefined;
+      }
+      if (t - w.startedAt >= o.maxAgeMs) {
+        void retire(w, 'max_age');
+        return undefined;
+      }
+      clearIdle(w);
+      w.state = 'busy';
+      w.lastUsedAt = t;
+      return w;
+    },
+
+    /**
+     * Keeps a process that answered its first turn as the slot's worker. Makes room by retiring
+     * the least recently used idle worker; false (the caller lets the process end) when no room.
+     */
+    adopt(slot: string, keyId: string, run: LiveRun, fit: WorkerFit): boolean {
+      if (o.max <= 0 || o.maxTurns <= 1) return false;
+      const existing = workers.get(slot);
+      if (existing) void retire(existing, 'rotated');
+      if (workers.size >= o.max) {
+        const lru = [...workers.values()].filter((w) => w.state === 'idle').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+        if (!lru) return false;
+        void retire(lru, 'evicted');
+      }
+      const t = now();
+      const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
+      workers.set(slot, w);
+      // A worker that exits by itself (crash, OOM, its own idle exit) is dropped and cleaned up.
+      void w.proc.exit.then(() => {
+        if (w.state !== 'retiring') void retire(w, 'exited');
+      });
+      armIdle(w);
+      return true;
+    },
+
+    /** A warm turn answered: the worker waits for the next one, unless it has served enough. */
+    release(w: Worker, cost: number): void {
+      if (w.state !== 'busy') return;
+      w.turns++;
+      w.cost = cost;
+      w.lastUsedAt = now();
+      w.proc.hold();
+      if (w.turns >= o.maxTurns) void retire(w, 'max_turns');
+      else if (now() - w.startedAt >= o.maxAgeMs) void retire(w, 'max_age');
+      else {
+        w.state = 'idle';
+        armIdle(w);
+      }
+    },
+
+    retire,
+
+    /** Retires the slot's worker, if any (the slot rotated to a new session, or was reset). */
+    retireSlot(slot: string, reason: RetireReason): void {
+      const w = workers.get(slot);
+      if (w) void retire(w, reason);
+    },
+
+    /** Resolves once no retired worker of this slot is still running. */
+    async settled(slot: string): Promise<void> {
+      await Promise.all([...(retiring.get(slot) ?? [])]);
+    },
+
+    /** Every worker of a key (its revocation or rotation). */
+    retireKey(keyId: string, reason: RetireReason): void {
+      for (const w of [...workers.values()]) if (w.keyId === keyId) void retire(w, reason);
+    },
+
+    /** Shutdown: every worker retired (stdin closed, killed after the grace), workspaces removed. */
+    async stopAll(): Promise<void> {
+      for (const w of [...workers.values()]) void retire(w, 'shutdown');
+      await Promise.all([...retiring.values()].flatMap((set) => [...set]));
+    },
+
+    /** For /health and logs. */
+    list(): WorkerInfo[] {
+      const t = now();
+      return [...workers.values()].map((w) => ({
+        slot: w.slot,
+        pid: w.proc.pid,
+        state: w.state,
+        model: w.fit.cliModel,
+        turns: w.turns,
+        ageS: Math.round((t - w.startedAt) / 1000),
+        idleS: Math.round((t - w.lastUsedAt) / 1000),
+        rssMb: rssMb(w.proc.pid),
+      }));
+    },
+  };
+}
+
+export type WorkerPool = ReturnType<typeof createWorkerPool>;
