@@ -162,6 +162,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     lifecycle,
     admission,
     conversation,
+    workers,
   });
   return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer };
 }

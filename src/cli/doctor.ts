@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
 import { createBackends, toHostEnv } from '../serve.js';
-import { createWorkspaces } from '../workspace/index.js';
+import { findByHome, describeProcess } from '../process/index.js';
+import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
 import { inspectStateDir } from './state-dir.js';
 
@@ -55,6 +56,12 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   const state = inspectStateDir(config.stateDir);
   const free = await portFree(config.host, config.port);
   out(`state dir  ${state.ok ? 'ok' : 'PROBLEM'}  ${state.text}\n`);
+  // CLIs of a running olp on this state dir: live workers and turns in flight, found by their HOME.
+  const clis = findByHome({ under: [runDirFor(config.stateDir, config.runDir)] })
+    .map(describeProcess)
+    .filter((p) => p !== null);
+  out(`CLIs       ${clis.length === 0 ? 'none running' : `${clis.length} running for this state dir (live workers and turns in flight)`}\n`);
+  for (const p of clis) out(`           pid ${p.pid}  ${p.command}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
   out(`port       ${free ? 'ok' : 'IN USE'}  ${config.host}:${config.port}${free ? ' is free' : ' is taken (fine if olp already runs there; otherwise pick another with --port)'}\n`);
 
   const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];
@@ -67,4 +74,11 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   const ready = found.filter((d) => d.ready && d.path);
   out(ready.length > 0 ? `\nolp can serve: ${ready.map((d) => d.backend).join(', ')}\n` : '\nNo backend can serve requests yet.\n');
   return ready.length > 0 ? 0 : 1;
+}
+
+/** `5m 3s`, `2h 10m`. */
+function formatAge(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }

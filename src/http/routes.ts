@@ -1,3 +1,4 @@
+import type { WorkerPool } from '../workers/index.js';
 import type { Request, Response } from 'express';
 import type { Admission } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
@@ -14,6 +15,8 @@ export interface RouteDeps {
   lifecycle: Lifecycle;
   admission: Admission;
   detector: Detector;
+  /** Live workers, when the daemon keeps them. */
+  workers?: WorkerPool | undefined;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -55,6 +58,7 @@ export function createHealthRoute(deps: RouteDeps) {
       backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }])),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
+      workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
     });
   };
 }

@@ -1,5 +1,5 @@
 export { createProcessSupervisor, runCommand, type CommandResult, type ProcessSupervisor, type Invocation, type RunLimits, type ExitInfo, type EndReason, type RunningProcess, type CallMeta } from './spawn.js';
 export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
-export { createReaper, killByHome, type Reaper } from './reaper.js';
+export { createReaper, describeProcess, findByHome, killByHome, type Reaper } from './reaper.js';
 export { closeInheritedFds } from './fds.js';
 export { createTreeRemover, type TreeRemover } from './remove.js';

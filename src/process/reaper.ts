@@ -8,6 +8,20 @@ import { readdirSync, readFileSync } from 'node:fs';
  * Returns the pids it signalled.
  */
 export function killByHome(match: { homes?: Iterable<string>; under?: Iterable<string> }, signal: NodeJS.Signals = 'SIGKILL'): number[] {
+  const killed: number[] = [];
+  for (const pid of findByHome(match)) {
+    try {
+      process.kill(pid, signal);
+      killed.push(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return killed;
+}
+
+/** The pids whose environment says `HOME=<home>` for one of the homes, or a HOME under a prefix. */
+export function findByHome(match: { homes?: Iterable<string>; under?: Iterable<string> }): number[] {
   const exact = [...(match.homes ?? [])].map((h) => Buffer.from(`HOME=${h}\0`));
   const prefixes = [...(match.under ?? [])].map((p) => Buffer.from(`HOME=${p.endsWith('/') ? p : `${p}/`}`));
   if (exact.length === 0 && prefixes.length === 0) return [];
@@ -17,7 +31,7 @@ export function killByHome(match: { homes?: Iterable<string>; under?: Iterable<s
   } catch {
     return [];
   }
-  const killed: number[] = [];
+  const found: number[] = [];
   for (const name of entries) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue; // not a pid
@@ -29,15 +43,26 @@ export function killByHome(match: { homes?: Iterable<string>; under?: Iterable<s
     } catch {
       continue; // gone, or another user's
     }
-    if (!matches(environ, exact, prefixes)) continue;
-    try {
-      process.kill(pid, signal);
-      killed.push(pid);
-    } catch {
-      // exited meanwhile
-    }
+    if (matches(environ, exact, prefixes)) found.push(pid);
   }
-  return killed;
+  return found;
+}
+
+/** What /proc says of a process: its command name, resident memory and age; null when it is gone. */
+export function describeProcess(pid: number): { pid: number; command: string; rssMb: number; ageS: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+    // Field 22 (starttime, in clock ticks since boot) counted after the ")" that ends the command name.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const startS = Number(fields[19]) / 100;
+    const rss = /VmRSS:\s+(\d+) kB/.exec(status);
+    const name = /Name:\s+(\S+)/.exec(status);
+    return { pid, command: name?.[1] ?? '?', rssMb: rss ? Math.round(Number(rss[1]) / 1024) : 0, ageS: Math.max(0, Math.round(uptime - startS)) };
+  } catch {
+    return null;
+  }
 }
 
 /** True when one of the NUL-separated entries equals an exact needle or starts with a prefix. */

@@ -2,7 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
+import { runDoctor } from '../../src/cli/doctor.js';
+import { parseConfig } from '../../src/config/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
@@ -63,9 +66,18 @@ describe('live workers', () => {
       assert.equal(rec.stdin, 'question 6', 'only the new user turn is written');
       await waitFor(() => runModes(t).length === 6);
       assert.deepEqual(runModes(t), ['cold', 'warm', 'warm', 'warm', 'warm', 'warm']);
+      await waitFor(() => [...t.daemon.store.usage.export({ scope: { all: true } })].length === 6);
       const rows = [...t.daemon.store.usage.export({ scope: { all: true } })];
       assert.deepEqual(rows.map((r) => r.run_mode), ['cold', 'warm', 'warm', 'warm', 'warm', 'warm']);
       assert.ok(isAlive([...pids][0]!), 'the worker waits for the next turn');
+      // The owner sees it in /health, and `olp doctor` finds it by its HOME.
+      const health = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { workers: { max: number; live: { pid: number; turns: number; rssMb: number; state: string }[] } };
+      assert.equal(health.workers.live.length, 1);
+      assert.deepEqual([health.workers.live[0]!.pid, health.workers.live[0]!.turns, health.workers.live[0]!.state], [[...pids][0], 6, 'idle']);
+      assert.ok(health.workers.live[0]!.rssMb > 0 && health.workers.max > 0);
+      let doctor = '';
+      await runDoctor(parseConfig({ readFile: false, env: {}, overrides: { stateDir: t.stateDir, claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, port: 0 } }), { PATH: process.env.PATH, HOME: t.operatorHome }, (s) => (doctor += s));
+      assert.match(doctor, new RegExp(`CLIs +1 running for this state dir[^]*pid ${[...pids][0]} +node +\\d+ MB +up \\d+s`));
       assert.equal(leftoverWorkspaces(t.stateDir).length, 1, "the worker's workspace lives with it");
     } finally {
       await t.close(true);
@@ -75,5 +87,179 @@ describe('live workers', () => {
     assert.ok(!isAlive(pid));
     assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
     await t.close();
+  });
+});
+
+describe('live workers, when something goes wrong', () => {
+  it('a worker that exits while idle is replaced: the next turn resumes cold, the one after is warm again', async () => {
+    const t = await startWorkers({}, { FAKE_CLAUDE_LIVE_EXIT_AFTER_TURN: '2' });
+    try {
+      const c = conversation(t);
+      const first = await c.say('one');
+      await c.say('two');
+      await waitFor(() => !isAlive(first.pid));
+      const third = await c.say('three');
+      assert.notEqual(third.pid, first.pid);
+      assert.equal(third.historyTurns, 2, 'resumed from the session file');
+      const fourth = await c.say('four');
+      assert.equal(fourth.pid, third.pid);
+      await waitFor(() => runModes(t).length === 4);
+      assert.deepEqual(runModes(t), ['cold', 'warm', 'resumed', 'warm']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a worker that says nothing after a write is dropped and the turn runs cold, unseen by the client', async () => {
+    const t = await startWorkers({}, { FAKE_CLAUDE_LIVE_HANG_TURN: '2' });
+    try {
+      const c = conversation(t);
+      const first = await c.say('one');
+      const started = Date.now();
+      const second = await c.say('two');
+      assert.ok(Date.now() - started >= 1900, 'after the ~2 s sign-of-life bound');
+      assert.notEqual(second.pid, first.pid);
+      assert.equal(second.historyTurns, 1);
+      await waitFor(() => !isAlive(first.pid));
+      await waitFor(() => runModes(t).length === 2);
+      assert.deepEqual(runModes(t), ['cold', 'resumed']);
+      assert.ok(t.logs.some((l) => l.event === 'worker_fallback'));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('an error result retires the worker; the client gets the error and the slot starts over', async () => {
+    const t = await startWorkers({}, { FAKE_CLAUDE_LIVE_FAIL_TURN: '2' });
+    try {
+      const c = conversation(t);
+      const first = await c.say('one');
+      await assert.rejects(c.say('two'), (err: unknown) => err instanceof OpenAI.APIError && err.status === 429);
+      await waitFor(() => !isAlive(first.pid));
+      c.messages.pop(); // the failed user turn; the client tries again
+      const again = await c.say('two again');
+      assert.notEqual(again.pid, first.pid);
+      assert.equal(again.historyTurns, 0, 'a fresh session: the failed one is not trusted');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a client that leaves mid-turn retires the worker; nothing is left behind', async () => {
+    const t = await startWorkers({}, { FAKE_CLAUDE_DELAY_MS: '100', FAKE_CLAUDE_PIECE_BYTES: '4' });
+    try {
+      const c = conversation(t);
+      c.messages[0] = { role: 'system', content: 'plain' };
+      c.messages.push({ role: 'user', content: 'one' });
+      const r = await c.client.chat.completions.create({ model: 'sonnet', messages: c.messages });
+      c.messages.push({ role: 'assistant', content: r.choices[0]!.message.content! });
+      const [pid] = recordedPids(t.recordDir).runs;
+      c.messages.push({ role: 'user', content: 'two' });
+      const stream = await c.client.chat.completions.create({ model: 'sonnet', messages: c.messages, stream: true });
+      for await (const _chunk of stream) break; // one chunk, then gone
+      await waitFor(() => !isAlive(pid!));
+      await waitFor(() => leftoverWorkspaces(t.stateDir).length === 0);
+      await waitFor(() => runModes(t).length === 2);
+      assert.deepEqual(runModes(t), ['cold', '-']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a model change retires the worker and resumes cold with the new model', async () => {
+    const t = await startWorkers();
+    try {
+      const c = conversation(t);
+      const first = await c.say('one');
+      const second = await c.say('two', { model: 'opus' });
+      assert.notEqual(second.pid, first.pid);
+      assert.equal(second.historyTurns, 1);
+      assert.ok(readRecord(t.recordDir, second.pid).argv.includes('opus'));
+      await waitFor(() => !isAlive(first.pid));
+      const third = await c.say('three', { model: 'opus' });
+      assert.equal(third.pid, second.pid, 'the new process is the worker now');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('idle time, turn count and the worker cap retire workers', async () => {
+    const t = await startWorkers({ workerIdle: 1, workerMaxTurns: 3, maxWorkers: 1 });
+    try {
+      // Idle: gone after a second without a turn, workspace too; the next turn resumes cold.
+      const a = conversation(t);
+      const a1 = await a.say('a one');
+      await waitFor(() => !isAlive(a1.pid), 3000);
+      await waitFor(() => leftoverWorkspaces(t.stateDir).length === 0);
+      const a2 = await a.say('a two');
+      assert.notEqual(a2.pid, a1.pid);
+      // Turn count: the third turn of a process is its last.
+      const a3 = await a.say('a three');
+      const a4 = await a.say('a four');
+      assert.equal(a3.pid, a2.pid);
+      assert.equal(a4.pid, a2.pid);
+      await waitFor(() => !isAlive(a4.pid));
+      // Cap of one: a second conversation's process evicts the idle first one.
+      const a5 = await a.say('a five');
+      const b = conversation(t);
+      b.messages[0] = { role: 'system', content: '[[fake:report-history]] another conversation' };
+      const b1 = await b.say('b one');
+      await waitFor(() => !isAlive(a5.pid));
+      const b2 = await b.say('b two');
+      assert.equal(b2.pid, b1.pid);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("one key's worker never serves another key, even for the same conversation", async () => {
+    const t = await startWorkers();
+    try {
+      const other = t.daemon.store.keys.add('other', 'member').token;
+      const mine = conversation(t);
+      const theirs = conversation(t, other);
+      const m1 = await mine.say('same words');
+      const o1 = await theirs.say('same words');
+      assert.notEqual(o1.pid, m1.pid);
+      const m2 = await mine.say('second');
+      const o2 = await theirs.say('second');
+      assert.equal(m2.pid, m1.pid);
+      assert.equal(o2.pid, o1.pid);
+      assert.deepEqual(m2.said, ['same words']);
+      assert.deepEqual(o2.said, ['same words']);
+      const homes = new Set([m1.pid, o1.pid].map((p) => readRecord(t.recordDir, p).cwd));
+      assert.equal(homes.size, 2, 'each in its own slot directory');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a streamed warm turn streams deltas and usage like a cold one', async () => {
+    const t = await startWorkers();
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [{ role: 'user', content: 'one' }];
+      const r = await client.chat.completions.create({ model: 'sonnet', messages });
+      messages.push({ role: 'assistant', content: r.choices[0]!.message.content! }, { role: 'user', content: 'two' });
+      const stream = await client.chat.completions.create({ model: 'sonnet', messages, stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let chunks = 0;
+      let usage: OpenAI.CompletionUsage | undefined;
+      for await (const ch of stream) {
+        text += ch.choices[0]?.delta.content ?? '';
+        chunks++;
+        usage = ch.usage ?? usage;
+      }
+      assert.equal(text, 'Hello from fake claude. You said: two');
+      assert.ok(chunks > 3);
+      assert.ok(usage && usage.prompt_tokens > 0 && usage.completion_tokens > 0);
+      await waitFor(() => runModes(t).length === 2);
+      assert.deepEqual(runModes(t), ['cold', 'warm']);
+      await waitFor(() => [...t.daemon.store.usage.export({ scope: { all: true } })].length === 2);
+      const warm = [...t.daemon.store.usage.export({ scope: { all: true } })].find((r) => r.run_mode === 'warm')!;
+      assert.ok(warm.cost_usd !== null && Math.abs(warm.cost_usd - 0.000111) < 1e-9, `a warm turn costs its own share, not the process's total (${warm.cost_usd})`);
+    } finally {
+      await t.close();
+    }
   });
 });

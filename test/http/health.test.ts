@@ -66,7 +66,8 @@ describe('/health', () => {
   it('with an owner key: CLI paths, versions, logins and the load', async () => {
     const res = await owner();
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'status']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'status', 'workers']);
+    assert.deepEqual(res.body.workers, { max: 0, live: [] }, 'workers are off in this daemon');
     assert.equal(res.body.status, 'ok');
     assert.deepEqual(res.body.backends.claude, { found: true, path: res.body.backends.claude.path, version: '2.1.197 (Claude Code)', login: 'logged_in', ready: true });
     assert.match(res.body.backends.claude.path, /claude$/);
