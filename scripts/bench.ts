@@ -1,7 +1,7 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
 // script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
 // cost of two per-request steps on their own: admission and a workspace's create + remove.
-// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only]
+// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only] [--real-only]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,17 @@ import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings, throughput } from './stats.js';
 import { printHotPath, runHotPath } from './hot-path.js';
+import { printRealCli, runRealCli } from './real-cli.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false } },
+});
+if (values['real-only']) {
+  const real = await runRealCli();
+  if (real) printRealCli(real);
+  else console.log('real claude CLI: not installed (npm ci); skipped');
+  process.exit(0);
+}
 const runs = Number(values.runs);
 
 // olp's own cost, visible: the native fake first.
@@ -25,6 +34,11 @@ const hot = await runHotPath(Number(values['hot-runs']));
 if (hot) printHotPath(hot);
 else console.log('native fake CLI: no C compiler (cc) found; skipped');
 if (values['hot-only']) process.exit(0);
+
+// Live workers on the real CLI: cold, resumed and warm turns.
+const real = await runRealCli();
+if (real) printRealCli(real);
+else console.log('real claude CLI: not installed (npm ci); skipped');
 const REPLY = 'ok';
 
 function direct(): Promise<number> {

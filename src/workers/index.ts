@@ -114,7 +114,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     );
   }
 
-  /** Stops a worker and removes its workspace; resolves when both are done. Safe to call twice. */
+  /** Stops a worker and removes its workspace; resolves once the process is gone. Safe to call twice. */
   function retire(w: Worker, reason: RetireReason): Promise<void> {
     const pending = gone.get(w);
     if (pending) return pending;
@@ -129,7 +129,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       await w.proc.exit;
       clearTimeout(grace);
       await w.lines.return?.(undefined);
-      await w.ws.removeLater().catch((err: unknown) => o.logger.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
+      // The process is gone, so its session is safe to resume; the folder goes off the event loop.
+      w.ws.removeLater().catch((err: unknown) => o.logger.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
     })();
     const set = retiring.get(w.slot) ?? new Set<Promise<void>>();
     retiring.set(w.slot, set);

@@ -22,6 +22,8 @@ export interface StandIn {
   url: string;
   requests: RecordedRequest[];
   mode: StandInMode;
+  /** Simulated provider time before a streamed reply starts (ms; default 0). */
+  latencyMs: number;
   close(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise<StandIn> {
   const requests: RecordedRequest[] = [];
-  const state: StandIn = { url: '', requests, mode, close: async () => {} };
+  const state: StandIn = { url: '', requests, mode, latencyMs: 0, close: async () => {} };
 
   const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
     const raw = req.method === 'POST' ? await readBody(req) : '';
@@ -81,6 +83,7 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
       );
       return;
     }
+    if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
