@@ -147,6 +147,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
       hostEnv,
       replay: config.recordMode === 'replay',
       ...(workers ? { workers } : {}),
+      ...(workers && sessions && config.prestart ? { prestart: { nextSlot: (keyId: string, backend: string) => sessions.nextFresh(keyId, backend), minFreeBytes: 1024 ** 3 } } : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   };

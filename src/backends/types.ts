@@ -56,6 +56,11 @@ export interface Turn {
   session?: SessionUse;
   /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
   live?: boolean;
+  /**
+   * Start the CLI before its conversation exists (a spare): no prompt, no system prompt (it comes
+   * with `live.init`), and the CLI picks its own session id.
+   */
+  prestart?: boolean;
 }
 
 /** A CLI's own status commands, and the commands that fix what they report. */
@@ -135,5 +140,12 @@ export interface Backend {
    * The CLI can stay alive between turns of one session (claude's stream-json input): how to
    * write one more user turn to a process started with `Turn.live`.
    */
-  live?: { input(prompt: Pick<Prompt, 'text' | 'images'>): string };
+  live?: {
+    input(prompt: Pick<Prompt, 'text' | 'images'>): string;
+    /** Sets the system prompt of a CLI started with `Turn.prestart`, before its first turn. */
+    init(system: string | null): string;
+    /** A request the CLI answers without a turn (a liveness check); `answered` recognises the reply. */
+    ping(): string;
+    answered(line: string): boolean;
+  };
 }

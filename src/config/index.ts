@@ -109,6 +109,7 @@ export const FIELDS = {
   workerIdle: { kind: 'int', schema: z.number().int().min(1).default(300), flag: 'worker-idle', env: 'OLP_WORKER_IDLE', description: 'Seconds a live worker may wait for its next turn before it is stopped (5 min).' },
   workerMaxAge: { kind: 'int', schema: z.number().int().min(1).default(1800), flag: 'worker-max-age', env: 'OLP_WORKER_MAX_AGE', description: 'Seconds after which a live worker is retired, however busy (30 min).' },
   workerMaxTurns: { kind: 'int', schema: z.number().int().min(1).default(100), flag: 'worker-max-turns', env: 'OLP_WORKER_MAX_TURNS', description: 'Turns after which a live worker is retired.' },
+  prestart: { kind: 'bool', schema: z.boolean().default(true), flag: 'prestart', env: 'OLP_PRESTART', description: "With workers: after a key's turn, start a spare CLI for its next new conversation, so a first turn skips the start-up too (true/false)." },
   maxWorkers: { kind: 'int', schema: z.number().int().min(0).optional(), flag: 'max-workers', env: 'OLP_MAX_WORKERS', description: 'Most live workers at once (default: ~300 MiB each from half the memory, at most 4 per core).' },
   usageRetentionDays: { kind: 'int', schema: z.number().int().min(0).default(0), flag: 'usage-retention-days', env: 'OLP_USAGE_RETENTION_DAYS', description: 'Delete usage rows older than this many days (checked at start and daily); 0 keeps everything.' },
   recordMode: { kind: 'string', schema: z.enum(['off', 'record', 'replay']).default('off'), flag: 'record-mode', env: 'OLP_RECORD_MODE', description: 'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning nothing). Set by `olp recordings`.' },
@@ -169,6 +170,7 @@ export type Config = Readonly<{
   workerMaxAge: number;
   workerMaxTurns: number;
   maxWorkers: number | undefined;
+  prestart: boolean;
   usageRetentionDays: number;
   recordMode: 'off' | 'record' | 'replay';
   recordFile: string | undefined;

@@ -177,6 +177,11 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   return {
+    /** The slot a new conversation of this key would take now (the least recently used free one). */
+    nextFresh(keyId: string, backend: string): number | undefined {
+      const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
+      return [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]?.slot;
+    },
     /**
      * Leases a slot for this conversation, waiting up to `waitMs` for one to free; if none does,
      * the plan is ephemeral (whole transcript, no session persistence) and nothing is leased.

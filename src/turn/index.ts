@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { backendBadOutput, backendTimeout, backendUnavailable, ClientAbortedError, shuttingDown } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type ProcessSupervisor, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, Turn, TurnOutcome } from '../backends/types.js';
 import { systemHash } from '../sessions/index.js';
-import { workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import { availableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import { toChildEnv, type Workspaces } from '../workspace/index.js';
 
 export interface TurnDeps {
@@ -15,6 +16,11 @@ export interface TurnDeps {
   replay?: boolean;
   /** Live workers: continued turns of a session slot go to a process kept from its last turn. */
   workers?: WorkerPool;
+  /**
+   * Pre-started CLIs (with workers): after a key's turn, a spare is started in the slot its next
+   * new conversation will take (`nextSlot`, from the session pool), for the model it just used.
+   */
+  prestart?: { nextSlot(keyId: string, backend: string): number | undefined; minFreeBytes: number };
 }
 
 export interface TurnInput {
@@ -137,24 +143,46 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
   if (!pool || !session?.sessionId || session.slot === undefined) return yield* runCold(deps, input, false);
   const slot = workerSlot(input.keyId, backend.id, session.slot);
   const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system: systemHash(turn.prompt.system), maxOutputTokens: turn.maxOutputTokens };
-  if (session.mode === 'resumed') {
+  const outcome = yield* runPooled(deps, input, pool, slot, fit);
+  // Off the response path: a spare for this key's next new conversation.
+  if (outcome.ok && deps.prestart) setImmediate(() => startSpare(deps, input, pool));
+  return outcome;
+}
+
+async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, slot: string, fit: WorkerFit): AsyncGenerator<BackendEvent, RunOutcome> {
+  const { backend, turn, log } = input;
+  if (turn.session!.mode === 'resumed') {
     const worker = pool.take(slot, fit);
     if (worker) {
-      const warm = yield* runWarm(deps, input, pool, worker);
+      const warm = yield* runLive(deps, input, pool, worker, { write: backend.live!.input(turn.prompt), mode: 'warm' });
       if (warm) return warm;
-      input.log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
+      log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
     }
-  } else pool.retireSlot(slot, 'rotated');
+  } else {
+    pool.retireSlot(slot, 'rotated');
+    const spare = pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens);
+    if (spare) {
+      // The slot starts over under the spare's feet (once its old worker is gone): its old
+      // session files go, before the first line.
+      await pool.settled(slot);
+      deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn));
+      const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.init(turn.prompt.system) + backend.live!.input(turn.prompt), mode: 'prestarted', system: fit.system });
+      if (first) return first;
+      log.info({ event: 'worker_fallback', slot, pid: spare.proc.pid }, 'the pre-started CLI did not answer; running the turn cold');
+    }
+  }
   // A retired worker of this slot may still be flushing the session a cold run is about to use.
   await pool.settled(slot);
   return yield* runCold(deps, input, { pool, slot, fit });
 }
 
 /**
- * One turn written to a live worker. Returns undefined, having retired the worker, when it
- * showed no sign of life (nothing was yielded: the caller runs the turn cold instead).
+ * One turn written to a live CLI: a warm worker's next turn, or a spare's first (`system` set:
+ * it becomes the slot's worker under the session id it reports). Returns undefined, having
+ * retired the CLI, when it showed no sign of life (nothing was yielded: the caller runs the turn
+ * cold instead).
  */
-async function* runWarm(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: Worker): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
+async function* runLive(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: Worker, opts: { write: string; mode: RunMode; system?: string }): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
   const { backend, log } = input;
   const parser = backend.createParser();
   const unfollow = follow(input.signal, w.life);
@@ -164,12 +192,12 @@ async function* runWarm(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: W
   let settled = false;
   try {
     w.proc.expect();
-    if (!(await w.proc.write(backend.live!.input(input.turn.prompt)))) {
+    if (!(await w.proc.write(opts.write))) {
       await pool.retire(w, 'no_answer');
       settled = true;
       return undefined;
     }
-    log.debug({ event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1 }, 'turn written to a live worker');
+    log.debug({ event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1, mode: opts.mode }, 'turn written to a live CLI');
     startTimer = setTimeout(() => w.life.abort('done'), WARM_START_MS);
     totalTimer = setTimeout(() => w.life.abort('timeout'), deps.limits.timeoutMs);
     const retrying = yield* readTurn(w.lines, parser, w.proc, deps.limits, w.life, log, () => {
@@ -182,9 +210,10 @@ async function* runWarm(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: W
         const cost = costOf(outcome);
         const usage = outcome.usage && outcome.usage.costUsd !== undefined ? { ...outcome.usage, costUsd: Math.max(0, cost - w.cost) } : outcome.usage;
         unfollow();
-        pool.release(w, cost);
+        if (opts.system !== undefined) pool.promote(w, outcome.sessionId ?? '', opts.system, cost);
+        else pool.release(w, cost);
         settled = true;
-        return { ...outcome, usage, run: 'warm' };
+        return { ...outcome, usage, run: opts.mode };
       }
     }
     // An error result, or the process ended or was stopped mid-turn: it serves no more turns.
@@ -193,13 +222,65 @@ async function* runWarm(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: W
     await retired;
     settled = true;
     if (!seen && !input.signal.aborted && exit.reason !== 'shutdown') return undefined;
-    return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run: 'warm' };
+    return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run: opts.mode };
   } finally {
     clearTimeout(startTimer);
     clearTimeout(totalTimer);
     unfollow();
     // Closed early by the consumer (client gone): the turn is cut, so is the worker.
     if (!settled) await pool.retire(w, 'aborted');
+  }
+}
+
+/** How long a spare may take to answer its first ping before it is given up. */
+const SPARE_READY_MS = 30_000;
+
+/**
+ * Starts a spare CLI in the slot a new conversation of this key would take next, for the model
+ * it just used: no conversation, no system prompt, up once it answers a ping. Never throws.
+ */
+function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
+  const { backend, log } = input;
+  try {
+    if (!backend.live || !deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
+    if (availableMemory() < deps.prestart.minFreeBytes) return;
+    const next = deps.prestart.nextSlot(input.keyId, backend.id);
+    if (next === undefined) return;
+    const slot = workerSlot(input.keyId, backend.id, next);
+    const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };
+    const ws = deps.workspaces.create({ keyId: input.keyId, requestId: `spare-${randomUUID()}`, links: backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}), slot: `${backend.id}-${next}` });
+    const life = new AbortController();
+    let proc: RunningProcess;
+    try {
+      const prepared = backend.prepare(turn, ws);
+      const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
+      proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, { ...deps.limits, timeoutMs: pool.maxAgeMs + deps.limits.timeoutMs }, life.signal, log);
+    } catch (err) {
+      ws.remove();
+      throw err;
+    }
+    const lines = proc.lines[Symbol.asyncIterator]();
+    const t = Date.now();
+    const worker: Worker = { proc, lines, ws, life, cost: 0, slot, keyId: input.keyId, fit: { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens }, startedAt: t, lastUsedAt: t, turns: 0, state: 'spare' };
+    const ready = (async () => {
+      const timer = setTimeout(() => life.abort('done'), SPARE_READY_MS);
+      try {
+        for (;;) {
+          const step = await lines.next();
+          if (step.done) return false;
+          if (backend.live!.answered(step.value)) {
+            proc.hold();
+            return true;
+          }
+        }
+      } finally {
+        clearTimeout(timer);
+      }
+    })().catch(() => false);
+    pool.addSpare({ worker, backend: backend.id, ready, isReady: false });
+    log.debug({ event: 'spare_started', pid: proc.pid, slot, model: turn.cliModel }, 'pre-started a CLI for the next new conversation');
+  } catch (err) {
+    log.warn({ event: 'spare_failed', err }, 'could not pre-start a CLI');
   }
 }
 

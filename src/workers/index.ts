@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { freemem } from 'node:os';
 import type { Logger } from '../log/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { Workspace } from '../workspace/index.js';
 
-/** How a turn ran: a fresh CLI, a CLI resuming its session from disk, or a live worker. */
-export type RunMode = 'cold' | 'resumed' | 'warm';
+/** How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, or a pre-started CLI. */
+export type RunMode = 'cold' | 'resumed' | 'warm' | 'prestarted';
 
 /** What a live worker was started with: a turn it serves must ask for exactly the same. */
 export interface WorkerFit {
@@ -29,11 +30,20 @@ export interface LiveRun {
 export interface Worker extends LiveRun {
   readonly slot: string;
   readonly keyId: string;
-  readonly fit: WorkerFit;
+  fit: WorkerFit;
   readonly startedAt: number;
   turns: number;
   lastUsedAt: number;
-  state: 'idle' | 'busy' | 'retiring';
+  state: 'idle' | 'busy' | 'retiring' | 'spare';
+}
+
+/** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
+export interface Spare {
+  worker: Worker;
+  backend: string;
+  /** Resolves true once the CLI has answered its first control request (it is up). */
+  ready: Promise<boolean>;
+  isReady: boolean;
 }
 
 export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown';
@@ -77,6 +87,17 @@ function rssMb(pid: number | undefined): number | null {
   }
 }
 
+/** Memory the system can still hand out (MemAvailable), in bytes. */
+export function availableMemory(): number {
+  try {
+    const m = /MemAvailable:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return freemem();
+}
+
 /** The memory-derived default for `--max-workers`: ~300 MiB each from half the machine, at most 4 per core. */
 export function defaultMaxWorkers(totalBytes: number, cpus: number): number {
   return Math.max(0, Math.min(Math.floor(totalBytes / 2 / (300 * 1024 * 1024)), cpus * 4));
@@ -97,6 +118,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
   const retiring = new Map<string, Set<Promise<void>>>();
   const gone = new WeakMap<Worker, Promise<void>>();
   const idleTimers = new Map<Worker, NodeJS.Timeout>();
+  /** Pre-started CLIs by slot: at most one per slot, and one per key and backend. */
+  const spares = new Map<string, Spare>();
 
   function clearIdle(w: Worker): void {
     const t = idleTimers.get(w);
@@ -121,6 +144,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     w.state = 'retiring';
     clearIdle(w);
     if (workers.get(w.slot) === w) workers.delete(w.slot);
+    if (spares.get(w.slot)?.worker === w) spares.delete(w.slot);
     o.logger.debug({ event: 'worker_retired', slot: w.slot, pid: w.proc.pid, reason, turns: w.turns }, 'worker retired');
     const done = (async () => {
       // A clean end first: the CLI finishes and flushes its session file, then exits.
@@ -151,7 +175,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       return o.maxAgeMs;
     },
     get size(): number {
-      return workers.size;
+      return workers.size + spares.size;
     },
 
     /**
@@ -184,8 +208,10 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       if (o.max <= 0 || o.maxTurns <= 1) return false;
       const existing = workers.get(slot);
       if (existing) void retire(existing, 'rotated');
-      if (workers.size >= o.max) {
-        const lru = [...workers.values()].filter((w) => w.state === 'idle').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+      if (workers.size + spares.size >= o.max) {
+        // Spares go first, then the least recently used idle worker.
+        const spare = [...spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
+        const lru = spare ?? [...workers.values()].filter((w) => w.state === 'idle').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
         if (!lru) return false;
         void retire(lru, 'evicted');
       }
@@ -217,6 +243,52 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 
     retire,
 
+    /** Whether a spare may be started now: room under the cap, and none yet for this key and backend. */
+    wantsSpare(keyId: string, backend: string): boolean {
+      if (o.max <= 0 || workers.size + spares.size >= o.max) return false;
+      return ![...spares.values()].some((s) => s.worker.keyId === keyId && s.backend === backend);
+    },
+
+    /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */
+    addSpare(spare: Spare): void {
+      const w = spare.worker;
+      const old = spares.get(w.slot);
+      if (old) void retire(old.worker, 'evicted');
+      spares.set(w.slot, spare);
+      void spare.ready.then((ok) => {
+        spare.isReady = ok;
+        if (!ok) void retire(w, 'no_answer');
+      });
+      void w.proc.exit.then(() => {
+        if (w.state !== 'retiring') void retire(w, 'exited');
+      });
+      armIdle(w);
+    },
+
+    /** The slot's spare, now taken, if it is up and was started for this model. */
+    takeSpare(slot: string, cliModel: string, maxOutputTokens: number | undefined): Worker | undefined {
+      const spare = spares.get(slot);
+      if (!spare || !spare.isReady || spare.worker.state !== 'spare') return undefined;
+      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) return undefined;
+      spares.delete(slot);
+      clearIdle(spare.worker);
+      spare.worker.state = 'busy';
+      spare.worker.lastUsedAt = now();
+      return spare.worker;
+    },
+
+    /** A spare's first turn answered: it becomes the slot's worker for its session. */
+    promote(w: Worker, sessionId: string, system: string, cost: number): boolean {
+      const existing = workers.get(w.slot);
+      if (existing && existing !== w) void retire(existing, 'rotated');
+      w.fit = { ...w.fit, sessionId, system };
+      workers.set(w.slot, w);
+      w.turns = 0;
+      w.cost = 0;
+      this.release(w, cost);
+      return w.state === 'idle';
+    },
+
     /** Retires the slot's worker, if any (the slot rotated to a new session, or was reset). */
     retireSlot(slot: string, reason: RetireReason): void {
       const w = workers.get(slot);
@@ -235,14 +307,14 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 
     /** Shutdown: every worker retired (stdin closed, killed after the grace), workspaces removed. */
     async stopAll(): Promise<void> {
-      for (const w of [...workers.values()]) void retire(w, 'shutdown');
+      for (const w of [...workers.values(), ...[...spares.values()].map((s) => s.worker)]) void retire(w, 'shutdown');
       await Promise.all([...retiring.values()].flatMap((set) => [...set]));
     },
 
     /** For /health and logs. */
     list(): WorkerInfo[] {
       const t = now();
-      return [...workers.values()].map((w) => ({
+      return [...workers.values(), ...[...spares.values()].map((s) => s.worker)].map((w) => ({
         slot: w.slot,
         pid: w.proc.pid,
         state: w.state,

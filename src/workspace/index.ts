@@ -269,6 +269,20 @@ function list(dir: string): string[] {
   }
 }
 
+  /**
+   * Starts a slot over under a workspace made earlier for it (a pre-started CLI): its previous
+   * session files are set aside as `create({ resetSlot })` would, and the persistent directories
+   * the workspace's links point into are made again, empty.
+   */
+  function resetSlot(keyId: string, slot: string, links: readonly Link[]): void {
+    checkSegment(keyId);
+    checkSegment(slot);
+    const persistent = join(slotsRoot, keyId, slot, 'state');
+    discardLater(persistent);
+    ensureOnce(persistent);
+    for (const link of links) if (link.persistent) ensureOnce(inside(persistent, link.from));
+  }
+
 /** Deletes a slot's stable directories (the CLI's session files with them). */
   function removeSlot(keyId: string, slot: string): void {
     checkSegment(keyId);
@@ -307,7 +321,7 @@ function list(dir: string): string[] {
     }
   }
 
-  return { root, slotsRoot, create, sweep, removeSlot, count, settled, close };
+  return { root, slotsRoot, create, sweep, resetSlot, removeSlot, count, settled, close };
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;

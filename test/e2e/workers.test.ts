@@ -17,7 +17,7 @@ interface History {
   turn: number;
 }
 
-const startWorkers = (config: Record<string, unknown> = {}, claudeEnv: Record<string, string> = {}) => startTestDaemon({ config: { workers: true, ...config }, claudeEnv });
+const startWorkers = (config: Record<string, unknown> = {}, claudeEnv: Record<string, string> = {}) => startTestDaemon({ config: { workers: true, prestart: false, ...config }, claudeEnv });
 
 function runModes(t: TestDaemon): string[] {
   return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
@@ -258,6 +258,69 @@ describe('live workers, when something goes wrong', () => {
       await waitFor(() => [...t.daemon.store.usage.export({ scope: { all: true } })].length === 2);
       const warm = [...t.daemon.store.usage.export({ scope: { all: true } })].find((r) => r.run_mode === 'warm')!;
       assert.ok(warm.cost_usd !== null && Math.abs(warm.cost_usd - 0.000111) < 1e-9, `a warm turn costs its own share, not the process's total (${warm.cost_usd})`);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('pre-started CLIs', () => {
+  it("after a key's turn a spare waits; the key's next new conversation starts on it, and continues warm", async () => {
+    const t = await startWorkers({ prestart: true });
+    try {
+      const a = conversation(t);
+      const a1 = await a.say('first conversation');
+      await waitFor(() => recordedPids(t.recordDir).runs.length === 2);
+      const spare = recordedPids(t.recordDir).runs.find((p) => p !== a1.pid)!;
+      const health = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { workers: { live: { pid: number; state: string }[] } };
+      await waitFor(() => readRecord(t.recordDir, spare).argv.length > 0);
+      assert.ok(health.workers.live.some((w) => w.pid === spare && w.state === 'spare'), JSON.stringify(health.workers));
+      const argv = readRecord(t.recordDir, spare).argv;
+      assert.ok(!argv.includes('--system-prompt-file') && !argv.includes('--session-id'), 'started before its conversation existed');
+      // A new conversation: its first turn goes to the spare, system prompt included (initialize).
+      const b = conversation(t);
+      b.messages[0] = { role: 'system', content: '[[fake:report-history]] conversation B' };
+      const b1 = await b.say('B one');
+      assert.equal(b1.pid, spare);
+      assert.equal(b1.historyTurns, 0);
+      const b2 = await b.say('B two');
+      assert.equal(b2.pid, spare, 'then it is the slot’s worker');
+      assert.deepEqual(b2.said, ['B one']);
+      await waitFor(() => runModes(t).length === 3);
+      assert.deepEqual(runModes(t), ['cold', 'prestarted', 'warm']);
+      // Its session was kept under the id it picked: after the worker goes, a cold resume continues it.
+      process.kill(spare, 'SIGKILL');
+      await waitFor(() => !isAlive(spare));
+      await new Promise((r) => setTimeout(r, 100));
+      const b3 = await b.say('B three');
+      assert.notEqual(b3.pid, spare);
+      assert.equal(b3.historyTurns, 2, 'resumed from the session file the spare wrote');
+    } finally {
+      await t.close(true);
+    }
+    const pids = recordedPids(t.recordDir).runs;
+    for (const pid of pids) assert.ok(!isAlive(pid), `${pid} stopped with olp`);
+    assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+    await t.close();
+  });
+
+  it('a spare started for one model does not serve another; a request with its own output cap runs cold', async () => {
+    const t = await startWorkers({ prestart: true });
+    try {
+      const a = conversation(t);
+      await a.say('first conversation');
+      await waitFor(() => recordedPids(t.recordDir).runs.length === 2);
+      const spare = recordedPids(t.recordDir).runs.at(-1)!;
+      await waitFor(() => t.logs.some((l) => l.event === 'spare_started'));
+      const b = conversation(t);
+      const b1 = await b.say('B one', { model: 'opus' });
+      assert.notEqual(b1.pid, spare);
+      const c = conversation(t);
+      c.messages[0] = { role: 'system', content: '[[fake:report-history]] conversation C' };
+      const c1 = await c.say('C one', { max_tokens: 50 });
+      assert.notEqual(c1.pid, spare);
+      await waitFor(() => runModes(t).length === 3);
+      assert.deepEqual(runModes(t), ['cold', 'cold', 'cold']);
     } finally {
       await t.close();
     }

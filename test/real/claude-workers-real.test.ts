@@ -36,6 +36,19 @@ function spawned(): number[] {
   return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
 }
 
+interface Live {
+  pid: number;
+  state: string;
+  turns: number;
+  slot: string;
+}
+
+/** The live CLIs /health lists (workers and spares). */
+async function live(): Promise<Live[]> {
+  const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
+  return ((await res.json()) as { workers: { live: Live[] } }).workers.live;
+}
+
 function runModes(): string[] {
   return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
 }
@@ -65,7 +78,7 @@ describe('real claude CLI as a live worker', () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'first of a failing chat' }];
     const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
     messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'second of a failing chat' });
-    const worker = spawned().at(-1)!;
+    const worker = (await live()).filter((w) => w.state === 'idle' && w.turns === 1).at(-1)!.pid;
     api.mode = '500';
     try {
       await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
@@ -77,14 +90,50 @@ describe('real claude CLI as a live worker', () => {
     const before = api.requests.length;
     const r2 = await client.chat.completions.create({ model: 'sonnet', messages });
     assert.ok(r2.choices[0]!.message.content!.startsWith('stand-in heard:'));
-    assert.notEqual(spawned().at(-1), worker, 'a new process');
+    assert.ok(!(await live()).some((w) => w.pid === worker), 'a new process');
     const sent = JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)!.body.messages);
     assert.match(sent, /first of a failing chat/, 'the whole conversation went to the new session');
     assert.match(sent, /second of a failing chat/);
   });
 
+  it("a new conversation's first turn goes to a pre-started claude: initialize sets the system prompt; the session is kept", async () => {
+    let spares: Live[] = [];
+    for (let i = 0; i < 200 && spares.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      spares = (await live()).filter((w) => w.state === 'spare');
+    }
+    const spare = spares[0]!.pid;
+    assert.ok(spare > 0 && isAlive(spare), 'a spare claude is up');
+    await new Promise((r) => setTimeout(r, 1500)); // let it settle (its ping answered)
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are terse. SPARE-SYSTEM' }, { role: 'user', content: 'first words to a spare' }];
+    const modesBefore = runModes().length;
+    const before = api.requests.length;
+    const started = performance.now();
+    const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
+    const firstMs = performance.now() - started;
+    assert.equal(r1.choices[0]!.message.content, 'stand-in heard: first words to a spare');
+    const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream)!;
+    assert.match(JSON.stringify(sent.body.system), /SPARE-SYSTEM/, 'the system prompt came with initialize');
+    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'second words' });
+    const r2 = await client.chat.completions.create({ model: 'sonnet', messages });
+    assert.equal(r2.choices[0]!.message.content, 'stand-in heard: second words');
+    assert.deepEqual(runModes().slice(modesBefore), ['prestarted', 'warm'], `first turn took ${Math.round(firstMs)} ms`);
+    // The session the spare created is on disk in the slot: after it is killed, a cold resume continues it.
+    process.kill(spare, 'SIGKILL');
+    for (let i = 0; i < 100 && isAlive(spare); i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    messages.push({ role: 'assistant', content: r2.choices[0]!.message.content! }, { role: 'user', content: 'third words' });
+    const before3 = api.requests.length;
+    const r3 = await client.chat.completions.create({ model: 'sonnet', messages });
+    assert.equal(r3.choices[0]!.message.content, 'stand-in heard: third words');
+    assert.equal(runModes().at(-1), 'resumed', JSON.stringify({ modes: runModes(), live: await live(), spare }));
+    const sent3 = JSON.stringify(api.requests.slice(before3).find((r) => r.body.stream)!.body.messages);
+    assert.match(sent3, /first words to a spare/, 'the resumed session holds the spare’s turns');
+    assert.match(sent3, /second words/);
+  });
+
   it('stopping olp stops every worker and leaves no workspace', async () => {
-    const alive = spawned().filter(isAlive);
+    const alive = [...spawned(), ...t.logs.filter((l) => l.event === 'spare_started').map((l) => Number(l.pid))].filter(isAlive);
     assert.ok(alive.length >= 1, 'workers are alive before shutdown');
     await t.close(true);
     for (const pid of alive) assert.ok(!isAlive(pid), `${pid} stopped`);

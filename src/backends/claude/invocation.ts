@@ -8,6 +8,8 @@ export const SYSTEM_PROMPT_FILE = 'system-prompt.txt';
 
 /** `--session-id` creates (refused if the id exists), `--resume` continues; otherwise nothing is kept. */
 function sessionArgs(turn: Turn): string[] {
+  // A spare keeps its session, under the id it picks itself (reported in `system/init`).
+  if (turn.prestart) return [];
   const s = turn.session;
   if (s?.mode === 'fresh' && s.sessionId) return ['--session-id', s.sessionId];
   if (s?.mode === 'resumed' && s.sessionId) return ['--resume', s.sessionId];
@@ -37,14 +39,37 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     '--setting-sources=',
     '--disable-slash-commands',
     ...sessionArgs(turn),
-    '--system-prompt-file',
-    place.path(SYSTEM_PROMPT_FILE),
-    ...(streamed ? ['--input-format', 'stream-json'] : []),
+    // A spare gets its system prompt from the `initialize` control request instead.
+    ...(turn.prestart ? [] : ['--system-prompt-file', place.path(SYSTEM_PROMPT_FILE)]),
+    ...(streamed || turn.prestart ? ['--input-format', 'stream-json'] : []),
   ];
+  if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(), live: true }, files: [] };
   return {
     invocation: { command: bin, args, stdin: streamed ? toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
     files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }],
   };
+}
+
+let controlIds = 0;
+
+/** A control request on claude's stream-json input. */
+function control(request: Record<string, unknown>): string {
+  return `${JSON.stringify({ type: 'control_request', request_id: `olp-${++controlIds}`, request })}\n`;
+}
+
+/** Sets the system prompt of a claude started without one; only before its first user line. */
+export function toInit(system: string | null): string {
+  return control({ subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT });
+}
+
+/** `get_binary_version`: answered at once, without a network call. */
+export function toPing(): string {
+  return control({ subtype: 'get_binary_version' });
+}
+
+/** A `control_response` line (to a ping or an initialize). */
+export function isControlResponse(line: string): boolean {
+  return line.startsWith('{"type":"control_response"') || /^\{[^]*"type"\s*:\s*"control_response"/.test(line.slice(0, 200));
 }
 
 /** One user turn on claude's stream-json input: text, then image blocks. */
