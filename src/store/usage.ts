@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 
 /** Version of the row shape in docs/usage-ledger.md; bumped on any change a consumer could notice. */
-export const LEDGER_SCHEMA_VERSION = 2;
+export const LEDGER_SCHEMA_VERSION = 3;
 
 /** The backfill tags of a CLI-served turn: a consumer keyed on `api` or on `provider` excludes it. */
 export const CLIENT_NAME = 'olp';

@@ -51,7 +51,8 @@ export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turn
 export interface WorkerInfo {
   slot: string;
   pid: number | undefined;
-  state: Worker['state'];
+  /** `starting`: a spare not up yet. */
+  state: Worker['state'] | 'starting';
   model: string;
   turns: number;
   ageS: number;
@@ -314,10 +315,11 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     /** For /health and logs. */
     list(): WorkerInfo[] {
       const t = now();
+      const starting = new Set([...spares.values()].filter((s) => !s.isReady).map((s) => s.worker));
       return [...workers.values(), ...[...spares.values()].map((s) => s.worker)].map((w) => ({
         slot: w.slot,
         pid: w.proc.pid,
-        state: w.state,
+        state: starting.has(w) ? 'starting' : w.state,
         model: w.fit.cliModel,
         turns: w.turns,
         ageS: Math.round((t - w.startedAt) / 1000),
