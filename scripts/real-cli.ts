@@ -198,11 +198,11 @@ export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealC
 
 export function printRealCli(f: RealCliFigures): void {
   console.log('real claude (pinned) through olp, loopback stand-in API; medians (min-max) of each mode\'s turns');
-  console.log('  provider latency  mode      turn ms                 CPU ms per turn (olp + CLI)');
+  console.log('  provider latency  mode        turn ms                 CPU ms per turn (olp + CLI)');
   const fmt = (xs: number[]) => `${median(xs).toFixed(0).padStart(5)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
-  for (const r of f.rows) console.log(`  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(8)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
+  for (const r of f.rows) console.log(`  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
   console.log('  (a pre-started turn\'s CPU leaves out starting the spare it used: a cold start\'s CPU, paid in the background beforehand)');
-  if (f.workerRssMb.length) console.log(`  live worker RSS after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRssMb.map((m) => `${m.toFixed(0)} MB`).join(', ')}`);
+  if (f.workerRssMb.length) console.log(`  RSS of the live CLIs (the worker and spares) after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRssMb.map((m) => `${m.toFixed(0)} MB`).join(', ')}`);
   console.log(JSON.stringify({ realCli: f }));
 }
 

@@ -102,6 +102,33 @@ describe('daemon signals', () => {
     }
   });
 
+  it('SIGKILL with a live worker and a spare: their stdin ends with olp, so they exit; the next start removes their workspaces', async () => {
+    const { stateDir, records, token } = setup('kill-workers');
+    const first = await serve(stateDir, records);
+    const res = await fetch(`${first.url}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    assert.equal(res.status, 200);
+    const deadline = Date.now() + 10_000;
+    while (recordedPids(records).runs.filter(isAlive).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const live = recordedPids(records).runs.filter(isAlive);
+    assert.equal(live.length, 2, 'the worker and a spare');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    assert.deepEqual(await waitGone(live), [], 'a live CLI never outlives olp: its stdin was olp');
+    assert.equal(leftoverWorkspaces(stateDir).length, 2);
+    const second = await serve(stateDir, records);
+    try {
+      assert.equal(second.logs.find((l) => l.event === 'workspace_sweep')?.removed, 2);
+      assert.deepEqual(leftoverWorkspaces(stateDir), []);
+    } finally {
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0);
+    }
+  });
+
   it('SIGKILL with a CLI whose grandchild left its process group: the next start finds it by HOME and kills it', async () => {
     const { stateDir, records, token } = setup('escaped');
     const first = await serve(stateDir, records);

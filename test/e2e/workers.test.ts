@@ -129,6 +129,21 @@ describe('live workers, when something goes wrong', () => {
     }
   });
 
+  it('a worker that refuses a line (exits without a word) is replaced by a cold run', async () => {
+    const t = await startWorkers({}, { FAKE_CLAUDE_LIVE_REFUSE_TURN: '2' });
+    try {
+      const c = conversation(t);
+      const first = await c.say('one');
+      const second = await c.say('two');
+      assert.notEqual(second.pid, first.pid);
+      assert.equal(second.historyTurns, 1);
+      await waitFor(() => runModes(t).length === 2);
+      assert.deepEqual(runModes(t), ['cold', 'resumed']);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('an error result retires the worker; the client gets the error and the slot starts over', async () => {
     const t = await startWorkers({}, { FAKE_CLAUDE_LIVE_FAIL_TURN: '2' });
     try {
