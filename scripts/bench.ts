@@ -17,6 +17,7 @@ import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings, throughput } from './stats.js';
 import { printHotPath, runHotPath } from './hot-path.js';
 import { printRealCli, runRealCli } from './real-cli.js';
+import { printWarmPath, runWarmPath } from './warm-path.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false } },
@@ -33,6 +34,8 @@ const runs = Number(values.runs);
 const hot = await runHotPath(Number(values['hot-runs']));
 if (hot) printHotPath(hot);
 else console.log('native fake CLI: no C compiler (cc) found; skipped');
+const warm = await runWarmPath(Number(values['hot-runs']));
+if (warm) printWarmPath(warm);
 if (values['hot-only']) process.exit(0);
 
 // Live workers on the real CLI: cold, resumed and warm turns.

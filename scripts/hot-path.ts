@@ -14,14 +14,14 @@ const REPLY = 'ok';
 const ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='];
 
 /** Builds the native fake with the system C compiler; undefined when there is none. */
-function buildNativeFake(dir: string): string | undefined {
+export function buildNativeFake(dir: string): string | undefined {
   const out = join(dir, 'fast-claude');
   const r = spawnSync('cc', ['-O2', '-o', out, join(ROOT, 'test/fixtures/native/fast-claude.c')], { encoding: 'utf8' });
   return r.status === 0 ? out : undefined;
 }
 
 /** The daemon's user + system CPU time so far, in ms (from /proc/<pid>/stat). */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
@@ -30,7 +30,7 @@ function cpuMs(pid: number): number {
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** Peak resident memory of a process, in MB (VmHWM). */
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
@@ -74,7 +74,7 @@ async function viaOlp(url: string, token: string, stream = false): Promise<{ tot
 }
 
 
-const pct = (xs: number[], p: number) => {
+export const pct = (xs: number[], p: number) => {
   const t = createTimings();
   for (const x of xs) t.record(x);
   return t.p(p);

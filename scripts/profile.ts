@@ -20,7 +20,8 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '500' }, keep: { type: 'string' } } });
+// --warm: continued conversations of 20 turns (turns 2..20 go to a live worker) instead of new ones.
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '500' }, keep: { type: 'string' }, warm: { type: 'boolean', default: false } } });
 const requests = Number(values.requests);
 const dir = mkdtempSync(join(tmpdir(), 'olp-profile-'));
 const profDir = values.keep ?? join(dir, 'prof');
@@ -34,9 +35,13 @@ try {
   daemon.stderr!.resume();
   const url = await new Promise<string>((resolve) => createInterface({ input: daemon.stdout! }).once('line', resolve));
   daemon.stdout!.resume();
+  const messages: { role: string; content: string }[] = [];
   for (let i = 0; i < requests; i++) {
-    const res = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'say ok' }] }) });
-    await res.text();
+    if (!values.warm || messages.length >= 40) messages.length = 0;
+    messages.push({ role: 'user', content: `say ok ${i}` });
+    const res = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages }) });
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    messages.push({ role: 'assistant', content: body.choices[0]!.message.content });
   }
   daemon.kill('SIGTERM');
   await new Promise((r) => daemon.once('exit', r));
