@@ -137,15 +137,25 @@ export interface Backend {
   /** This turn's usage from a running total and the session's previous total. */
   rebaseUsage?(usage: Usage, base: Readonly<Record<string, number>>): Usage;
   /**
-   * The CLI can stay alive between turns of one session (claude's stream-json input): how to
-   * write one more user turn to a process started with `Turn.live`.
+   * The CLI can serve more turns of one session in a live process (a worker, see src/workers):
+   * how to write one more user turn to it and read the answer.
    */
   live?: {
-    input(prompt: Pick<Prompt, 'text' | 'images'>): string;
-    /** Sets the system prompt of a CLI started with `Turn.prestart`, before its first turn. */
-    init(system: string | null): string;
-    /** A request the CLI answers without a turn (a liveness check); `answered` recognises the reply. */
-    ping(): string;
-    answered(line: string): boolean;
+    /**
+     * true: the process that answered a cold turn (started with `Turn.live`) is kept as the
+     * worker (claude). false: a worker is started after the cold turn with `resume` (codex).
+     */
+    coldIsLive: boolean;
+    /** One more user turn of session `sessionId`, as a line for the worker's stdin. */
+    input(prompt: Pick<Prompt, 'text' | 'images'>, sessionId: string): string;
+    /** The parser of a worker's turn, when its protocol is not the cold run's. */
+    parser?(): EventParser;
+    /** Whether a starting CLI is up, from one line of its output: true up, false failed, undefined not yet. */
+    ready(line: string): boolean | undefined;
+    /** A worker that loads an existing session (after a cold turn), for `coldIsLive: false`. */
+    resume?(turn: Turn, place: Place): Prepared;
+    /** A CLI started before its conversation exists (`Turn.prestart`): its system prompt comes with `init`. */
+    spare?: { init(system: string | null): string };
   };
+
 }

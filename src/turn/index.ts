@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { backendBadOutput, backendTimeout, backendUnavailable, ClientAbortedError, shuttingDown } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type ProcessSupervisor, type RunLimits, type RunningProcess } from '../process/index.js';
-import type { Backend, BackendEvent, EventParser, Turn, TurnOutcome } from '../backends/types.js';
+import type { Backend, BackendEvent, EventParser, Prepared, Turn, TurnOutcome } from '../backends/types.js';
 import { systemHash } from '../sessions/index.js';
 import { availableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
-import { toChildEnv, type Workspaces } from '../workspace/index.js';
+import { toChildEnv, type Workspace, type Workspaces } from '../workspace/index.js';
 
 export interface TurnDeps {
   supervisor: ProcessSupervisor;
@@ -144,8 +144,16 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
   const slot = workerSlot(input.keyId, backend.id, session.slot);
   const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system: systemHash(turn.prompt.system), maxOutputTokens: turn.maxOutputTokens };
   const outcome = yield* runPooled(deps, input, pool, slot, fit);
-  // Off the response path: a spare for this key's next new conversation.
-  if (outcome.ok && deps.prestart) setImmediate(() => startSpare(deps, input, pool));
+  if (outcome.ok) {
+    // Off the response path: a worker for the next turn when the cold process cannot be one
+    // (codex), and a spare for this key's next new conversation.
+    const live = backend.live!;
+    if (!live.coldIsLive && (outcome.run === 'cold' || outcome.run === 'resumed')) {
+      const sessionId = outcome.sessionId ?? fit.sessionId;
+      setImmediate(() => startResumed(deps, input, pool, slot, { ...fit, sessionId }));
+    }
+    if (deps.prestart && live.spare) setImmediate(() => startSpare(deps, input, pool));
+  }
   return outcome;
 }
 
@@ -154,7 +162,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
   if (turn.session!.mode === 'resumed') {
     const worker = pool.take(slot, fit);
     if (worker) {
-      const warm = yield* runLive(deps, input, pool, worker, { write: backend.live!.input(turn.prompt), mode: 'warm' });
+      const warm = yield* runLive(deps, input, pool, worker, { write: backend.live!.input(turn.prompt, fit.sessionId), mode: 'warm' });
       if (warm) return warm;
       log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
     }
@@ -166,14 +174,16 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
       // session files go, before the first line.
       await pool.settled(slot);
       deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn));
-      const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.init(turn.prompt.system) + backend.live!.input(turn.prompt), mode: 'prestarted', system: fit.system });
+      const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.spare!.init(turn.prompt.system) + backend.live!.input(turn.prompt, ''), mode: 'prestarted', system: fit.system });
       if (first) return first;
       log.info({ event: 'worker_fallback', slot, pid: spare.proc.pid }, 'the pre-started CLI did not answer; running the turn cold');
     }
   }
-  // A retired worker of this slot may still be flushing the session a cold run is about to use.
+  // A worker still starting for this slot (codex) must not load a session a cold run changes, and
+  // a retired one may still be flushing it.
+  pool.retireSlot(slot, 'superseded');
   await pool.settled(slot);
-  return yield* runCold(deps, input, { pool, slot, fit });
+  return yield* runCold(deps, input, backend.live!.coldIsLive ? { pool, slot, fit } : false);
 }
 
 /**
@@ -184,7 +194,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
  */
 async function* runLive(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: Worker, opts: { write: string; mode: RunMode; system?: string }): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
   const { backend, log } = input;
-  const parser = backend.createParser();
+  const parser = backend.live?.parser?.() ?? backend.createParser();
   const unfollow = follow(input.signal, w.life);
   let seen = false;
   let totalTimer: NodeJS.Timeout | undefined;
@@ -232,56 +242,77 @@ async function* runLive(deps: TurnDeps, input: TurnInput, pool: WorkerPool, w: W
   }
 }
 
-/** How long a spare may take to answer its first ping before it is given up. */
-const SPARE_READY_MS = 30_000;
+/** How long a starting live CLI (a spare, a resuming worker) may take to come up before it is given up. */
+const READY_MS = 30_000;
 
 /**
- * Starts a spare CLI in the slot a new conversation of this key would take next, for the model
- * it just used: no conversation, no system prompt, up once it answers a ping. Never throws.
+ * Starts a live CLI off the response path, in a workspace of the slot, and registers it with the
+ * pool as `starting` until its output says it is up (`live.ready`). Never throws.
  */
-function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
+function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, how: { slot: string; index: number; prepare(ws: Workspace): Prepared; fit: WorkerFit; spare: boolean }): void {
   const { backend, log } = input;
   try {
-    if (!backend.live || !deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
-    if (availableMemory() < deps.prestart.minFreeBytes) return;
-    const next = deps.prestart.nextSlot(input.keyId, backend.id);
-    if (next === undefined) return;
-    const slot = workerSlot(input.keyId, backend.id, next);
-    const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };
-    const ws = deps.workspaces.create({ keyId: input.keyId, requestId: `spare-${randomUUID()}`, links: backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}), slot: `${backend.id}-${next}` });
+    const ws = deps.workspaces.create({ keyId: input.keyId, requestId: `${how.spare ? 'spare' : 'worker'}-${randomUUID()}`, links: backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}), slot: `${backend.id}-${how.index}` });
     const life = new AbortController();
     let proc: RunningProcess;
     try {
-      const prepared = backend.prepare(turn, ws);
+      const prepared = how.prepare(ws);
+      for (const f of prepared.files) ws.writeFile(f.name, f.content);
       const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
-      proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, { ...deps.limits, timeoutMs: pool.maxAgeMs + deps.limits.timeoutMs }, life.signal, log);
+      proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd, live: true }, { ...deps.limits, timeoutMs: pool.maxAgeMs + deps.limits.timeoutMs }, life.signal, log);
     } catch (err) {
       ws.remove();
       throw err;
     }
     const lines = proc.lines[Symbol.asyncIterator]();
     const t = Date.now();
-    const worker: Worker = { proc, lines, ws, life, cost: 0, slot, keyId: input.keyId, fit: { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens }, startedAt: t, lastUsedAt: t, turns: 0, state: 'spare' };
+    const worker: Worker = { proc, lines, ws, life, cost: 0, slot: how.slot, keyId: input.keyId, fit: how.fit, startedAt: t, lastUsedAt: t, turns: 0, state: how.spare ? 'spare' : 'starting' };
     const ready = (async () => {
-      const timer = setTimeout(() => life.abort('done'), SPARE_READY_MS);
+      const timer = setTimeout(() => life.abort('done'), READY_MS);
       try {
         for (;;) {
           const step = await lines.next();
           if (step.done) return false;
-          if (backend.live!.answered(step.value)) {
+          const up = backend.live!.ready(step.value);
+          if (up !== undefined) {
             proc.hold();
-            return true;
+            return up;
           }
         }
       } finally {
         clearTimeout(timer);
       }
     })().catch(() => false);
-    pool.addSpare({ worker, backend: backend.id, ready, isReady: false });
-    log.debug({ event: 'spare_started', pid: proc.pid, slot, model: turn.cliModel }, 'pre-started a CLI for the next new conversation');
+    if (how.spare) pool.addSpare({ worker, backend: backend.id, ready, isReady: false });
+    else pool.addStarting(worker, ready);
+    log.debug({ event: how.spare ? 'spare_started' : 'worker_starting', pid: proc.pid, slot: how.slot, model: turn.cliModel }, how.spare ? 'pre-started a CLI for the next new conversation' : 'starting a live worker for the next turn');
   } catch (err) {
-    log.warn({ event: 'spare_failed', err }, 'could not pre-start a CLI');
+    log.warn({ event: 'live_start_failed', err }, 'could not start a live CLI');
   }
+}
+
+/**
+ * A spare CLI in the slot a new conversation of this key would take next, for the model it just
+ * used: no conversation, no system prompt, up once it answers a ping.
+ */
+function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
+  const { backend } = input;
+  if (!deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
+  if (availableMemory() < deps.prestart.minFreeBytes) return;
+  const next = deps.prestart.nextSlot(input.keyId, backend.id);
+  if (next === undefined) return;
+  const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };
+  const fit: WorkerFit = { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens };
+  launch(deps, input, pool, turn, { slot: workerSlot(input.keyId, backend.id, next), index: next, prepare: (ws) => backend.prepare(turn, ws), fit, spare: true });
+}
+
+/** A worker that loads the session a cold turn just left (codex: `app-server` and `thread/resume`). */
+function startResumed(deps: TurnDeps, input: TurnInput, pool: WorkerPool, slot: string, fit: WorkerFit): void {
+  const { backend } = input;
+  const index = input.turn.session!.slot!;
+  if (!backend.live?.resume || !pool.hasRoom()) return;
+  const turn: Turn = { ...input.turn, session: { mode: 'resumed', sessionId: fit.sessionId, slot: index } };
+  launch(deps, input, pool, turn, { slot, index, prepare: (ws) => backend.live!.resume!(turn, ws), fit, spare: false });
 }
 
 /**

@@ -34,7 +34,8 @@ export interface Worker extends LiveRun {
   readonly startedAt: number;
   turns: number;
   lastUsedAt: number;
-  state: 'idle' | 'busy' | 'retiring' | 'spare';
+  /** `starting`: started for a slot's session and not up yet; `spare`: started before its conversation. */
+  state: 'idle' | 'busy' | 'retiring' | 'spare' | 'starting';
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
@@ -46,7 +47,7 @@ export interface Spare {
   isReady: boolean;
 }
 
-export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown';
+export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown' | 'superseded';
 
 export interface WorkerInfo {
   slot: string;
@@ -168,6 +169,16 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     return tracked;
   }
 
+  /** Room for one more live CLI under the cap: spares go first, then the least recently used idle worker. */
+  function makeRoom(): boolean {
+    if (workers.size + spares.size < o.max) return true;
+    const spare = [...spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
+    const lru = spare ?? [...workers.values()].filter((w) => w.state === 'idle').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+    if (!lru) return false;
+    void retire(lru, 'evicted');
+    return true;
+  }
+
   return {
     get max(): number {
       return o.max;
@@ -209,13 +220,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       if (o.max <= 0 || o.maxTurns <= 1) return false;
       const existing = workers.get(slot);
       if (existing) void retire(existing, 'rotated');
-      if (workers.size + spares.size >= o.max) {
-        // Spares go first, then the least recently used idle worker.
-        const spare = [...spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
-        const lru = spare ?? [...workers.values()].filter((w) => w.state === 'idle').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
-        if (!lru) return false;
-        void retire(lru, 'evicted');
-      }
+      if (!makeRoom()) return false;
       const t = now();
       const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
       workers.set(slot, w);
@@ -243,6 +248,30 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     },
 
     retire,
+
+    /** Whether a worker could be started now (making room if need be); false at the cap with every worker busy. */
+    hasRoom(): boolean {
+      return o.max > 0 && o.maxTurns > 1 && makeRoom();
+    },
+
+    /**
+     * A worker started for a slot's session (after a cold turn): not served until it is up; a turn
+     * that comes first runs cold and retires it (`retireSlot`).
+     */
+    addStarting(w: Worker, ready: Promise<boolean>): void {
+      const existing = workers.get(w.slot);
+      if (existing) void retire(existing, 'rotated');
+      workers.set(w.slot, w);
+      void ready.then((ok) => {
+        if (w.state !== 'starting') return;
+        if (!ok) return void retire(w, 'no_answer');
+        w.state = 'idle';
+        armIdle(w);
+      });
+      void w.proc.exit.then(() => {
+        if (w.state !== 'retiring') void retire(w, 'exited');
+      });
+    },
 
     /** Whether a spare may be started now: room under the cap, and none yet for this key and backend. */
     wantsSpare(keyId: string, backend: string): boolean {

@@ -17,7 +17,8 @@ interface History {
   turn: number;
 }
 
-const startWorkers = (config: Record<string, unknown> = {}, claudeEnv: Record<string, string> = {}) => startTestDaemon({ config: { workers: true, prestart: false, ...config }, claudeEnv });
+const startWorkers = (config: Record<string, unknown> = {}, claudeEnv: Record<string, string> = {}, codexEnv: Record<string, string> = {}) =>
+  startTestDaemon({ config: { workers: true, prestart: false, ...config }, claudeEnv, codexEnv });
 
 function runModes(t: TestDaemon): string[] {
   return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
@@ -336,6 +337,106 @@ describe('pre-started CLIs', () => {
       assert.notEqual(c1.pid, spare);
       await waitFor(() => runModes(t).length === 3);
       assert.deepEqual(runModes(t), ['cold', 'cold', 'cold']);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('codex workers (app-server)', () => {
+  /** A codex conversation; returns each reply and the fake's record of the process that answered. */
+  function codexChat(t: TestDaemon) {
+    const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+    const messages: Msg[] = [{ role: 'system', content: 'Be brief.' }];
+    return {
+      messages,
+      async say(text: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) {
+        messages.push({ role: 'user', content: text });
+        const r = await client.chat.completions.create({ model: 'codex', messages, ...extra });
+        messages.push({ role: 'assistant', content: r.choices[0]!.message.content! });
+        return r;
+      },
+    };
+  }
+
+  /** The pid of the app-server worker of this daemon, once it is up. */
+  async function appServer(t: TestDaemon): Promise<number> {
+    let pid: number | undefined;
+    await waitFor(() => {
+      pid = recordedPids(t.recordDir).runs.find((p) => readRecord(t.recordDir, p).argv[0] === 'app-server' && isAlive(p));
+      return pid !== undefined && t.logs.some((l) => l.event === 'worker_starting');
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    return pid!;
+  }
+
+  it('after a cold codex exec turn an app-server loads the thread; the next turns stream from it with their own usage', async () => {
+    const t = await startWorkers();
+    try {
+      const c = codexChat(t);
+      const r1 = await c.say('first');
+      assert.equal(r1.choices[0]!.message.content, 'Hello from fake codex. You said: first');
+      const worker = await appServer(t);
+      const r2 = await c.say('second');
+      assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: second');
+      const rec = readRecord(t.recordDir, worker) as unknown as { stdin: string; historyTurns: number; turn: number };
+      assert.deepEqual([rec.stdin, rec.historyTurns, rec.turn], ['second', 1, 1], 'only the new turn went to the worker, which has the history');
+      // Each turn's usage is its own share of the thread's running total.
+      assert.equal(r2.usage!.completion_tokens, 10);
+      assert.ok(r2.usage!.prompt_tokens < 200, `prompt tokens ${r2.usage!.prompt_tokens} are this turn's`);
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      c.messages.push({ role: 'user', content: 'third' });
+      const stream = await client.chat.completions.create({ model: 'codex', messages: c.messages, stream: true });
+      let text = '';
+      let chunks = 0;
+      for await (const ch of stream) {
+        text += ch.choices[0]?.delta.content ?? '';
+        chunks++;
+      }
+      assert.equal(text, 'Hello from fake codex. You said: third');
+      assert.ok(chunks > 4, 'deltas, not one message');
+      await waitFor(() => runModes(t).length === 3);
+      assert.deepEqual(runModes(t), ['cold', 'warm', 'warm']);
+      assert.equal(recordedPids(t.recordDir).runs.filter((p) => readRecord(t.recordDir, p).argv[0] === 'exec').length, 1, 'one codex exec in all');
+    } finally {
+      await t.close(true);
+    }
+    assert.ok(recordedPids(t.recordDir).runs.every((p) => !isAlive(p)));
+    assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+    await t.close();
+  });
+
+  it('a failed turn retires the app-server; the conversation goes on cold, then warm on a new one', async () => {
+    const u = await startWorkers({}, {}, { FAKE_CODEX_LIVE_FAIL_TURN: '1' });
+    try {
+      const c = codexChat(u);
+      await c.say('first');
+      const worker = await appServer(u);
+      await assert.rejects(c.say('second'), (err: unknown) => err instanceof OpenAI.APIError && err.status >= 500);
+      await waitFor(() => !isAlive(worker));
+      c.messages.pop();
+      const again = await c.say('second again');
+      assert.equal(again.choices[0]!.message.content, 'Hello from fake codex. You said: second again');
+      await waitFor(() => runModes(u).length === 3);
+      assert.deepEqual(runModes(u).filter((m) => m !== '-'), ['cold', 'warm', 'cold']);
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('a turn that comes before the app-server is up runs cold and the starting worker is dropped', async () => {
+    const t = await startWorkers({}, {}, { FAKE_CODEX_APP_SERVER_DELAY_MS: '1500' });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [{ role: 'user', content: 'one' }];
+      const r1 = await client.chat.completions.create({ model: 'codex', messages });
+      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'two' });
+      // At once: the worker is still starting.
+      const r2 = await client.chat.completions.create({ model: 'codex', messages });
+      assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: two');
+      await waitFor(() => runModes(t).length === 2);
+      assert.deepEqual(runModes(t), ['cold', 'resumed']);
+      assert.ok(t.logs.some((l) => l.event === 'worker_retired' && l.reason === 'superseded'), 'the starting worker was dropped');
     } finally {
       await t.close();
     }

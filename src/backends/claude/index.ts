@@ -6,7 +6,7 @@ import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
-import { isControlResponse, toClaudeInvocation, toInit, toPing, toUserLine } from './invocation.js';
+import { isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
 
 export { createClaudeParser, toFinishReason } from './events.js';
 export { toUsage as toClaudeUsage } from './usage.js';
@@ -85,6 +85,11 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
     createParser: () => createClaudeParser(),
     spawnError: (exit) => toSpawnError(opts.bin, exit),
-    live: { input: toUserLine, init: toInit, ping: toPing, answered: isControlResponse },
+    live: {
+      coldIsLive: true,
+      input: (prompt) => toUserLine(prompt),
+      ready: (line) => (isControlResponse(line) ? true : undefined),
+      spare: { init: toInit },
+    },
   };
 }

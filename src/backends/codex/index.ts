@@ -5,6 +5,7 @@ import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
 import { toCodexSpawnError } from './errors.js';
+import { appServerReady, createAppServerParser, toAppServerInvocation, toTurnStart } from './live.js';
 import { createCodexParser } from './events.js';
 import { codexHome, toCodexInvocation } from './invocation.js';
 import { subtractUsage, toCodexUsage } from './usage.js';
@@ -39,7 +40,10 @@ export interface CodexOptions {
   config: readonly string[];
 }
 
-/** The codex backend: `codex exec --json` per turn, `exec resume <thread>` for sessions. */
+/**
+ * The codex backend: `codex exec --json` per turn, `exec resume <thread>` for sessions, and an
+ * `app-server` worker for a session's continued turns (see live.ts).
+ */
 export function createCodexBackend(opts: CodexOptions): Backend {
   return {
     id: 'codex',
@@ -75,6 +79,14 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     cumulativeUsage: true,
     rebaseUsage(usage: Usage, base: Readonly<Record<string, number>>): Usage {
       return toCodexUsage(subtractUsage(usage.raw, base)) ?? usage;
+    },
+    // After a cold `codex exec` turn, an app-server loads its thread for the conversation's next turns.
+    live: {
+      coldIsLive: false,
+      input: toTurnStart,
+      parser: () => createAppServerParser(),
+      ready: appServerReady,
+      resume: (turn, place) => toAppServerInvocation(opts.bin, turn, place, opts.config),
     },
   };
 }

@@ -1,0 +1,182 @@
+import type { ExitInfo } from '../../process/index.js';
+import type { Prompt } from '../../transcript/index.js';
+import { createLineReader } from '../common.js';
+import type { BackendEvent, EventParser, Place, Prepared, Turn, TurnOutcome } from '../types.js';
+import { toCodexError } from './errors.js';
+import { DISABLED_FEATURES } from './invocation.js';
+import { toCodexUsage } from './usage.js';
+
+// `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
+// field: requests {id, method, params}, responses {id, result | error}, notifications {method,
+// params}. olp keeps one per live session slot: it loads the thread a cold `codex exec` turn left
+// (thread/resume) and takes the conversation's next turns (turn/start), each answered by the
+// turn's notifications up to turn/completed.
+
+const RESUME_ID = 'olp-resume';
+let turnIds = 0;
+
+/** The app-server command line and its first lines: initialize, initialized, thread/resume. */
+export function toAppServerInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
+  const threadId = turn.session?.sessionId;
+  if (!threadId) throw new Error('an app-server worker resumes an existing thread');
+  const args = ['app-server', ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]), '-c', 'approval_policy="never"', ...config.flatMap((c) => ['-c', c])];
+  const lines = [
+    { id: 'olp-init', method: 'initialize', params: { clientInfo: { name: 'olp', title: null, version: '1' }, capabilities: { experimentalApi: false, requestAttestation: false } } },
+    { method: 'initialized' },
+    {
+      id: RESUME_ID,
+      method: 'thread/resume',
+      params: { threadId, cwd: place.cwd, approvalPolicy: 'never', sandbox: 'read-only', ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}) },
+    },
+  ];
+  return { invocation: { command: bin, args, stdin: lines.map((l) => `${JSON.stringify(l)}\n`).join('') }, files: [] };
+}
+
+/** Up once the thread is loaded; failed when the resume was refused. */
+export function appServerReady(line: string): boolean | undefined {
+  if (!line.includes(`"${RESUME_ID}"`)) return undefined;
+  try {
+    const msg = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
+    if (msg.id !== RESUME_ID) return undefined;
+    return msg.result !== undefined && msg.error === undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One more user turn on a loaded thread: text, then images as data URLs. */
+export function toTurnStart(prompt: Pick<Prompt, 'text' | 'images'>, threadId: string): string {
+  const input = [
+    { type: 'text', text: prompt.text, text_elements: [] },
+    ...(prompt.images ?? []).map((img) => ({ type: 'image', url: `data:${img.mediaType};base64,${img.data.toString('base64')}` })),
+  ];
+  return `${JSON.stringify({ id: `olp-turn-${++turnIds}`, method: 'turn/start', params: { threadId, input } })}\n`;
+}
+
+interface Message {
+  id?: unknown;
+  method?: string;
+  result?: { turn?: { id?: string } };
+  error?: { message?: string };
+  params?: {
+    threadId?: string;
+    turnId?: string;
+    itemId?: string;
+    delta?: string;
+    willRetry?: boolean;
+    error?: { message?: string };
+    item?: { type?: string; id?: string; text?: string };
+    turn?: { id?: string; status?: string; error?: { message?: string } | null };
+    tokenUsage?: { total?: Record<string, unknown> };
+  };
+}
+
+const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** The app-server's running total in the names `codex exec` uses (so the session layer's rebase applies). */
+function toRawTotal(total: Record<string, unknown>): Record<string, number> {
+  return {
+    input_tokens: n(total.inputTokens),
+    cached_input_tokens: n(total.cachedInputTokens),
+    cache_write_input_tokens: n(total.cacheWriteInputTokens),
+    output_tokens: n(total.outputTokens),
+    reasoning_output_tokens: n(total.reasoningOutputTokens),
+  };
+}
+
+/**
+ * Reads one turn of an app-server worker: the agent message's deltas as they come (a message
+ * that arrives without deltas is forwarded whole), the thread's running token total as of this
+ * turn (an update replayed for an earlier turn is ignored), retries (`error` with willRetry) as
+ * retries, and the end at this turn's `turn/completed`.
+ */
+export function createAppServerParser(model?: string): EventParser {
+  const reader = createLineReader<Message>();
+  let turnId: string | undefined;
+  let threadId: string | undefined;
+  let total: Record<string, number> | null = null;
+  let status: string | undefined;
+  let failed: string | undefined;
+  let lastError: string | undefined;
+  let messages = 0;
+  const streamed = new Set<string>();
+
+  const ours = (id: string | undefined) => turnId === undefined || id === undefined || id === turnId;
+
+  function text(itemId: string, t: string): BackendEvent[] {
+    if (!streamed.has(itemId)) {
+      streamed.add(itemId);
+      if (messages++ > 0) t = `\n\n${t}`;
+    }
+    return t ? [{ type: 'text', text: t }] : [];
+  }
+
+  return {
+    get complete() {
+      return status !== undefined;
+    },
+    push(raw: string): BackendEvent[] {
+      const msg = reader.read(raw);
+      if (!msg) return [];
+      // The answer to our turn/start: the turn's id, or why there is no turn.
+      if (msg.method === undefined && msg.id !== undefined) {
+        if (msg.result?.turn?.id) turnId = msg.result.turn.id;
+        else if (msg.error) {
+          failed = msg.error.message ?? 'turn/start failed';
+          status = 'failed';
+        }
+        return [];
+      }
+      const p = msg.params ?? {};
+      switch (msg.method) {
+        case 'turn/started':
+          turnId ??= p.turn?.id;
+          if (p.threadId && !threadId) {
+            threadId = p.threadId;
+            return [{ type: 'session', sessionId: threadId }];
+          }
+          return [];
+        case 'item/agentMessage/delta':
+          if (!ours(p.turnId) || typeof p.delta !== 'string') return [];
+          return text(p.itemId ?? 'message', p.delta);
+        case 'item/completed':
+          if (!ours(p.turnId) || p.item?.type !== 'agentMessage' || typeof p.item.text !== 'string') return [];
+          // Streamed already: the deltas were the text.
+          if (streamed.has(p.item.id ?? 'message')) return [];
+          return text(p.item.id ?? 'message', p.item.text);
+        case 'thread/tokenUsage/updated':
+          if (p.turnId !== undefined && turnId !== undefined && p.turnId !== turnId) return [];
+          if (p.tokenUsage?.total) total = toRawTotal(p.tokenUsage.total);
+          return [];
+        case 'error': {
+          if (!ours(p.turnId)) return [];
+          const message = p.error?.message ?? 'error';
+          if (p.willRetry) return [{ type: 'retry', message }];
+          lastError = message;
+          return [];
+        }
+        case 'turn/completed':
+          if (!ours(p.turn?.id)) return [];
+          status = p.turn?.status ?? 'completed';
+          if (status !== 'completed') failed = p.turn?.error?.message ?? lastError ?? `turn ${status}`;
+          return [];
+        default:
+          return []; // status changes, warnings, rate-limit updates and future notifications
+      }
+    },
+
+    finish(exit: ExitInfo): TurnOutcome {
+      const usage = toCodexUsage(total);
+      const base = threadId ? { sessionId: threadId } : {};
+      if (status === 'completed') return { ok: true, finishReason: 'stop', usage, ...base };
+      const error = toCodexError({
+        ...(failed !== undefined ? { failed } : {}),
+        ...(lastError !== undefined ? { lastError } : {}),
+        exit,
+        ...reader.summary(),
+        ...(model ? { model } : {}),
+      });
+      return { ok: false, error, usage, ...base };
+    },
+  };
+}
