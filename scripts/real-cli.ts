@@ -8,10 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { findByHome } from '../src/process/index.js';
+import { describeProcess, findByHome } from '../src/process/index.js';
 import { runDirFor } from '../src/workspace/index.js';
 import { startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
-import { OLP_BIN, REAL_CLAUDE } from '../test/support/paths.js';
+import { OLP_BIN, REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
+import { startResponsesStandIn, type ResponsesStandIn } from '../test/support/responses-stand-in.js';
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -27,14 +28,6 @@ function cpuMs(pid: number, children = false): number {
   }
 }
 
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 interface Olp {
   url: string;
@@ -44,13 +37,23 @@ interface Olp {
   stop(): Promise<void>;
 }
 
-async function startOlp(api: StandIn, workers: boolean): Promise<Olp> {
+async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, workers: boolean): Promise<Olp> {
   const dir = mkdtempSync(join(tmpdir(), 'olp-realbench-'));
   const stateDir = join(dir, 'state');
-  const claudeEnv = { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' };
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify(claudeEnv) };
+  const claudeEnv = { ANTHROPIC_BASE_URL: api.claude.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' };
+  const codexConfig = [
+    'model_provider="standin"',
+    `model_providers.standin={name="standin",base_url="${api.codex.url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`,
+  ];
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    OLP_CLAUDE_ENV: JSON.stringify(claudeEnv),
+    OLP_CODEX_ENV: JSON.stringify({ CODEX_API_KEY: 'sk-dummy-000' }),
+    OLP_CODEX_CONFIG: JSON.stringify(codexConfig),
+  };
   const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', REAL_CLAUDE, '--workers', String(workers)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   daemon.stderr!.resume();
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
@@ -94,12 +97,12 @@ async function spareUp(olp: Olp): Promise<void> {
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-async function ask(olp: Olp, messages: Msg[]): Promise<{ ms: number; reply: string; run: string | null }> {
+async function ask(olp: Olp, messages: Msg[], model: string): Promise<{ ms: number; reply: string; run: string | null }> {
   const started = performance.now();
   const res = await fetch(`${olp.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${olp.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sonnet', messages }),
+    body: JSON.stringify({ model, messages }),
   });
   const body = (await res.json()) as { choices?: { message: { content: string } }[] };
   if (!res.ok || !body.choices) throw new Error(`olp answered ${res.status}: ${JSON.stringify(body)}`);
@@ -107,10 +110,10 @@ async function ask(olp: Olp, messages: Msg[]): Promise<{ ms: number; reply: stri
 }
 
 /** One turn's wall time and CPU (olp + every CLI of it, including one that exits during the turn). */
-async function measured(olp: Olp, messages: Msg[]): Promise<{ ms: number; cpu: number; reply: string }> {
+async function measured(olp: Olp, messages: Msg[], model: string): Promise<{ ms: number; cpu: number; reply: string }> {
   const before = liveClis(olp);
   const c0 = totalCpu(olp, before);
-  const r = await ask(olp, messages);
+  const r = await ask(olp, messages, model);
   // A cold CLI may still be exiting: wait until olp has reaped it, so its CPU is counted.
   for (let i = 0; i < 50 && before.length === 0 && liveClis(olp).some((p) => !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('stream-json')); i++) await new Promise((res) => setTimeout(res, 20));
   const after = [...new Set([...before, ...liveClis(olp)])];
@@ -118,6 +121,7 @@ async function measured(olp: Olp, messages: Msg[]): Promise<{ ms: number; cpu: n
 }
 
 export interface RealCliRow {
+  cli: 'claude' | 'codex';
   latencyMs: number;
   mode: 'cold' | 'resumed' | 'warm' | 'prestarted';
   turnMs: number[];
@@ -126,83 +130,105 @@ export interface RealCliRow {
 
 export interface RealCliFigures {
   rows: RealCliRow[];
-  workerRssMb: number[];
+  /** Each live CLI process after the warm claude turns: command name and resident memory. */
+  workerRss: string[];
 }
 
-/** Cold, resumed and warm turns at each provider latency; undefined when the real CLI is not installed. */
+/** Waits until the olp has a codex worker that has loaded its thread (app-server up). */
+async function codexWorkerUp(olp: Olp): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const res = await fetch(`${olp.url}/health`, { headers: { authorization: `Bearer ${olp.token}` } });
+    const live = ((await res.json()) as { workers: { live: { slot: string; state: string }[] } }).workers.live;
+    if (live.some((w) => w.slot.includes('/codex/') && w.state === 'idle')) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no codex worker came up');
+}
+
+type Mode = RealCliRow['mode'];
+
+/** One conversation of turns+1 turns; the first (cold) is not counted. */
+async function conversationRow(olp: Olp, cli: RealCliRow['cli'], latencyMs: number, mode: Mode, turns: number, model: string, before?: () => Promise<void>): Promise<RealCliRow> {
+  const row: RealCliRow = { cli, latencyMs, mode, turnMs: [], cpuMs: [] };
+  const messages: Msg[] = [];
+  for (let i = 0; i <= turns; i++) {
+    if (i > 0) await before?.();
+    messages.push({ role: 'user', content: `turn ${i}` });
+    const m = await measured(olp, messages, model);
+    messages.push({ role: 'assistant', content: m.reply });
+    if (i > 0) {
+      row.turnMs.push(m.ms);
+      row.cpuMs.push(m.cpu);
+    }
+  }
+  return row;
+}
+
+/** A new conversation per turn. */
+async function newConversationsRow(olp: Olp, cli: RealCliRow['cli'], latencyMs: number, mode: Mode, turns: number, model: string, before?: () => Promise<void>): Promise<RealCliRow> {
+  const row: RealCliRow = { cli, latencyMs, mode, turnMs: [], cpuMs: [] };
+  for (let i = 0; i < turns; i++) {
+    await before?.();
+    const m = await measured(olp, [{ role: 'user', content: `a new ${mode} conversation ${latencyMs}-${i}` }], model);
+    row.turnMs.push(m.ms);
+    row.cpuMs.push(m.cpu);
+  }
+  return row;
+}
+
+/** Cold, resumed, warm and pre-started turns at each provider latency; undefined when the real CLIs are not installed. */
 export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealCliFigures | undefined> {
   if (!existsSync(REAL_CLAUDE)) return undefined;
-  const api = await startAnthropicStandIn();
+  const claude = await startAnthropicStandIn();
+  const codex = await startResponsesStandIn();
+  const withCodex = existsSync(REAL_CODEX);
   const rows: RealCliRow[] = [];
-  const workerRssMb: number[] = [];
+  const workerRss: string[] = [];
   try {
     for (const latencyMs of latencies) {
-      api.latencyMs = latencyMs;
-      // Cold and resumed: workers off, a new conversation per turn / one conversation.
-      const off = await startOlp(api, false);
+      claude.latencyMs = latencyMs;
+      codex.latencyMs = latencyMs;
+      const off = await startOlp({ claude, codex }, false);
       try {
-        const cold: RealCliRow = { latencyMs, mode: 'cold', turnMs: [], cpuMs: [] };
-        for (let i = 0; i < turns; i++) {
-          const m = await measured(off, [{ role: 'user', content: `a new conversation ${latencyMs}-${i}` }]);
-          cold.turnMs.push(m.ms);
-          cold.cpuMs.push(m.cpu);
+        rows.push(await newConversationsRow(off, 'claude', latencyMs, 'cold', turns, 'sonnet'));
+        rows.push(await conversationRow(off, 'claude', latencyMs, 'resumed', turns, 'sonnet'));
+        if (withCodex) {
+          rows.push(await newConversationsRow(off, 'codex', latencyMs, 'cold', turns, 'codex'));
+          rows.push(await conversationRow(off, 'codex', latencyMs, 'resumed', turns, 'codex'));
         }
-        const resumed: RealCliRow = { latencyMs, mode: 'resumed', turnMs: [], cpuMs: [] };
-        const messages: Msg[] = [];
-        for (let i = 0; i <= turns; i++) {
-          messages.push({ role: 'user', content: `turn ${i}` });
-          const m = await measured(off, messages);
-          messages.push({ role: 'assistant', content: m.reply });
-          if (i > 0) {
-            resumed.turnMs.push(m.ms);
-            resumed.cpuMs.push(m.cpu);
-          }
-        }
-        rows.push(cold, resumed);
       } finally {
         await off.stop();
       }
-      const on = await startOlp(api, true);
+      const on = await startOlp({ claude, codex }, true);
       try {
-        const warm: RealCliRow = { latencyMs, mode: 'warm', turnMs: [], cpuMs: [] };
-        const messages: Msg[] = [];
-        for (let i = 0; i <= turns; i++) {
-          messages.push({ role: 'user', content: `turn ${i}` });
-          const m = await measured(on, messages);
-          messages.push({ role: 'assistant', content: m.reply });
-          if (i > 0) {
-            warm.turnMs.push(m.ms);
-            warm.cpuMs.push(m.cpu);
-          }
+        // The spare the first turn leaves is let come up first, so its start-up is not counted as a warm turn's.
+        rows.push(await conversationRow(on, 'claude', latencyMs, 'warm', turns, 'sonnet', () => spareUp(on)));
+        for (const p of liveClis(on)) {
+          const d = describeProcess(p);
+          if (d) workerRss.push(`${d.command} ${d.rssMb} MB`);
         }
-        rows.push(warm);
-        for (const p of liveClis(on)) workerRssMb.push(rssMb(p));
         // Pre-started: each new conversation's first turn, once the spare the last turn left is up.
-        const pre: RealCliRow = { latencyMs, mode: 'prestarted', turnMs: [], cpuMs: [] };
-        for (let i = 0; i < turns; i++) {
-          await spareUp(on);
-          const m = await measured(on, [{ role: 'user', content: `a new conversation on a spare ${latencyMs}-${i}` }]);
-          pre.turnMs.push(m.ms);
-          pre.cpuMs.push(m.cpu);
-        }
-        rows.push(pre);
+        rows.push(await newConversationsRow(on, 'claude', latencyMs, 'prestarted', turns, 'sonnet', () => spareUp(on)));
+        // codex: turns 2.. on the app-server that loaded the thread after turn 1.
+        if (withCodex) rows.push(await conversationRow(on, 'codex', latencyMs, 'warm', turns, 'codex', () => codexWorkerUp(on)));
       } finally {
         await on.stop();
       }
     }
   } finally {
-    await api.close();
+    await claude.close();
+    await codex.close();
   }
-  return { rows, workerRssMb };
+  return { rows, workerRss };
 }
 
 export function printRealCli(f: RealCliFigures): void {
-  console.log('real claude (pinned) through olp, loopback stand-in API; medians (min-max) of each mode\'s turns');
-  console.log('  provider latency  mode        turn ms                 CPU ms per turn (olp + CLI)');
+  console.log('real claude and codex (pinned) through olp, loopback stand-in APIs; medians (min-max) of each mode\'s turns');
+  console.log('  cli     provider latency  mode        turn ms                 CPU ms per turn (olp + CLI)');
   const fmt = (xs: number[]) => `${median(xs).toFixed(0).padStart(5)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
-  for (const r of f.rows) console.log(`  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
+  for (const r of f.rows) console.log(`  ${r.cli.padEnd(6)}  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
   console.log('  (a pre-started turn\'s CPU leaves out starting the spare it used: a cold start\'s CPU, paid in the background beforehand)');
-  if (f.workerRssMb.length) console.log(`  RSS of the live CLIs (the worker and spares) after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRssMb.map((m) => `${m.toFixed(0)} MB`).join(', ')}`);
+  if (f.workerRss.length) console.log(`  live CLI processes after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm claude turns (the worker, the spare and anything they run): ${f.workerRss.join(', ')}`);
   console.log(JSON.stringify({ realCli: f }));
 }
 

@@ -11,6 +11,8 @@ export interface ResponsesStandIn {
   /** JSON bodies of every POST /v1/responses. */
   requests: { input?: unknown; instructions?: string; model?: string; tools?: unknown[] }[];
   mode: ResponsesMode;
+  /** Simulated provider time before a reply starts (ms; default 0). */
+  latencyMs: number;
   close(): Promise<void>;
 }
 
@@ -23,7 +25,7 @@ function lastUserText(body: { input?: unknown }): string {
 }
 
 export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
-  const state: ResponsesStandIn = { url: '', requests: [], mode: 'text', close: async () => {} };
+  const state: ResponsesStandIn = { url: '', requests: [], mode: 'text', latencyMs: 0, close: async () => {} };
   const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -41,6 +43,7 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: status === 401 ? 'invalid_api_key' : null } }));
       return;
     }
+    if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
     const text = `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
     const n = state.requests.length;
     const events = [
