@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describeProcess, findByHome } from '../src/process/index.js';
+import { findByHome } from '../src/process/index.js';
 import { runDirFor } from '../src/workspace/index.js';
 import { startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
 import { OLP_BIN, REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
@@ -130,7 +130,7 @@ export interface RealCliRow {
 
 export interface RealCliFigures {
   rows: RealCliRow[];
-  /** Each live CLI process after the warm claude turns: command name and resident memory. */
+  /** Each live CLI olp lists after the warm claude turns: state, turns and resident memory. */
   workerRss: string[];
 }
 
@@ -203,9 +203,9 @@ export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealC
       try {
         // The spare the first turn leaves is let come up first, so its start-up is not counted as a warm turn's.
         rows.push(await conversationRow(on, 'claude', latencyMs, 'warm', turns, 'sonnet', () => spareUp(on)));
-        for (const p of liveClis(on)) {
-          const d = describeProcess(p);
-          if (d) workerRss.push(`${d.command} ${d.rssMb} MB`);
+        const health = await fetch(`${on.url}/health`, { headers: { authorization: `Bearer ${on.token}` } });
+        for (const w of ((await health.json()) as { workers: { live: { state: string; turns: number; rssMb: number | null }[] } }).workers.live) {
+          workerRss.push(`${w.state} (${w.turns} turns) ${w.rssMb ?? '?'} MB`);
         }
         // Pre-started: each new conversation's first turn, once the spare the last turn left is up.
         rows.push(await newConversationsRow(on, 'claude', latencyMs, 'prestarted', turns, 'sonnet', () => spareUp(on)));
@@ -228,7 +228,7 @@ export function printRealCli(f: RealCliFigures): void {
   const fmt = (xs: number[]) => `${median(xs).toFixed(0).padStart(5)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
   for (const r of f.rows) console.log(`  ${r.cli.padEnd(6)}  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
   console.log('  (a pre-started turn\'s CPU leaves out starting the spare it used: a cold start\'s CPU, paid in the background beforehand)');
-  if (f.workerRss.length) console.log(`  live CLI processes after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm claude turns (the worker, the spare and anything they run): ${f.workerRss.join(', ')}`);
+  if (f.workerRss.length) console.log(`  live claude CLIs after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRss.join(', ')}`);
   console.log(JSON.stringify({ realCli: f }));
 }
 
