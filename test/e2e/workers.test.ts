@@ -182,6 +182,23 @@ describe('live workers, when something goes wrong', () => {
     }
   });
 
+  it('a warm turn that stalls after it started gets the idle timeout; the worker goes, and so does its workspace', async () => {
+    const t = await startWorkers({ idleTimeout: 1 });
+    try {
+      const c = conversation(t);
+      c.messages[0] = { role: 'system', content: 'plain' };
+      c.messages.push({ role: 'user', content: 'one' });
+      const r = await c.client.chat.completions.create({ model: 'sonnet', messages: c.messages });
+      c.messages.push({ role: 'assistant', content: r.choices[0]!.message.content! }, { role: 'user', content: '[[fake:hang]] two' });
+      const [pid] = recordedPids(t.recordDir).runs;
+      await assert.rejects(c.client.chat.completions.create({ model: 'sonnet', messages: c.messages }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 504);
+      await waitFor(() => !isAlive(pid!));
+      await waitFor(() => leftoverWorkspaces(t.stateDir).length === 0);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a model change retires the worker and resumes cold with the new model', async () => {
     const t = await startWorkers();
     try {
