@@ -16,6 +16,8 @@ import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openA
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createParkedTurns, createToolBridge } from './tools/index.js';
+import type { ToolParkedTurn } from './turn/tools.js';
 
 export interface Daemon {
   /** `http://host:port` (the API is under `/v1`). */
@@ -128,6 +130,9 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     tokensSince: (keyId, since) => store.usage.tokensSince(keyId, since),
   });
   const lifecycle = createLifecycle();
+  // The client's functions reach the model through olp's own MCP server (started with the daemon).
+  const bridge = createToolBridge(logger);
+  const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
   const conversation: ConversationDeps = {
@@ -141,7 +146,9 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     imageLimits: { maxBytes: config.imageMaxBytes, maxCount: config.imageMaxCount, maxTotalBytes: config.imageMaxTotalBytes, fetchRemote: config.imageFetch },
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
+    parked,
     turns: {
+      tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor,
       workspaces,
       hostEnv,
@@ -165,12 +172,13 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     conversation,
     workers,
   });
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer };
+  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked };
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
-  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer } = composeDaemon(options);
+  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked } = composeDaemon(options);
+  await bridge.start();
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -202,7 +210,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           logger.warn({ event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active }, 'grace period over; stopping CLI children');
         }
         // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
-        await Promise.all([workers?.stopAll(), supervisor.killAll()]);
+        await Promise.all([workers?.stopAll(), parked.stopAll(), supervisor.killAll()]);
+        await bridge.close();
         await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
         server.closeAllConnections();
         await stopped;

@@ -1,6 +1,7 @@
 import type { ProxyError } from '../errors/index.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
 import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
+import type { ToolSpec } from '../tools/index.js';
 import type { Link, WorkspaceFile } from '../workspace/index.js';
 
 /** Token counts for one turn: the CLI's own figures and the OpenAI-normalised ones. */
@@ -16,25 +17,40 @@ export interface Usage {
   costUsd?: number;
 }
 
-export type FinishReason = 'stop' | 'length' | 'content_filter';
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /** What a backend's parser yields while the CLI runs. */
 export type BackendEvent =
   | { type: 'session'; sessionId: string; model?: string }
   | { type: 'text'; text: string }
   /** The CLI is retrying its provider: not progress (the idle timer keeps running). */
-  | { type: 'retry'; message: string };
+  | { type: 'retry'; message: string }
+  /** The model starts a call of one of the client's functions (`index` counts the step's calls from 0). */
+  | { type: 'tool_call'; index: number; id: string; name: string }
+  /** A piece of that call's JSON arguments. */
+  | { type: 'tool_args'; index: number; text: string };
 
 /** How a turn ended, decided once stdout is exhausted and the process has exited. */
 export type TurnOutcome =
   | { ok: true; finishReason: FinishReason; usage: Usage | null; sessionId?: string }
   | { ok: false; error: ProxyError; usage: Usage | null; sessionId?: string };
 
+/** A step of the turn that ended in calls of the client's functions: the CLI now waits for their results. */
+export interface ToolStep {
+  calls: { id: string; name: string; arguments: string }[];
+  /** The step's own model call(s). */
+  usage: Usage | null;
+}
+
 /** Stateful, I/O-free translator of one run's stdout lines. */
 export interface EventParser {
   push(line: string): BackendEvent[];
   /** True once the turn's final event has been read: nothing after it changes the outcome. */
   readonly complete: boolean;
+  /** Set when the model's message ended in tool calls (the turn goes on once their results are in). */
+  readonly toolStep?: ToolStep | undefined;
+  /** Clears `toolStep` before the turn goes on; later usage is reported without the steps'. */
+  continueAfterTools?(): void;
   finish(exit: ExitInfo): TurnOutcome;
 }
 
@@ -54,6 +70,8 @@ export interface Turn {
   cliModel: string;
   maxOutputTokens?: number;
   session?: SessionUse;
+  /** The client's functions, offered through olp's MCP bridge at `url`. */
+  tools?: { specs: readonly ToolSpec[]; url: string; timeoutMs: number };
   /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
   live?: boolean;
   /**

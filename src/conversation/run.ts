@@ -5,6 +5,7 @@ import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, typ
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
+import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
@@ -12,9 +13,12 @@ import { recordResult } from './ledger.js';
 import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
 
 /** The conversation as one backend needs it, within the model's prompt budget. */
-function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend): Transcript {
+function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): Transcript {
   const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
-  const system = withResponseFormat({ system: parsed.system, text: '' }, format).system;
+  const formatted = withResponseFormat({ system: parsed.system, text: '' }, format).system;
+  // A tool choice the CLI cannot enforce by itself is asked for in the system prompt.
+  const instruction = tools ? choiceInstruction(tools) : undefined;
+  const system = instruction ? [formatted, instruction].filter(Boolean).join('\n\n') : formatted;
   const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
   return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
 }
@@ -112,6 +116,65 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     return result;
   }
 
+  /** The request's tools for a backend that can offer them (claude, with the bridge running). */
+  function toolsFor(backend: Backend): ToolRequest | undefined {
+    return currentTools && deps.turns.tools && backend.id === 'claude' ? currentTools : undefined;
+  }
+  let currentTools: ToolRequest | undefined;
+
+  /** Passes a turn's events on as the conversation's, announcing the answer at its first sign. */
+  async function* forward<R>(gen: AsyncGenerator<BackendEvent, R>, model: string, backend: string): AsyncGenerator<ConversationEvent, R> {
+    let step = await gen.next();
+    while (!step.done) {
+      const ev = step.value;
+      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') {
+        if (!p.started) {
+          p.started = true;
+          const session = p.session ?? { mode: 'ephemeral' };
+          yield { type: 'started', model, backend, session, headers: { ...p.headers, 'x-olp-session-mode': session.mode } };
+        }
+        p.firstTokenMs ??= performance.now() - meta.started;
+        if (ev.type === 'text') {
+          p.sentChars += ev.text.length;
+          yield { type: 'text', text: ev.text };
+        } else if (ev.type === 'tool_args') {
+          p.sentChars += ev.text.length;
+          yield ev;
+        } else yield ev;
+      }
+      step = await gen.next();
+    }
+    return step.value;
+  }
+
+  /**
+   * The client's tool results for a turn parked on exactly these calls: that CLI goes on. Undefined
+   * when there is none (or it is gone): the conversation then runs as usual, tools still offered.
+   */
+  async function* continueParked(input: ConversationInput, messages: readonly ChatMessage[], signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
+    const answered = trailingToolResults(messages);
+    if (!answered || !deps.parked) return undefined;
+    const parked = deps.parked.take(principal.keyId, answered.ids);
+    if (!parked) return undefined;
+    const route = deps.registry.resolve(input.model);
+    if (route.cliModel !== parked.model) {
+      await parked.retire('model_changed');
+      return undefined;
+    }
+    p.backend = route.backend.id;
+    p.servedModel = input.model;
+    p.session = { mode: 'ephemeral' };
+    const gen = parked.resume(answered.results, signal, meta.log);
+    try {
+      const outcome = yield* forward(gen, input.model, route.backend.id);
+      if (outcome?.parked) deps.parked.park(outcome.parked);
+      if (outcome) p.run = outcome.run;
+      return outcome;
+    } finally {
+      await gen.return(undefined);
+    }
+  }
+
   /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
   async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Transcript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
     const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
@@ -128,7 +191,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       let transcript = first;
       if (i > 0) {
         try {
-          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend);
+          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend, toolsFor(route.backend));
         } catch (err) {
           meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
           continue;
@@ -149,7 +212,9 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         if (fallBack(last.error)) continue;
         return last;
       }
-      const lease = deps.sessions ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+      // A turn with the client's functions runs without a session: it may park on the calls.
+      const tools = toolsFor(route.backend);
+      const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
       if (signal.aborted) {
         // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
         lease.release();
@@ -160,23 +225,11 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         p.session = toSessionNote(lease);
         const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) };
         const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
-        gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log });
-        let step = await gen.next();
-        while (!step.done) {
-          if (step.value.type === 'text') {
-            if (!p.started) {
-              p.started = true;
-              yield { type: 'started', model: candidate, backend: route.backend.id, session: p.session, headers: { ...p.headers, 'x-olp-session-mode': p.session.mode } };
-            }
-            p.firstTokenMs ??= performance.now() - meta.started;
-            p.sentChars += step.value.text.length;
-            yield { type: 'text', text: step.value.text };
-          }
-          step = await gen.next();
-        }
-        const outcome = step.value;
+        gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, ...(tools ? { tools: offeredTools(tools) } : {}) });
+        const outcome = yield* forward(gen, candidate, route.backend.id);
         p.session = toSessionNote(lease, outcome.sessionId);
         p.run = outcome.run;
+        if (outcome.parked) deps.parked?.park(outcome.parked);
         if (!outcome.ok && !p.started && fallBack(outcome.error)) {
           last = outcome;
           continue;
@@ -195,6 +248,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 
   async function* run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult> {
     model = input.model;
+    currentTools = input.tools;
     /** The run was stopped: by olp with its own error (a client that does not read), or by the client leaving. */
     const noteStop = (usage: Usage | null): void => {
       const reason: unknown = signal.reason;
@@ -217,7 +271,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
-      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend);
+      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor(first.backend));
       p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
@@ -233,7 +287,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       p.queueMs = permit.waitedMs;
       Object.assign(p.headers, permit.headers);
       meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
-      const outcome = yield* runChain(input, messages, transcript, signal);
+      const outcome = (yield* continueParked(input, messages, signal)) ?? (yield* runChain(input, messages, transcript, signal));
       if (outcome) {
         p.usage = outcome.usage;
         if (outcome.ok) p.finishReason = outcome.finishReason;
@@ -274,4 +328,30 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 function estimate(promptTokens: number, sentChars: number): Usage {
   const completionTokens = charsToTokens(sentChars);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} };
+}
+
+/**
+ * The tool results that end the conversation: the last assistant message's tool call ids, when
+ * every one of them is answered by the `tool` messages after it (and nothing else follows).
+ */
+function trailingToolResults(messages: readonly ChatMessage[]): { ids: string[]; results: Map<string, string> } | undefined {
+  let i = messages.length - 1;
+  const results = new Map<string, string>();
+  while (i >= 0 && messages[i]!.role === 'tool') {
+    const m = messages[i] as ChatMessage & { role: 'tool'; tool_call_id: string; content: unknown };
+    results.set(m.tool_call_id, toolText(m.content));
+    i--;
+  }
+  const call = messages[i];
+  if (!call || call.role !== 'assistant' || results.size === 0) return undefined;
+  const ids = ((call as { tool_calls?: { id: string }[] }).tool_calls ?? []).map((c) => c.id);
+  if (ids.length === 0 || ids.some((id) => !results.has(id))) return undefined;
+  return { ids, results };
+}
+
+/** A tool message's content as text (a string, or text parts joined). */
+function toolText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
+  return '';
 }

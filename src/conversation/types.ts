@@ -7,6 +7,10 @@ import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat } from '../transcript/index.js';
 import type { TurnDeps } from '../turn/index.js';
+import type { ToolParkedTurn } from '../turn/tools.js';
+import type { createParkedTurns, ToolRequest } from '../tools/index.js';
+
+type ParkedTurnsOf<T extends ToolParkedTurn> = ReturnType<typeof createParkedTurns<T>>;
 import type { RunMode } from '../workers/index.js';
 import type { ChatMessage } from '../validate/index.js';
 
@@ -25,6 +29,8 @@ export interface ConversationDeps {
   /** Prompt budget per model id or backend id. */
   contextTokens: Readonly<Record<string, number>>;
   contextOverflow: 'refuse' | 'trim';
+  /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
+  parked?: ParkedTurnsOf<ToolParkedTurn> | undefined;
 }
 
 /** Which wire format a request came in; recorded in its ledger row. */
@@ -36,6 +42,8 @@ export interface ConversationInput {
   messages: ChatMessage[];
   responseFormat?: ResponseFormat | undefined;
   maxOutputTokens?: number | undefined;
+  /** The client's functions and tool choice (none offered: undefined). */
+  tools?: ToolRequest | undefined;
 }
 
 /** Who asks and how the request arrived. */
@@ -61,7 +69,10 @@ export interface SessionNote {
 export type ConversationEvent =
   /** A model is answering (after any fallback): the last moment to set response headers. */
   | { type: 'started'; model: string; backend: string; session: SessionNote; headers: Readonly<Record<string, string>> }
-  | { type: 'text'; text: string };
+  | { type: 'text'; text: string }
+  /** The model calls one of the client's functions (`index` counts this response's calls from 0). */
+  | { type: 'tool_call'; index: number; id: string; name: string }
+  | { type: 'tool_args'; index: number; text: string };
 
 export type Outcome = 'ok' | 'error' | 'timeout' | 'client_aborted' | 'rejected';
 

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { openConversation, type ConversationDeps } from '../conversation/index.js';
 import { shuttingDown } from '../errors/index.js';
 import { newCompletionId, writeChatJson, writeChatStream } from '../respond/index.js';
+import { parseToolRequest } from '../tools/index.js';
 import { parseChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -33,13 +34,15 @@ export function createChatRoute(deps: EndpointDeps) {
     c.conversation = conv;
     try {
       let request;
+      let tools;
       try {
         request = parseChatRequest(req.body);
+        tools = parseToolRequest(req.body as Parameters<typeof parseToolRequest>[0]);
       } catch (err) {
         throw conv.reject(err).error;
       }
       const stop = disconnectSignal(res);
-      const input = { model: request.model, messages: request.messages, responseFormat: request.response_format, maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined };
+      const input = { model: request.model, messages: request.messages, responseFormat: request.response_format, maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined, tools };
       const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true, clientTimeoutMs: deps.clientTimeoutMs };
       const events = conv.run(input, stop.signal);
       await (stream ? writeChatStream(res, events, meta, stop) : writeChatJson(res, events, meta));

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
 import { toErrorBody } from '../errors/index.js';
-import { toChatCompletion, toChunk, toUsageChunk } from './shapes.js';
+import { toChatCompletion, toChunk, toUsageChunk, type ToolCall } from './shapes.js';
 
 export * from './shapes.js';
 export { createSseWriter, ClientTooSlowError, type SseWriter } from './sse.js';
@@ -29,17 +29,21 @@ export function setHeaders(res: Response, headers: Readonly<Record<string, strin
  * The whole reply of a conversation that is answered in one body, with its result; a failed
  * conversation throws its error (headers set, body unsent); undefined when the client left.
  */
-export async function collectReply(res: Response, events: Events): Promise<{ text: string; result: ConversationResult } | undefined> {
+export async function collectReply(res: Response, events: Events): Promise<{ text: string; toolCalls: ToolCall[]; result: ConversationResult } | undefined> {
   const parts: string[] = [];
+  const toolCalls: ToolCall[] = [];
   let step = await events.next();
   while (!step.done) {
-    if (step.value.type === 'text') parts.push(step.value.text);
+    const ev = step.value;
+    if (ev.type === 'text') parts.push(ev.text);
+    else if (ev.type === 'tool_call') toolCalls[ev.index] = { id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } };
+    else if (ev.type === 'tool_args' && toolCalls[ev.index]) toolCalls[ev.index]!.function.arguments += ev.text;
     step = await events.next();
   }
   const result = step.value;
   setHeaders(res, result.headers);
   if (result.error) throw result.error;
-  return result.outcome === 'client_aborted' ? undefined : { text: parts.join(''), result };
+  return result.outcome === 'client_aborted' ? undefined : { text: parts.join(''), toolCalls: toolCalls.filter(Boolean), result };
 }
 
 /** Collects the whole reply and sends one `chat.completion`; a failed conversation throws its error unsent. */
@@ -47,7 +51,7 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
   const reply = await collectReply(res, events);
   if (!reply) return;
   const r = reply.result;
-  res.status(200).json(toChatCompletion({ ...meta, model: r.servedModel ?? meta.model }, reply.text, r.finishReason, r.usage));
+  res.status(200).json(toChatCompletion({ ...meta, model: r.servedModel ?? meta.model }, reply.text, r.finishReason, r.usage, reply.toolCalls));
 }
 
 /**
@@ -70,7 +74,9 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     while (!step.done) {
       const ev = step.value;
       if (ev.type === 'started') await open(ev.model, ev.headers);
-      else await sse.send(toChunk(m, { content: ev.text }));
+      else if (ev.type === 'text') await sse.send(toChunk(m, { content: ev.text }));
+      else if (ev.type === 'tool_call') await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] }));
+      else await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
       step = await events.next();
     }
     const r = step.value;

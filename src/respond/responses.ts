@@ -184,7 +184,7 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
     while (!step.done) {
       const ev = step.value;
       if (ev.type === 'started') await open(ev.model, ev.headers);
-      else {
+      else if (ev.type === 'text') {
         text += ev.text;
         await send('response.output_text.delta', { ...at, delta: ev.text, logprobs: [] });
       }

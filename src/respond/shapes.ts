@@ -19,7 +19,7 @@ export interface ChatCompletion {
   choices: [
     {
       index: 0;
-      message: { role: 'assistant'; content: string; refusal: null };
+      message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: ToolCall[] };
       finish_reason: FinishReason;
       logprobs: null;
     },
@@ -28,12 +28,27 @@ export interface ChatCompletion {
   system_fingerprint: null;
 }
 
+/** A call of one of the client's functions, as `message.tool_calls[]` carries it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A streamed piece of a tool call: the first carries id, type and name; later ones arguments. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function: { name?: string; arguments: string };
+}
+
 export interface ChatCompletionChunk {
   id: string;
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: 0; delta: { role?: 'assistant'; content?: string }; finish_reason: FinishReason | null; logprobs: null }[];
+  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] }; finish_reason: FinishReason | null; logprobs: null }[];
   system_fingerprint: null;
   usage?: CompletionUsage | null;
 }
@@ -53,13 +68,15 @@ export function toCompletionUsage(u: Usage | null): CompletionUsage {
   };
 }
 
-export function toChatCompletion(meta: { id: string; created: number; model: string }, content: string, finishReason: FinishReason, usage: Usage | null): ChatCompletion {
+export function toChatCompletion(meta: { id: string; created: number; model: string }, content: string, finishReason: FinishReason, usage: Usage | null, toolCalls: ToolCall[] = []): ChatCompletion {
+  // A message of tool calls alone has `content: null`, as OpenAI sends it.
+  const message = toolCalls.length ? { role: 'assistant' as const, content: content || null, refusal: null, tool_calls: toolCalls } : { role: 'assistant' as const, content, refusal: null };
   return {
     id: meta.id,
     object: 'chat.completion' as const,
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],
+    choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
     usage: toCompletionUsage(usage),
     system_fingerprint: null,
   };

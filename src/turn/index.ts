@@ -6,6 +6,8 @@ import type { Backend, BackendEvent, EventParser, Prepared, Turn, TurnOutcome } 
 import { systemHash } from '../sessions/index.js';
 import { availableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import { toChildEnv, type Workspace, type Workspaces } from '../workspace/index.js';
+import type { ToolSpec } from '../tools/index.js';
+import { runToolTurn, type ToolParkedTurn, type ToolTurnDeps } from './tools.js';
 
 export interface TurnDeps {
   supervisor: ProcessSupervisor;
@@ -16,6 +18,8 @@ export interface TurnDeps {
   replay?: boolean;
   /** Live workers: continued turns of a session slot go to a process kept from its last turn. */
   workers?: WorkerPool;
+  /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */
+  tools?: ToolTurnDeps;
   /**
    * Pre-started CLIs (with workers): after a key's turn, a spare is started in the slot its next
    * new conversation will take (`nextSlot`, from the session pool), for the model it just used.
@@ -31,12 +35,14 @@ export interface TurnInput {
   /** Aborted when the client goes away; kills the CLI's process group. */
   signal: AbortSignal;
   log: Logger;
+  /** The client's functions offered to the model (claude; see tools.ts). */
+  tools?: readonly ToolSpec[];
 }
 
 export { ClientAbortedError };
 
-/** A turn's outcome, and how it ran. */
-export type RunOutcome = TurnOutcome & { run: RunMode };
+/** A turn's outcome, and how it ran; `parked` when it stopped at calls of the client's functions. */
+export type RunOutcome = TurnOutcome & { run: RunMode; parked?: ToolParkedTurn };
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
 const WARM_START_MS = 2000;
@@ -55,7 +61,7 @@ interface Retrying {
  * (the process may live on) or the end of output. A CLI that only retries its provider makes no
  * progress: the idle timer keeps running, and past the retry bound the run is stopped.
  */
-async function* readTurn(
+export async function* readTurn(
   lines: AsyncIterator<string>,
   parser: EventParser,
   proc: RunningProcess,
@@ -84,8 +90,9 @@ async function* readTurn(
         log.debug({ event: 'cli_retry', message: retry.message }, 'the CLI is retrying its provider');
       }
       for (const ev of events) yield ev;
-      // The turn is decided: answer now, whatever still holds the CLI's stdout open.
-      if (parser.complete) return retrying;
+      // The turn is decided (or waits for the client's tool results): answer now, whatever
+      // still holds the CLI's stdout open.
+      if (parser.complete || parser.toolStep) return retrying;
     }
   } finally {
     if (retryTimer) clearTimeout(retryTimer);
@@ -93,7 +100,7 @@ async function* readTurn(
 }
 
 /** How a turn ended once its process has exited: the parser's verdict, or why olp stopped it. */
-function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo, limits: RunLimits, retrying: Retrying | undefined): TurnOutcome {
+export function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo, limits: RunLimits, retrying: Retrying | undefined): TurnOutcome {
   if (exit.reason === 'spawn_error') return { ok: false, error: backend.spawnError(exit), usage: null };
   const outcome = parser.finish(exit);
   if (outcome.ok) return outcome;
@@ -117,7 +124,7 @@ function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo, limits
 }
 
 /** Aborts `life` when the request's signal aborts, until the returned function is called. */
-function follow(signal: AbortSignal, life: AbortController): () => void {
+export function follow(signal: AbortSignal, life: AbortController): () => void {
   const onAbort = () => life.abort(signal.reason === 'shutdown' ? 'shutdown' : 'aborted');
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
@@ -138,6 +145,8 @@ function costOf(outcome: TurnOutcome): number {
  */
 export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator<BackendEvent, RunOutcome> {
   const { backend, turn } = input;
+  // The client's functions: a turn of its own that may park on the calls (see tools.ts).
+  if (input.tools && deps.tools) return yield* runToolTurn(deps as TurnDeps & { tools: ToolTurnDeps }, input as TurnInput & { tools: readonly ToolSpec[] });
   const session = turn.session;
   const pool = turn.live && backend.live && session?.slot !== undefined && session.sessionId && session.mode !== 'ephemeral' ? deps.workers : undefined;
   if (!pool || !session?.sessionId || session.slot === undefined) return yield* runCold(deps, input, false);

@@ -162,8 +162,5 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (req.n != null && req.n !== 1) {
     throw unsupportedValue('n', "Invalid value for 'n': olp returns one choice per request; use n=1 or leave it out.");
   }
-  if (req.tool_choice !== undefined && req.tool_choice !== 'none' && req.tool_choice !== 'auto' && req.tools?.length) {
-    throw unsupportedValue('tool_choice', "Invalid value for 'tool_choice': olp serves chat text only and cannot force a tool call; use 'auto' or 'none'.");
-  }
   return req;
 }

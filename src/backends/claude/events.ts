@@ -1,6 +1,6 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import type { BackendEvent, EventParser, FinishReason, TurnOutcome } from '../types.js';
+import type { BackendEvent, EventParser, FinishReason, ToolStep, TurnOutcome, Usage } from '../types.js';
 import { toClaudeError, type ClaudeResult } from './errors.js';
 import { toUsage } from './usage.js';
 
@@ -12,10 +12,13 @@ interface Line {
   parent_tool_use_id?: string | null;
   event?: {
     type?: string;
-    message?: { id?: string };
-    delta?: { type?: string; text?: string; stop_reason?: string | null };
+    index?: number;
+    message?: { id?: string; usage?: Record<string, unknown> };
+    content_block?: { type?: string; id?: string; name?: string };
+    delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+    usage?: { output_tokens?: number };
   };
-  message?: { id?: string; model?: string; content?: { type?: string; text?: string }[] };
+  message?: { id?: string; model?: string; content?: { type?: string; text?: string; id?: string; name?: string; input?: unknown }[] };
   error?: string;
   usage?: unknown;
   total_cost_usd?: unknown;
@@ -50,15 +53,38 @@ export function createClaudeParser(model?: string): EventParser {
   let stopReason: string | null | undefined;
   let emittedAny = false;
   const streamed = new Set<string>();
+  // Tool calls of the message being read: block index -> the call's place in the step.
+  let calls: { id: string; name: string; arguments: string }[] = [];
+  const blockCall = new Map<number, number>();
+  let messageUsage: Record<string, number> | undefined;
+  let toolStep: ToolStep | undefined;
+  /** Raw counts already reported with tool steps, left out of the turn's final usage. */
+  const reported: Record<string, number> = {};
 
   function text(t: string): BackendEvent {
     emittedAny = true;
     return { type: 'text', text: t };
   }
 
+  /** A tool call block (streamed or whole): the client sees its own function name. */
+  function startCall(block: number | undefined, id: string, name: string): BackendEvent {
+    const index = calls.length;
+    calls.push({ id, name: name.replace(/^mcp__olp__/, ''), arguments: '' });
+    if (block !== undefined) blockCall.set(block, index);
+    return { type: 'tool_call', index, id, name: calls[index]!.name };
+  }
+
   return {
     get complete() {
       return result !== undefined;
+    },
+    get toolStep() {
+      return toolStep;
+    },
+    continueAfterTools() {
+      toolStep = undefined;
+      calls = [];
+      blockCall.clear();
     },
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
@@ -76,11 +102,30 @@ export function createClaudeParser(model?: string): EventParser {
         case 'stream_event': {
           const ev = line.event;
           if (!topLevel || !ev) return [];
-          if (ev.type === 'message_start') currentMessage = ev.message?.id;
+          if (ev.type === 'message_start') {
+            currentMessage = ev.message?.id;
+            messageUsage = rawCounts(ev.message?.usage);
+          }
           if (ev.type === 'message_delta' && ev.delta && 'stop_reason' in ev.delta) stopReason = ev.delta.stop_reason;
+          if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
           if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' && typeof ev.delta.text === 'string' && ev.delta.text !== '') {
             if (currentMessage) streamed.add(currentMessage);
             return [text(ev.delta.text)];
+          }
+          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.id && ev.content_block.name) {
+            if (currentMessage) streamed.add(currentMessage);
+            return [startCall(ev.index, ev.content_block.id, ev.content_block.name)];
+          }
+          if (ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' && typeof ev.delta.partial_json === 'string' && ev.delta.partial_json !== '') {
+            const index = blockCall.get(ev.index ?? -1);
+            if (index === undefined) return [];
+            calls[index]!.arguments += ev.delta.partial_json;
+            return [{ type: 'tool_args', index, text: ev.delta.partial_json }];
+          }
+          if (ev.type === 'message_stop' && stopReason === 'tool_use' && calls.length > 0) {
+            const usage = messageUsage ? toUsage(messageUsage) : null;
+            for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
+            toolStep = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
           }
           return [];
         }
@@ -90,8 +135,18 @@ export function createClaudeParser(model?: string): EventParser {
           const msg = line.message;
           // Synthetic messages carry error text ("Not logged in"), never a reply.
           if (!msg || msg.model === '<synthetic>' || line.error || (msg.id && streamed.has(msg.id))) return [];
-          const parts = (msg.content ?? []).filter((c) => c.type === 'text' && typeof c.text === 'string' && c.text !== '');
-          return parts.map((c) => text(c.text!));
+          const out: BackendEvent[] = [];
+          for (const c of msg.content ?? []) {
+            if (c.type === 'text' && typeof c.text === 'string' && c.text !== '') out.push(text(c.text));
+            // Without partial messages a tool call arrives whole.
+            if (c.type === 'tool_use' && c.id && c.name) {
+              const start = startCall(undefined, c.id, c.name);
+              const args = JSON.stringify(c.input ?? {});
+              calls[(start as { index: number }).index]!.arguments = args;
+              out.push(start, { type: 'tool_args', index: (start as { index: number }).index, text: args });
+            }
+          }
+          return out;
         }
         case 'result':
           result = line as typeof result;
@@ -105,7 +160,7 @@ export function createClaudeParser(model?: string): EventParser {
     },
 
     finish(exit: ExitInfo): TurnOutcome {
-      const usage = result ? toUsage(result.usage, result.total_cost_usd) : null;
+      const usage = result ? withoutReported(toUsage(result.usage, result.total_cost_usd), reported) : null;
       const sid = sessionId ?? (result as { session_id?: string } | undefined)?.session_id;
       const base = sid ? { sessionId: sid } : {};
       if (result && !result.is_error) {
@@ -121,4 +176,18 @@ export function createClaudeParser(model?: string): EventParser {
       return { ok: false, error, usage, ...base };
     },
   };
+}
+
+/** The four raw counts of an Anthropic usage object. */
+function rawCounts(u: Record<string, unknown> | undefined): Record<string, number> | undefined {
+  if (!u) return undefined;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+  return { input_tokens: n(u.input_tokens), cache_creation_input_tokens: n(u.cache_creation_input_tokens), cache_read_input_tokens: n(u.cache_read_input_tokens), output_tokens: n(u.output_tokens) };
+}
+
+/** A turn's usage without what its tool steps already reported (each model call counted once). */
+function withoutReported(usage: Usage | null, reported: Record<string, number>): Usage | null {
+  if (!usage || Object.keys(reported).length === 0) return usage;
+  const raw = Object.fromEntries(Object.entries(usage.raw).map(([k, v]) => [k, Math.max(0, v - (reported[k] ?? 0))]));
+  return toUsage(raw, usage.costUsd);
 }

@@ -80,6 +80,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     envPolicy(turn: Turn): EnvPolicy {
       const set: Record<string, string> = { ...opts.env, ...fixed };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
+      // A call of the client's function waits for the client's next request: the CLI must wait as long.
+      if (turn.tools) set.MCP_TOOL_TIMEOUT = String(turn.tools.timeoutMs);
       return toEnvPolicy(set, opts.passEnv, API_KEY_VARS, isNestedSessionVar);
     },
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),

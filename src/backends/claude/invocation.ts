@@ -36,6 +36,8 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     turn.cliModel,
     '--tools=', // `=` form: --tools is variadic and would swallow a following value
     '--strict-mcp-config',
+    // The client's functions: olp's own MCP server for this run, and only its tools allowed.
+    ...(turn.tools ? ['--mcp-config', place.path(MCP_CONFIG_FILE), `--allowedTools=${turn.tools.specs.map((t) => `mcp__olp__${t.name}`).join(',')}`] : []),
     '--setting-sources=',
     '--disable-slash-commands',
     ...sessionArgs(turn),
@@ -44,11 +46,15 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     ...(streamed || turn.prestart ? ['--input-format', 'stream-json'] : []),
   ];
   if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(), live: true }, files: [] };
+  const mcp = turn.tools ? [{ name: MCP_CONFIG_FILE, content: JSON.stringify({ mcpServers: { olp: { type: 'http', url: turn.tools.url } } }) }] : [];
   return {
     invocation: { command: bin, args, stdin: streamed ? toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
-    files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }],
+    files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }, ...mcp],
   };
 }
+
+/** The MCP server config of a run with the client's functions (its URL holds the run's token). */
+export const MCP_CONFIG_FILE = 'mcp.json';
 
 let controlIds = 0;
 

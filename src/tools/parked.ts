@@ -1,0 +1,61 @@
+import type { Logger } from '../log/index.js';
+
+/**
+ * A CLI turn waiting for the client's tool results: the model called the client's functions,
+ * the calls went out to the client, and the CLI is blocked on its MCP calls. The same key's next
+ * request that answers exactly these calls continues it (`resume`); nothing else may.
+ */
+export interface ParkedTurn {
+  readonly keyId: string;
+  /** The model id the client asked for (a continuation must ask for the same). */
+  readonly model: string;
+  /** The tool call ids the client was sent, in order. */
+  readonly callIds: readonly string[];
+  /** Stops the CLI and cleans up; safe to call twice. */
+  retire(reason: string): Promise<void>;
+}
+
+/** The parked turns of the daemon, by key and call ids, each expiring after `ttlMs`. */
+export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logger: Logger }) {
+  const parked = new Map<string, { turn: T; timer: NodeJS.Timeout }>();
+  const keyOf = (keyId: string, ids: readonly string[]) => `${keyId}\u0000${[...ids].sort().join('\u0000')}`;
+
+  function drop(key: string): T | undefined {
+    const p = parked.get(key);
+    if (!p) return undefined;
+    clearTimeout(p.timer);
+    parked.delete(key);
+    return p.turn;
+  }
+
+  return {
+    get ttlMs(): number {
+      return o.ttlMs;
+    },
+    get size(): number {
+      return parked.size;
+    },
+    park(turn: T): void {
+      const key = keyOf(turn.keyId, turn.callIds);
+      drop(key)?.retire('replaced');
+      const timer = setTimeout(() => {
+        if (parked.get(key)?.turn !== turn) return;
+        parked.delete(key);
+        o.logger.info({ event: 'parked_turn_expired', calls: turn.callIds.length }, 'a parked tool-call turn expired');
+        void turn.retire('expired');
+      }, o.ttlMs);
+      timer.unref();
+      parked.set(key, { turn, timer });
+    },
+    /** The key's turn parked on exactly these calls, taken out of the registry. */
+    take(keyId: string, callIds: readonly string[]): T | undefined {
+      if (callIds.length === 0) return undefined;
+      return drop(keyOf(keyId, callIds));
+    },
+    async stopAll(): Promise<void> {
+      await Promise.all([...parked.keys()].map((k) => drop(k)?.retire('shutdown')));
+    },
+  };
+}
+
+export type ParkedTurns = ReturnType<typeof createParkedTurns<ParkedTurn>>;
