@@ -24,6 +24,12 @@ export interface StandIn {
   mode: StandInMode;
   /** Simulated provider time before a streamed reply starts (ms; default 0). */
   latencyMs: number;
+  /**
+   * When set and the request offers tools: the model's answer to a user text is these calls (to the
+   * offered tool whose name ends in `__<name>`, arguments streamed as input_json_delta); to tool
+   * results it answers `echo: <result> | <result>`.
+   */
+  toolCalls?: { name: string; input: Record<string, unknown> }[] | undefined;
   close(): Promise<void>;
 }
 
@@ -49,7 +55,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise<StandIn> {
   const requests: RecordedRequest[] = [];
-  const state: StandIn = { url: '', requests, mode, latencyMs: 0, close: async () => {} };
+  const state: StandIn = { url: '', requests, mode, latencyMs: 0, toolCalls: undefined, close: async () => {} };
 
   const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
     const raw = req.method === 'POST' ? await readBody(req) : '';
@@ -74,8 +80,30 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
       res.writeHead(Number(state.mode), { 'content-type': 'application/json', 'request-id': 'req_stand_in' }).end(JSON.stringify({ type: 'error', error: { type, message: `stand-in ${state.mode}` } }));
       return;
     }
-    const text = standInReply(lastUserText(body));
     const id = `msg_standin_${requests.length}`;
+    const offered = (body.tools ?? []) as { name?: string }[];
+    const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
+    const results = Array.isArray(lastUser?.content) ? (lastUser.content as { type: string; content?: unknown }[]).filter((b) => b.type === 'tool_result') : [];
+    if (state.toolCalls && offered.length > 0 && results.length === 0 && body.stream) {
+      if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+      const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      const usage = { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 1 };
+      send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } });
+      for (const [i, call] of state.toolCalls.entries()) {
+        const name = offered.find((t) => t.name === call.name || t.name?.endsWith(`__${call.name}`))?.name ?? call.name;
+        send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_standin_${requests.length}_${i}`, name, input: {} } });
+        const json = JSON.stringify(call.input);
+        for (const piece of json.match(/.{1,5}/gs) ?? []) send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: piece } });
+        send('content_block_stop', { type: 'content_block_stop', index: i });
+      }
+      send('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 6 } });
+      send('message_stop', { type: 'message_stop' });
+      res.end();
+      return;
+    }
+    const resultText = results.map((r) => (typeof r.content === 'string' ? r.content : Array.isArray(r.content) ? (r.content as { text?: string }[]).map((c) => c.text ?? '').join('') : '')).join(' | ');
+    const text = results.length ? `echo: ${resultText}` : standInReply(lastUserText(body));
     const usage = { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(

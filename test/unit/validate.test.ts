@@ -98,7 +98,6 @@ describe('parseChatRequest', () => {
     ['stream not boolean', { ...ok, stream: 'yes' }, 'stream'],
     ['max_tokens zero', { ...ok, max_tokens: 0 }, 'max_tokens'],
     ['too many stops', { ...ok, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
-    ['forced tool call', { ...ok, tools: [{ type: 'function' }], tool_choice: 'required' }, 'tool_choice'],
     ['only an orphan tool message', { model: 'sonnet', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.0.tool_call_id'],
     ['only an orphan function message', { model: 'sonnet', messages: [{ role: 'function', name: 'f', content: 'r' }] }, 'messages.0.name'],
     ['system and an orphan tool message', { model: 'sonnet', messages: [{ role: 'system', content: 's' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.1.tool_call_id'],

@@ -1,0 +1,87 @@
+// Tool calling on the real `claude` binary (pinned devDependency) against a loopback stand-in for
+// the Anthropic Messages API that answers with tool_use when offered tools: the client's functions
+// reach the model through olp's MCP server, parallel calls come back as tool_calls, and the
+// client's results continue the same CLI process (one spawn per round trip).
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { REAL_CLAUDE } from '../support/paths.js';
+import { isAlive } from '../support/procs.js';
+
+let api: StandIn;
+let t: TestDaemon;
+let client: OpenAI;
+
+before(async () => {
+  assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
+  api = await startAnthropicStandIn();
+  t = await startTestDaemon({
+    config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30 },
+    claudeEnv: { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' },
+  });
+  client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+});
+after(async () => {
+  await t?.close();
+  await api?.close();
+});
+
+const WEATHER: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+function spawned(): number[] {
+  return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
+}
+
+describe('real claude CLI with the client’s functions', () => {
+  it('parallel tool calls, then the results continue the same process', async () => {
+    api.toolCalls = [
+      { name: 'get_weather', input: { city: 'Paris' } },
+      { name: 'get_weather', input: { city: 'Tokyo' } },
+    ];
+    try {
+      const before = spawned().length;
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris and Tokyo?' }];
+      const stream = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER], stream: true });
+      const calls: { id: string; name: string; arguments: string }[] = [];
+      let finish: string | null = null;
+      for await (const ch of stream) {
+        for (const d of ch.choices[0]?.delta.tool_calls ?? []) {
+          if (d.id) calls[d.index] = { id: d.id, name: d.function?.name ?? '', arguments: '' };
+          calls[d.index]!.arguments += d.function?.arguments ?? '';
+        }
+        finish = ch.choices[0]?.finish_reason ?? finish;
+      }
+      assert.equal(finish, 'tool_calls');
+      assert.deepEqual(
+        calls.map((c) => [c.name, JSON.parse(c.arguments)]),
+        [
+          ['get_weather', { city: 'Paris' }],
+          ['get_weather', { city: 'Tokyo' }],
+        ],
+      );
+      const offered = api.requests.filter((r) => r.body.stream).at(-1)!.body.tools as { name: string }[];
+      assert.deepEqual(
+        offered.map((x) => x.name),
+        ['mcp__olp__get_weather'],
+        'only the client’s function is offered',
+      );
+      const pid = spawned().at(-1)!;
+      assert.ok(isAlive(pid), 'the CLI waits for the results');
+      messages.push({ role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
+      messages.push({ role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny in Paris' }, { role: 'tool', tool_call_id: calls[1]!.id, content: 'rain in Tokyo' });
+      const started = performance.now();
+      const res = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      const ms = performance.now() - started;
+      assert.equal(res.choices[0]!.message.content, 'echo: sunny in Paris | rain in Tokyo', `continuation after ${Math.round(ms)} ms`);
+      assert.equal(spawned().length - before, 1, 'one claude for the round trip');
+    } finally {
+      api.toolCalls = undefined;
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log/index.js';
+import { choiceInstruction, createToolBridge, offeredTools, parseToolRequest } from '../../src/tools/index.js';
+
+const fn = (name: string, parameters?: unknown) => ({ type: 'function', function: { name, ...(parameters ? { parameters } : {}) } });
+
+describe('parseToolRequest', () => {
+  it('reads tools, tool_choice and parallel_tool_calls; none offers nothing', () => {
+    const t = parseToolRequest({ tools: [fn('a', { type: 'object', properties: { x: { type: 'string' } } }), fn('b')], tool_choice: { type: 'function', function: { name: 'b' } }, parallel_tool_calls: false })!;
+    assert.deepEqual(t.choice, { name: 'b' });
+    assert.equal(t.parallel, false);
+    assert.deepEqual(offeredTools(t).map((x) => x.name), ['b']);
+    assert.deepEqual(t.tools[1]!.parameters, { type: 'object', properties: {} }, 'no parameters: an empty object schema');
+    assert.match(choiceInstruction(t)!, /"b"/);
+    assert.equal(parseToolRequest({ tools: [fn('a')], tool_choice: 'none' }), undefined);
+    assert.equal(parseToolRequest({}), undefined);
+    assert.equal(choiceInstruction(parseToolRequest({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'), true);
+  });
+
+  it('maps the legacy functions / function_call the same way', () => {
+    const t = parseToolRequest({ functions: [{ name: 'legacy', description: 'd' }], function_call: { name: 'legacy' } })!;
+    assert.deepEqual([t.tools[0]!.name, t.tools[0]!.description, t.choice], ['legacy', 'd', { name: 'legacy' }]);
+  });
+
+  it('refuses what OpenAI refuses, naming the param', () => {
+    const param = (req: Record<string, unknown>) => {
+      try {
+        parseToolRequest(req);
+      } catch (err) {
+        return (err as { param?: string }).param;
+      }
+      return 'accepted';
+    };
+    assert.equal(param({ tools: 'x' }), 'tools');
+    assert.equal(param({ tools: [{ type: 'web_search' }] }), 'tools[0].type');
+    assert.equal(param({ tools: [{ type: 'function' }] }), 'tools[0].function');
+    assert.equal(param({ tools: [fn('has space')] }), 'tools[0].function.name');
+    assert.equal(param({ tools: [fn('a'), fn('a')] }), 'tools[1].function.name');
+    assert.equal(param({ tools: [fn('a', [1])] }), 'tools[0].function.parameters');
+    assert.equal(param({ tools: [fn('a', { type: 'array' })] }), 'tools[0].function.parameters');
+    assert.equal(param({ tools: [fn('a')], tool_choice: 'sometimes' }), 'tool_choice');
+    assert.equal(param({ tools: [fn('a')], tool_choice: { type: 'function', function: { name: 'z' } } }), 'tool_choice');
+    assert.equal(param({ tool_choice: 'required' }), 'tool_choice');
+    assert.equal(param({ functions: [{ name: 'f' }], function_call: { name: 'g' } }), 'function_call');
+  });
+});
+
+describe('the MCP bridge', () => {
+  const logger = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
+
+  async function rpc(url: string, method: string, params: Record<string, unknown> = {}, id = 1): Promise<{ result?: Record<string, unknown>; error?: unknown }> {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+    return (await res.json()) as { result?: Record<string, unknown> };
+  }
+
+  it('lists only its run’s functions, holds a call until its result comes, and answers at once when the result came first', async () => {
+    const bridge = createToolBridge(logger);
+    await bridge.start();
+    try {
+      const s = bridge.open([{ name: 'get_weather', parameters: { type: 'object' } }]);
+      const other = bridge.open([{ name: 'secret', parameters: { type: 'object' } }]);
+      assert.match(s.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp\/[A-Za-z0-9_-]{32}$/);
+      assert.equal((await rpc(s.url, 'initialize', { protocolVersion: '2025-06-18' })).result?.protocolVersion, '2025-06-18');
+      assert.deepEqual(((await rpc(s.url, 'tools/list')).result?.tools as { name: string }[]).map((t) => t.name), ['get_weather']);
+      s.expect([
+        { id: 'tu1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'tu2', name: 'get_weather', arguments: '{"city":"Tokyo"}' },
+      ]);
+      // No _meta: matched by name and arguments, not order.
+      const tokyo = rpc(s.url, 'tools/call', { name: 'get_weather', arguments: { city: 'Tokyo' } });
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(s.waiting, [{ toolUseId: 'tu2', name: 'get_weather' }]);
+      s.provide(new Map([['tu1', 'sunny'], ['tu2', 'rain']]));
+      assert.deepEqual((await tokyo).result, { content: [{ type: 'text', text: 'rain' }] });
+      // The result was there first: answered at once.
+      assert.deepEqual((await rpc(s.url, 'tools/call', { name: 'get_weather', arguments: { city: 'Paris' }, _meta: { 'claudecode/toolUseId': 'tu1' } })).result, { content: [{ type: 'text', text: 'sunny' }] });
+      // A function this run did not offer, and a wrong token.
+      assert.equal((await rpc(s.url, 'tools/call', { name: 'secret', arguments: {} })).result?.isError, true);
+      assert.equal((await fetch(s.url.replace(/\/mcp\/.*/, '/mcp/wrong-token-wrong-token-wrong'), { method: 'POST', body: '{}' })).status, 404);
+      // Closing answers waiting calls with an error and refuses later ones.
+      other.expect([{ id: 'x', name: 'secret', arguments: '{}' }]);
+      const waiting = rpc(other.url, 'tools/call', { name: 'secret', arguments: {} });
+      await new Promise((r) => setTimeout(r, 50));
+      other.close();
+      assert.equal((await waiting).result?.isError, true);
+      assert.equal((await fetch(other.url, { method: 'POST', body: '{}' })).status, 404);
+      s.close();
+    } finally {
+      await bridge.close();
+    }
+  });
+});
