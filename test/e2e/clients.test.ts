@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateText, streamText } from 'ai';
+import { tool as langchainTool } from '@langchain/core/tools';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { z } from 'zod';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let t: TestDaemon;
@@ -51,4 +54,46 @@ describe('LangChain ChatOpenAI', () => {
       assert.ok(usage > 0);
     });
   }
+});
+
+/** A prompt that makes the fake model call get_weather for these cities, in one step. */
+const weatherPrompt = (cities: string[]) => `Weather please. [[fake-tools:${JSON.stringify(cities.map((city) => ({ name: 'get_weather', arguments: { city } })))}]]`;
+
+describe('tool loops through olp', () => {
+  it('AI SDK generateText and streamText with tools and several steps (chat completions)', async () => {
+    const provider = createOpenAI({ baseURL: t.baseURL, apiKey: t.token });
+    const tools = {
+      get_weather: tool({
+        description: 'The weather in a city',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => `sunny in ${city}`,
+      }),
+    };
+    const r = await generateText({ model: provider.chat('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Paris', 'Tokyo']), maxRetries: 0 });
+    assert.equal(r.steps.length, 2);
+    assert.deepEqual(
+      r.steps[0]!.toolCalls.map((c) => c.input),
+      [{ city: 'Paris' }, { city: 'Tokyo' }],
+    );
+    assert.match(r.text, /^echo: .*sunny in Paris.* \| .*sunny in Tokyo/);
+    const s = streamText({ model: provider.chat('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Lima']), maxRetries: 0 });
+    let text = '';
+    for await (const piece of s.textStream) text += piece;
+    assert.match(text, /^echo: .*sunny in Lima/);
+    assert.equal((await s.steps).length, 2);
+  });
+
+  it("LangChain bindTools: the model's tool_calls, then the ToolMessage's answer", async () => {
+    const weather = langchainTool(async ({ city }: { city: string }) => `rain in ${city}`, { name: 'get_weather', description: 'The weather in a city', schema: z.object({ city: z.string() }) });
+    const llm = new ChatOpenAI({ model: 'sonnet', apiKey: t.token, configuration: { baseURL: t.baseURL }, maxRetries: 0 }).bindTools([weather]);
+    const human = new HumanMessage(weatherPrompt(['Bergen']));
+    const ai = await llm.invoke([human]);
+    assert.deepEqual(
+      ai.tool_calls?.map((c) => [c.name, c.args]),
+      [['get_weather', { city: 'Bergen' }]],
+    );
+    const result = await weather.invoke(ai.tool_calls![0]!);
+    const answer = await llm.invoke([human, ai as AIMessage, result as ToolMessage]);
+    assert.equal(answer.text, 'echo: rain in Bergen');
+  });
 });
