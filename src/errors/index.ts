@@ -32,7 +32,7 @@ export function requestTooLarge(limitBytes: number, cause?: unknown): ProxyError
   return createProxyError('request_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, { cause });
 }
 
-/** A valid OpenAI value olp cannot honour (`n` > 1, a forced `tool_choice`). */
+/** A valid OpenAI value olp cannot honour (`n` > 1). */
 export function unsupportedValue(param: string, message: string): ProxyError {
   return createProxyError('unsupported_value', message, { param });
 }
