@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
 import { openConversation } from '../conversation/index.js';
-import { responseNotFound, shuttingDown } from '../errors/index.js';
+import { invalidRequest, responseNotFound, shuttingDown } from '../errors/index.js';
+import { parseToolRequest } from '../tools/index.js';
 import { newMessageId, newResponseId, writeResponseJson, writeResponseStream, type ResponseMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import { parseResponsesRequest, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
+import { parseResponsesRequest, toChatTools, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
 import { disconnectSignal, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 
@@ -25,6 +26,11 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
     topP: b.top_p ?? null,
     truncation: b.truncation ?? 'disabled',
     parallelToolCalls: b.parallel_tool_calls ?? true,
+    tools: (b.tools ?? []).map((t) => {
+      const f = t as { name?: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+      return { type: 'function' as const, name: String(f.name), description: f.description ?? null, parameters: f.parameters ?? null, strict: f.strict ?? null };
+    }),
+    toolChoice: (b.tool_choice ?? 'auto') as ResponseMeta['toolChoice'],
     reasoningEffort: b.reasoning?.effort ?? null,
     clientTimeoutMs,
   };
@@ -42,8 +48,33 @@ function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): Cha
   // A response belongs to the key that made it: any other key is told it does not exist.
   const chain = store.responses.chain(keyId, previous);
   if (chain.length === 0) throw responseNotFound(previous, 'previous_response_id');
-  const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...(r.outputText ? [{ role: 'assistant', content: r.outputText } as ChatMessage] : [])]);
+  const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...toAssistant(r.outputText, r.toolCalls)]);
   return [...system, ...history, ...p.messages];
+}
+
+/** A stored reply as the assistant message it was: its text, and its function calls. */
+function toAssistant(text: string, calls: readonly { callId: string; name: string; arguments: string }[]): ChatMessage[] {
+  if (!text && calls.length === 0) return [];
+  if (calls.length === 0) return [{ role: 'assistant', content: text }];
+  return [{ role: 'assistant', content: text || null, tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })) } as ChatMessage];
+}
+
+/**
+ * `item_reference` input items (the Vercel AI SDK sends them for earlier output when it stores
+ * responses) replaced by the items they name, from this key's stored responses.
+ */
+function resolveReferences(store: Store, keyId: string, body: unknown): unknown {
+  const input = (body as { input?: unknown } | null)?.input;
+  if (!Array.isArray(input) || !input.some((i) => (i as { type?: unknown } | null)?.type === 'item_reference')) return body;
+  const resolved = input.map((entry, i) => {
+    const ref = entry as { type?: unknown; id?: unknown };
+    if (ref?.type !== 'item_reference') return entry;
+    const item = typeof ref.id === 'string' ? store.responses.item(keyId, ref.id) : undefined;
+    if (!item) throw invalidRequest(`Item with id '${String(ref.id).slice(0, 80)}' not found.`, `input.${i}.id`);
+    if (item.type === 'message') return { type: 'message', role: 'assistant', content: item.content };
+    return item;
+  });
+  return { ...(body as Record<string, unknown>), input: resolved };
 }
 
 /** POST /v1/responses: parse → run → write, then store the response unless `store: false`. */
@@ -59,9 +90,11 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
     try {
       let parsed: ParsedResponsesRequest;
       let messages: ChatMessage[];
+      let tools;
       try {
-        parsed = parseResponsesRequest(req.body);
+        parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body));
         messages = toMessages(deps.store, principal.keyId, parsed);
+        tools = parseToolRequest(toChatTools(parsed.body));
       } catch (err) {
         throw conv.reject(err).error;
       }
@@ -71,7 +104,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
       const format = b.text?.format;
       const responseFormat = !format || format.type !== 'json_schema' ? format : { type: 'json_schema' as const, json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}) } };
       const stop = disconnectSignal(res);
-      const events = conv.run({ model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined }, stop.signal);
+      const events = conv.run({ model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined, tools }, stop.signal);
       const sent = await (stream ? writeResponseStream(res, events, meta, messageId, stop) : writeResponseJson(res, events, meta, messageId));
       if (sent && meta.store) {
         deps.store.responses.save({

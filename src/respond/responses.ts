@@ -4,6 +4,7 @@ import type { Usage } from '../backends/index.js';
 import type { ConversationResult } from '../conversation/index.js';
 import type { ProxyError } from '../errors/index.js';
 import { collectReply, setHeaders, type Events } from './index.js';
+import type { ToolCall } from './shapes.js';
 import { createSseWriter } from './sse.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
@@ -30,6 +31,28 @@ export interface ResponseOutputMessage {
   content: ResponseOutputText[];
 }
 
+/** A call of one of the client's functions, as an output item. */
+export interface ResponseFunctionToolCall {
+  id: string;
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: 'in_progress' | 'completed' | 'incomplete';
+}
+
+export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall;
+
+export interface ResponseFunctionTool {
+  type: 'function';
+  name: string;
+  description?: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+
+export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+
 export type TextFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
 
 /** The request's settings a Response echoes back. */
@@ -49,6 +72,9 @@ export interface ResponseMeta {
   topP: number | null;
   truncation: 'auto' | 'disabled';
   parallelToolCalls: boolean;
+  /** The request's tools and tool_choice, echoed back. */
+  tools: ResponseFunctionTool[];
+  toolChoice: ResponseToolChoice;
   reasoningEffort: string | null;
   clientTimeoutMs: number;
 }
@@ -64,7 +90,7 @@ export interface ResponseObject {
   max_output_tokens: number | null;
   metadata: Record<string, string>;
   model: string;
-  output: ResponseOutputMessage[];
+  output: ResponseOutputItem[];
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
@@ -72,8 +98,8 @@ export interface ResponseObject {
   store: boolean;
   temperature: number | null;
   text: { format: TextFormat };
-  tool_choice: 'auto';
-  tools: [];
+  tool_choice: ResponseToolChoice;
+  tools: ResponseFunctionTool[];
   top_p: number | null;
   truncation: 'auto' | 'disabled';
   usage?: ResponseUsage;
@@ -86,6 +112,10 @@ export function newResponseId(): string {
 
 export function newMessageId(): string {
   return `msg_${randomBytes(24).toString('hex')}`;
+}
+
+export function newFunctionCallId(): string {
+  return `fc_${randomBytes(24).toString('hex')}`;
 }
 
 /** The Responses usage object, with the same cache-aware counts as chat's. */
@@ -105,7 +135,7 @@ export function toOutputMessage(id: string, text: string, status: ResponseOutput
 }
 
 /** A Response object in any state; `output` and `usage` as far as they are known. */
-export function toResponse(meta: ResponseMeta, status: ResponseObject['status'], output: ResponseOutputMessage[], extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {}): ResponseObject {
+export function toResponse(meta: ResponseMeta, status: ResponseObject['status'], output: ResponseOutputItem[], extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {}): ResponseObject {
   const effort = meta.reasoningEffort as ResponseObject['reasoning']['effort'];
   return {
     id: meta.id,
@@ -119,15 +149,15 @@ export function toResponse(meta: ResponseMeta, status: ResponseObject['status'],
     metadata: meta.metadata,
     model: extra.model ?? meta.model,
     output,
-    output_text: output.map((m) => m.content.map((c) => c.text).join('')).join(''),
+    output_text: output.map((m) => (m.type === 'message' ? m.content.map((c) => c.text).join('') : '')).join(''),
     parallel_tool_calls: meta.parallelToolCalls,
     previous_response_id: meta.previousResponseId,
     reasoning: { effort: effort ?? null, summary: null },
     store: meta.store,
     temperature: meta.temperature,
     text: { format: meta.format },
-    tool_choice: 'auto',
-    tools: [],
+    tool_choice: meta.toolChoice,
+    tools: meta.tools,
     top_p: meta.topP,
     truncation: meta.truncation,
     ...(extra.usage !== undefined ? { usage: toResponseUsage(extra.usage) } : {}),
@@ -135,11 +165,18 @@ export function toResponse(meta: ResponseMeta, status: ResponseObject['status'],
   };
 }
 
+/** A function call item, complete. */
+export function toFunctionCallItem(id: string, call: ToolCall): ResponseFunctionToolCall {
+  return { id, type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' };
+}
+
 /** The final Response of a finished conversation (what is sent, stored and retrieved). */
-export function toFinalResponse(meta: ResponseMeta, messageId: string, text: string, r: ConversationResult): ResponseObject {
+export function toFinalResponse(meta: ResponseMeta, messageId: string, text: string, r: ConversationResult, calls: { itemId: string; call: ToolCall }[] = []): ResponseObject {
   const incomplete = r.finishReason === 'length';
   const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
-  return toResponse(meta, status, r.error && text === '' ? [] : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')], {
+  // A reply of function calls alone has no message item.
+  const message = (r.error && text === '') || (calls.length > 0 && text === '') ? [] : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
+  return toResponse(meta, status, [...message, ...calls.map((c) => toFunctionCallItem(c.itemId, c.call))], {
     usage: r.usage,
     ...(r.error ? { error: r.error } : {}),
     model: r.servedModel ?? meta.model,
@@ -151,7 +188,7 @@ export function toFinalResponse(meta: ResponseMeta, messageId: string, text: str
 export async function writeResponseJson(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string): Promise<ResponseObject | undefined> {
   const reply = await collectReply(res, events);
   if (!reply) return undefined;
-  const body = toFinalResponse(meta, messageId, reply.text, reply.result);
+  const body = toFinalResponse(meta, messageId, reply.text, reply.result, reply.toolCalls.map((call) => ({ itemId: newFunctionCallId(), call })));
   res.status(200).json(body);
   return body;
 }
@@ -166,8 +203,13 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
   let seq = 0;
   let text = '';
   let model = meta.model;
+  // Output items in the order they start: the message (at its first text), then function calls.
+  let nextIndex = 0;
+  let messageIndex: number | undefined;
+  let messageDone = false;
+  const calls: { itemId: string; index: number; call: ToolCall }[] = [];
   const send = (type: string, payload: Record<string, unknown>) => sse.send({ type, sequence_number: seq++, ...payload }, type);
-  const at = { item_id: messageId, output_index: 0, content_index: 0 };
+  const at = () => ({ item_id: messageId, output_index: messageIndex!, content_index: 0 });
   const open = async (served: string, headers: Readonly<Record<string, string>>): Promise<void> => {
     if (sse.open) return;
     model = served;
@@ -176,8 +218,19 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
     const initial = toResponse(meta, 'in_progress', [], { model });
     await send('response.created', { response: initial });
     await send('response.in_progress', { response: initial });
-    await send('response.output_item.added', { output_index: 0, item: toOutputMessage(messageId, '', 'in_progress') });
-    await send('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [] } });
+  };
+  const openMessage = async (): Promise<void> => {
+    if (messageIndex !== undefined) return;
+    messageIndex = nextIndex++;
+    await send('response.output_item.added', { output_index: messageIndex, item: toOutputMessage(messageId, '', 'in_progress') });
+    await send('response.content_part.added', { ...at(), part: { type: 'output_text', text: '', annotations: [] } });
+  };
+  const closeMessage = async (item: ResponseOutputMessage): Promise<void> => {
+    if (messageIndex === undefined || messageDone) return;
+    messageDone = true;
+    await send('response.output_text.done', { ...at(), text, logprobs: [] });
+    await send('response.content_part.done', { ...at(), part: item.content[0] });
+    await send('response.output_item.done', { output_index: messageIndex, item });
   };
   try {
     let step = await events.next();
@@ -185,8 +238,18 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
       const ev = step.value;
       if (ev.type === 'started') await open(ev.model, ev.headers);
       else if (ev.type === 'text') {
+        await openMessage();
         text += ev.text;
-        await send('response.output_text.delta', { ...at, delta: ev.text, logprobs: [] });
+        await send('response.output_text.delta', { ...at(), delta: ev.text, logprobs: [] });
+      } else if (ev.type === 'tool_call') {
+        await closeMessage(toOutputMessage(messageId, text, 'completed'));
+        const c = { itemId: newFunctionCallId(), index: nextIndex++, call: { id: ev.id, type: 'function' as const, function: { name: ev.name, arguments: '' } } };
+        calls[ev.index] = c;
+        await send('response.output_item.added', { output_index: c.index, item: { ...toFunctionCallItem(c.itemId, c.call), status: 'in_progress' } });
+      } else if (calls[ev.index]) {
+        const c = calls[ev.index]!;
+        c.call.function.arguments += ev.text;
+        await send('response.function_call_arguments.delta', { item_id: c.itemId, output_index: c.index, delta: ev.text });
       }
       step = await events.next();
     }
@@ -197,15 +260,19 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
       throw r.error;
     }
     await open(r.servedModel ?? meta.model, r.headers);
-    const final = toFinalResponse(meta, messageId, text, r);
+    const made = calls.filter(Boolean);
+    if (made.length === 0) await openMessage();
+    const final = toFinalResponse(meta, messageId, text, r, made);
     if (r.error) {
       sse.end({ type: 'response.failed', sequence_number: seq++, response: final }, 'response.failed');
       return final;
     }
-    const item = final.output[0]!;
-    await send('response.output_text.done', { ...at, text, logprobs: [] });
-    await send('response.content_part.done', { ...at, part: item.content[0] });
-    await send('response.output_item.done', { output_index: 0, item });
+    const message = final.output.find((o): o is ResponseOutputMessage => o.type === 'message');
+    if (message) await closeMessage(message);
+    for (const c of made) {
+      await send('response.function_call_arguments.done', { item_id: c.itemId, output_index: c.index, arguments: c.call.function.arguments });
+      await send('response.output_item.done', { output_index: c.index, item: toFunctionCallItem(c.itemId, c.call) });
+    }
     sse.end({ type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', sequence_number: seq++, response: final }, final.status === 'incomplete' ? 'response.incomplete' : 'response.completed');
     return final;
   } catch (err) {

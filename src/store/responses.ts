@@ -41,6 +41,13 @@ function toStored(r: Row): StoredResponse {
   };
 }
 
+/** A function call a stored response made. */
+export interface StoredToolCall {
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
 /** The longest chain of `previous_response_id` olp follows to rebuild a conversation. */
 export const MAX_CHAIN = 2_000;
 
@@ -51,7 +58,9 @@ export function createResponseStore(db: Database) {
      VALUES (@id, @keyId, @createdAt, @previousResponseId, @items, @messages, @outputText, @body)`,
   );
   const byId = db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?');
-  const link = db.prepare<[string, string], Pick<Row, 'previous_response_id' | 'messages' | 'output_text'>>('SELECT previous_response_id, messages, output_text FROM responses WHERE id = ? AND key_id = ?');
+  const link = db.prepare<[string, string], Pick<Row, 'previous_response_id' | 'messages' | 'output_text' | 'body'>>('SELECT previous_response_id, messages, output_text, body FROM responses WHERE id = ? AND key_id = ?');
+  // Output item ids are long random strings: a text search of the key's own responses finds one.
+  const withItem = db.prepare<[string, string], Pick<Row, 'body'>>('SELECT body FROM responses WHERE key_id = ? AND instr(body, ?) > 0 ORDER BY created_at DESC LIMIT 5');
   const remove = db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?');
   const prune = db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?');
   const list = db.prepare<[number], Row & { key_name: string | null }>(
@@ -67,16 +76,27 @@ export function createResponseStore(db: Database) {
       return row && toStored(row);
     },
     /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain). */
-    chain(keyId: string, id: string): Pick<StoredResponse, 'messages' | 'outputText'>[] {
-      const out: Pick<StoredResponse, 'messages' | 'outputText'>[] = [];
+    chain(keyId: string, id: string): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] {
+      const out: (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] = [];
       let next: string | null = id;
       while (next && out.length < MAX_CHAIN) {
         const row = link.get(next, keyId);
         if (!row) break;
-        out.push({ messages: JSON.parse(row.messages) as unknown[], outputText: row.output_text });
+        const output = ((JSON.parse(row.body) as { output?: { type?: string; call_id?: string; name?: string; arguments?: string }[] }).output ?? []);
+        const toolCalls = output.filter((o) => o.type === 'function_call' && o.call_id && o.name).map((o) => ({ callId: o.call_id!, name: o.name!, arguments: o.arguments ?? '{}' }));
+        out.push({ messages: JSON.parse(row.messages) as unknown[], outputText: row.output_text, toolCalls });
         next = row.previous_response_id;
       }
       return out.reverse();
+    },
+    /** An output item (message or function call) of one of this key's stored responses, by its id. */
+    item(keyId: string, itemId: string): Record<string, unknown> | undefined {
+      for (const row of withItem.all(keyId, `"${itemId}"`)) {
+        const output = (JSON.parse(row.body) as { output?: Record<string, unknown>[] }).output ?? [];
+        const found = output.find((o) => o.id === itemId);
+        if (found) return found;
+      }
+      return undefined;
     },
     delete(keyId: string, id: string): boolean {
       return remove.run(id, keyId).changes > 0;

@@ -54,12 +54,24 @@ const responsesRequestSchema = z.object({
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 type Message = z.infer<typeof message>;
 
-/** One input item as stored and listed by `input_items`: OpenAI's message shape. */
-export interface InputItem {
-  type: 'message';
-  role: 'user' | 'system' | 'developer' | 'assistant';
-  content: ({ type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: string } | { type: 'output_text'; text: string; annotations: [] })[];
-}
+/** One input item as stored and listed by `input_items`: OpenAI's shapes. */
+export type InputItem =
+  | {
+      type: 'message';
+      role: 'user' | 'system' | 'developer' | 'assistant';
+      content: ({ type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: string } | { type: 'output_text'; text: string; annotations: [] })[];
+    }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
+  | { type: 'function_call_output'; call_id: string; output: string };
+
+const functionCall = z.object({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string(), id: z.string().optional(), status: z.string().optional() }).loose();
+const functionCallOutput = z.object({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())], { error: 'expected a string or an array of content parts' }),
+  id: z.string().optional(),
+  status: z.string().optional(),
+});
 
 /** A validated Responses request: the fields olp uses, the input as messages and as items. */
 export interface ParsedResponsesRequest {
@@ -88,7 +100,7 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
     return { item: { type: 'message', role: m.role, content: [{ type: 'input_text', text }] }, message: { role: m.role, content: text } as ChatMessage };
   }
   const parts: Extract<ChatMessage, { role: 'user' }>['content'] = [];
-  const content: InputItem['content'] = [];
+  const content: Extract<InputItem, { type: 'message' }>['content'] = [];
   m.content.forEach((part, i) => {
     if (part.type === 'input_text') {
       parts.push({ type: 'text', text: part.text });
@@ -110,17 +122,33 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   const r = responsesRequestSchema.safeParse(raw);
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
   const body = r.data;
-  if (body.tools?.length) {
-    throw unsupportedValue('tools', "Invalid value for 'tools': olp does not serve tool calling on /v1/responses yet; leave 'tools' out.");
-  }
   const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const items: InputItem[] = [];
   const messages: ChatMessage[] = [];
   list.forEach((entry, i) => {
     const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
     const type = (entry as { type?: unknown } | null)?.type;
+    if (type === 'function_call') {
+      const f = functionCall.safeParse(entry);
+      if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
+      items.push({ type: 'function_call', call_id: f.data.call_id, name: f.data.name, arguments: f.data.arguments });
+      // Calls in a row (or after the assistant's text) are one assistant message with tool calls.
+      const call = { id: f.data.call_id, type: 'function' as const, function: { name: f.data.name, arguments: f.data.arguments } };
+      const last = messages.at(-1);
+      if (last?.role === 'assistant') (last as { tool_calls?: unknown[] }).tool_calls = [...((last as { tool_calls?: unknown[] }).tool_calls ?? []), call];
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] } as ChatMessage);
+      return;
+    }
+    if (type === 'function_call_output') {
+      const f = functionCallOutput.safeParse(entry);
+      if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
+      const output = typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
+      items.push({ type: 'function_call_output', call_id: f.data.call_id, output });
+      messages.push({ role: 'tool', tool_call_id: f.data.call_id, content: output });
+      return;
+    }
     if (type !== undefined && type !== 'message') {
-      throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message' only (got '${String(type).slice(0, 40)}').`);
+      throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`);
     }
     const m = message.safeParse(entry);
     if (!m.success) {
@@ -131,8 +159,23 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     items.push(item);
     messages.push(msg);
   });
-  if (!messages.some((m) => m.role === 'user' || m.role === 'assistant')) {
+  if (!messages.some((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'tool')) {
     throw invalidRequest("'input' must contain at least one user message, not only system or developer messages.", 'input');
   }
   return { body, items, messages };
+}
+
+/**
+ * The request's function tools in the chat shape `parseToolRequest` reads: Responses tools are
+ * flat (`{type, name, description, parameters}`), its named tool_choice `{type, name}`.
+ */
+export function toChatTools(body: ResponsesRequest): { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown } {
+  const tools = body.tools?.map((t, i) => {
+    const tool = t as { type?: unknown; name?: unknown; description?: unknown; parameters?: unknown };
+    if (tool?.type !== 'function') throw unsupportedValue(`tools.${i}.type`, `Invalid value for 'tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`);
+    return { type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}) } };
+  });
+  const choice = body.tool_choice as { type?: unknown; name?: unknown } | string | undefined;
+  const toolChoice = choice && typeof choice === 'object' && choice.type === 'function' ? { type: 'function', function: { name: choice.name } } : choice;
+  return { ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}), ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}) };
 }

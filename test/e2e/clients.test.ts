@@ -60,6 +60,16 @@ describe('LangChain ChatOpenAI', () => {
 const weatherPrompt = (cities: string[]) => `Weather please. [[fake-tools:${JSON.stringify(cities.map((city) => ({ name: 'get_weather', arguments: { city } })))}]]`;
 
 describe('tool loops through olp', () => {
+  it('AI SDK generateText with tools and several steps on its default provider (the Responses API)', async () => {
+    const provider = createOpenAI({ baseURL: t.baseURL, apiKey: t.token });
+    const tools = {
+      get_weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `fog in ${city}` }),
+    };
+    const r = await generateText({ model: provider('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Quito', 'Cusco']), maxRetries: 0 });
+    assert.equal(r.steps.length, 2);
+    assert.match(r.text, /^echo: .*fog in Quito.* \| .*fog in Cusco/);
+  });
+
   it('AI SDK generateText and streamText with tools and several steps (chat completions)', async () => {
     const provider = createOpenAI({ baseURL: t.baseURL, apiKey: t.token });
     const tools = {

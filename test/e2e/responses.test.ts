@@ -113,7 +113,7 @@ describe('the Responses API', () => {
     assert.deepEqual([row?.endpoint, row?.api, row?.provider, row?.outcome], ['responses', 'cli', 'claude-cli', 'ok']);
   });
 
-  it('bad input is a 400 naming the param; tools are refused until tool calling lands', async () => {
+  it('bad input is a 400 naming the param', async () => {
     const bad = async (body: Record<string, unknown>, param: string | null) => {
       const res = await fetch(`${t.baseURL}/responses`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const json = (await res.json()) as { error: { param: string | null; type: string } };
@@ -123,16 +123,18 @@ describe('the Responses API', () => {
     };
     await bad({ model: 'sonnet' }, 'input');
     await bad({ model: 'sonnet', input: [] }, 'input');
-    await bad({ model: 'sonnet', input: [{ type: 'function_call_output', call_id: 'x', output: 'y' }] }, 'input.0.type');
+    await bad({ model: 'sonnet', input: [{ type: 'computer_call_output', call_id: 'x', output: 'y' }] }, 'input.0.type');
+    await bad({ model: 'sonnet', input: [{ type: 'item_reference', id: 'msg_nobody_made_this' }] }, 'input.0.id');
     await bad({ model: 'sonnet', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }, 'input.0.content.0');
     await bad({ model: 'sonnet', input: [{ role: 'tool', content: 'x' }] }, 'input.0.role');
-    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }] }, 'tools');
+    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'web_search' }] }, 'tools.0.type');
+    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].function.name');
     await bad({ model: 'sonnet', input: 'x', temperature: 7 }, 'temperature');
     await bad({ model: 'sonnet', input: [{ role: 'system', content: 'only instructions' }] }, 'input');
   });
 
   it("olp's builders produce the SDK's types", () => {
-    const meta: ResponseMeta = { id: 'resp_x', createdAt: 1, model: 'sonnet', instructions: null, previousResponseId: null, store: true, maxOutputTokens: null, metadata: {}, format: { type: 'text' }, temperature: null, topP: null, truncation: 'disabled', parallelToolCalls: true, reasoningEffort: null, clientTimeoutMs: 1000 };
+    const meta: ResponseMeta = { id: 'resp_x', createdAt: 1, model: 'sonnet', instructions: null, previousResponseId: null, store: true, maxOutputTokens: null, metadata: {}, format: { type: 'text' }, temperature: null, topP: null, truncation: 'disabled', parallelToolCalls: true, tools: [], toolChoice: 'auto', reasoningEffort: null, clientTimeoutMs: 1000 };
     // Assignments, not `satisfies` on SDK-typed values: these fail to compile if a builder drifts.
     const inProgress: OpenAI.Responses.Response = toResponse(meta, 'in_progress', []);
     const done: OpenAI.Responses.Response = toFinalResponse(meta, 'msg_x', 'hi', { outcome: 'ok', error: null, finishReason: 'stop', usage: null, estimated: false, model: 'sonnet', backend: 'claude', servedModel: 'sonnet', session: null, run: null, queueMs: 0, firstTokenMs: 1, durationMs: 2, status: 200, headers: {} });
@@ -155,5 +157,44 @@ describe('olp responses', () => {
     assert.match(olp('prune', '--older-than', '30').stdout, /deleted 0 stored/);
     assert.equal(olp('prune').status, 2, 'prune needs --older-than');
     assert.equal(olp('--help').status, 0);
+  });
+
+  it('function tools: calls as function_call items (streamed argument deltas), the results continue the parked CLI', async () => {
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', description: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const ask = `Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'get_weather', arguments: { city: 'Oslo' } }])}]]`;
+    const first = await client.responses.create({ model: 'sonnet', input: ask, tools });
+    const calls = first.output.filter((o): o is OpenAI.Responses.ResponseFunctionToolCall => o.type === 'function_call');
+    assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Oslo' }]]);
+    assert.equal(first.output.some((o) => o.type === 'message'), false, 'no empty message item');
+    assert.deepEqual(first.tools.map((x) => (x as { name: string }).name), ['get_weather']);
+    const second = await client.responses.create({
+      model: 'sonnet',
+      previous_response_id: first.id,
+      input: calls.map((c, i) => ({ type: 'function_call_output' as const, call_id: c.call_id, output: i === 0 ? 'sunny' : 'snow' })),
+      tools,
+    });
+    assert.equal(second.output_text, 'echo: sunny | snow');
+    // Streaming: output_item.added for each call, then argument deltas, then done events.
+    const stream = await client.responses.create({ model: 'sonnet', input: ask, tools, stream: true });
+    const types: string[] = [];
+    let args = '';
+    let done: OpenAI.Responses.Response | undefined;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'response.function_call_arguments.delta' && ev.output_index === 0) args += ev.delta;
+      if (ev.type === 'response.completed') done = ev.response;
+    }
+    assert.deepEqual(JSON.parse(args), { city: 'Paris' });
+    assert.equal(types.filter((x) => x === 'response.output_item.added').length, 2);
+    assert.ok(types.indexOf('response.function_call_arguments.delta') < types.indexOf('response.function_call_arguments.done'));
+    assert.equal(done!.output.filter((o) => o.type === 'function_call').length, 2);
+    // Without previous_response_id: the calls and results travel in the input (as the AI SDK sends them).
+    const streamedCalls = done!.output.filter((o): o is OpenAI.Responses.ResponseFunctionToolCall => o.type === 'function_call');
+    const third = await client.responses.create({
+      model: 'sonnet',
+      input: [{ role: 'user', content: ask }, ...streamedCalls.map((c) => ({ type: 'function_call' as const, call_id: c.call_id, name: c.name, arguments: c.arguments })), ...streamedCalls.map((c) => ({ type: 'function_call_output' as const, call_id: c.call_id, output: `out-${c.call_id.slice(-4)}` }))],
+      tools,
+    });
+    assert.match(third.output_text, /^echo: out-/);
   });
 });
