@@ -4,6 +4,7 @@ import type { CallMeta, ExitInfo, Invocation, ProcessSupervisor, RunLimits, Runn
 import type { Appender } from './files.js';
 import { promptHash, type RecordedCall, type Recording } from './format.js';
 import { redact } from '../log/index.js';
+import { scrubToolData } from './scrub.js';
 
 /** Wraps the real supervisor: every call is run as usual and written to the recording as it happens. */
 export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appender): ProcessSupervisor {
@@ -22,7 +23,7 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
       });
       async function* lines(): AsyncGenerator<string> {
         for await (const line of proc.lines) {
-          out.write({ type: 'event', index, offset_ms: Math.round(performance.now() - t0), line: redact(line) });
+          out.write({ type: 'event', index, offset_ms: Math.round(performance.now() - t0), line: redact(scrubToolData(line)) });
           yield line;
         }
       }

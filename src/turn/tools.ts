@@ -87,7 +87,10 @@ async function* step(s: Live, signal: AbortSignal, log: Logger, run: RunOutcome[
     s.proc.expect();
     const retrying = yield* readTurn(s.lines, s.parser, s.proc, s.deps.limits, s.life, log);
     const tools = s.parser.toolStep;
-    if (tools && !s.gone) {
+    // The CLI died right after it asked (before olp could park it): the client still gets the
+    // calls, and its results go to a fresh turn.
+    if (tools && s.gone) return { ok: true, finishReason: 'tool_calls', usage: tools.usage, run };
+    if (tools) {
       s.session.expect(tools.calls);
       s.proc.hold();
       parked = true;

@@ -46,6 +46,13 @@ async function serve(stateDir: string, records: string, grace = 1): Promise<Runn
   return { child, url, logs, exited };
 }
 
+/** The daemon's first log line of this event, waited for: the log is on stderr, the address on stdout, and the two pipes are read independently. */
+async function logged(r: Running, event: string): Promise<Record<string, unknown> | undefined> {
+  const deadline = Date.now() + 5_000;
+  while (!r.logs.some((l) => l.event === event) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+  return r.logs.find((l) => l.event === event);
+}
+
 /** Starts n requests on a CLI that never answers and waits until all n CLIs have read their prompt. */
 async function hang(r: Running, token: string, records: string, n: number, scenario = 'hang'): Promise<Promise<number | string>[]> {
   const requests = Array.from({ length: n }, () =>
@@ -92,7 +99,7 @@ describe('daemon signals', () => {
 
     const second = await serve(stateDir, records);
     try {
-      const sweep = second.logs.find((l) => l.event === 'workspace_sweep');
+      const sweep = await logged(second, 'workspace_sweep');
       assert.deepEqual([sweep?.removed, sweep?.killed], [3, 3]);
       assert.deepEqual(leftoverWorkspaces(stateDir), []);
       assert.deepEqual(await waitGone(orphans), []);
@@ -121,7 +128,7 @@ describe('daemon signals', () => {
     assert.equal(leftoverWorkspaces(stateDir).length, 2);
     const second = await serve(stateDir, records);
     try {
-      assert.equal(second.logs.find((l) => l.event === 'workspace_sweep')?.removed, 2);
+      assert.equal((await logged(second, 'workspace_sweep'))?.removed, 2);
       assert.deepEqual(leftoverWorkspaces(stateDir), []);
     } finally {
       second.child.kill('SIGTERM');
@@ -141,7 +148,7 @@ describe('daemon signals', () => {
 
     const second = await serve(stateDir, records);
     try {
-      const sweep = second.logs.find((l) => l.event === 'workspace_sweep');
+      const sweep = await logged(second, 'workspace_sweep');
       assert.equal(sweep?.removed, 1);
       assert.deepEqual(await waitGone([...runs, ...grandchildren]), []);
     } finally {

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { createClaudeParser } from '../../src/backends/index.js';
+import { scrubToolData } from '../../src/record/scrub.js';
+import { REFERENCE } from '../support/paths.js';
 import { createRecording, loadRecording, managedPath, openAppender, parseRecording, recordingsDir, redact } from '../../src/record/index.js';
 
 const H = '{"type":"header","format":1,"olp_version":"0.1.0","created":"2026-12-02T00:00:00Z"}';
@@ -91,5 +94,32 @@ describe('recording files', () => {
       a.close();
     }
     openAppender(file).close();
+  });
+});
+
+describe('tool data in recordings', () => {
+  const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-mcp-tools-parallel.jsonl'), 'utf8').split('\n').filter(Boolean);
+
+  it("keeps neither the model's tool arguments nor the client's results; a replay still shows the calls", () => {
+    const scrubbed = lines.map(scrubToolData);
+    const text = scrubbed.join('\n');
+    for (const secret of ['"city', '\\"Par', '"text":"sunny in Paris"', '"text":"sunny in Tokyo"']) assert.ok(!text.includes(secret), `${secret} is gone`);
+    // Lines without tool data are kept byte for byte.
+    for (const [i, line] of lines.entries()) if (!/tool_use|tool_result|input_json_delta/.test(line)) assert.equal(scrubbed[i], line);
+    const parser = createClaudeParser();
+    const events = scrubbed.flatMap((l) => parser.push(l));
+    const calls = events.filter((e) => e.type === 'tool_call');
+    assert.deepEqual(calls.map((c) => (c as { name: string }).name), ['get_weather', 'get_weather']);
+    const args = [0, 1].map((i) => events.filter((e) => e.type === 'tool_args' && e.index === i).map((e) => (e as { text: string }).text).join(''));
+    assert.deepEqual(args, ['{}', '{}'], 'each call still has a JSON object of arguments');
+  });
+
+  it('takes codex tool items apart the same way and leaves garbage alone', () => {
+    const item = JSON.stringify({ type: 'item.completed', item: { id: 'item_5', type: 'mcp_tool_call', server: 'olp', tool: 'get_weather', arguments: { city: 'Oslo' }, result: { content: [{ type: 'text', text: 'snow' }], structured_content: null }, error: null, status: 'completed' } });
+    const out = JSON.parse(scrubToolData(item)) as { item: { arguments: unknown; result: { content: { text: string }[] }; tool: string } };
+    assert.deepEqual(out.item.arguments, {});
+    assert.equal(out.item.result.content[0]!.text, '[tool result omitted]');
+    assert.equal(out.item.tool, 'get_weather');
+    assert.equal(scrubToolData('{"tool_use" not json'), '{"tool_use" not json');
   });
 });

@@ -126,6 +126,9 @@ export function createClaudeParser(model?: string): EventParser {
             const usage = messageUsage ? toUsage(messageUsage) : null;
             for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
             toolStep = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
+            // A call whose arguments never streamed (a function without parameters) still gets a
+            // JSON object, as OpenAI's do.
+            return calls.flatMap((c, index) => (c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : []));
           }
           return [];
         }
