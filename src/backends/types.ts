@@ -40,6 +40,11 @@ export interface ToolStep {
   calls: { id: string; name: string; arguments: string }[];
   /** The step's own model call(s). */
   usage: Usage | null;
+  /**
+   * The CLI reports each call as it makes it, not where the model's message ends (codex exec):
+   * the step is taken as whole once every call reached olp's bridge and the CLI went quiet.
+   */
+  open?: boolean;
 }
 
 /** Stateful, I/O-free translator of one run's stdout lines. */
@@ -71,7 +76,8 @@ export interface Turn {
   maxOutputTokens?: number;
   session?: SessionUse;
   /** The client's functions, offered through olp's MCP bridge at `url`. */
-  tools?: { specs: readonly ToolSpec[]; url: string; timeoutMs: number };
+  /** olp's MCP server for the client's functions: `url` holds the token; `endpoint` + `token` for a bearer header. */
+  tools?: { specs: readonly ToolSpec[]; url: string; endpoint: string; token: string; timeoutMs: number };
   /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
   live?: boolean;
   /**

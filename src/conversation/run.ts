@@ -116,9 +116,9 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     return result;
   }
 
-  /** The request's tools for a backend that can offer them (claude, with the bridge running). */
-  function toolsFor(backend: Backend): ToolRequest | undefined {
-    return currentTools && deps.turns.tools && backend.id === 'claude' ? currentTools : undefined;
+  /** The request's tools, when the bridge runs (both CLIs offer them through it). */
+  function toolsFor(_backend: Backend): ToolRequest | undefined {
+    return currentTools && deps.turns.tools ? currentTools : undefined;
   }
   let currentTools: ToolRequest | undefined;
 

@@ -27,14 +27,18 @@ export interface PendingCall {
 
 export interface BridgeSession {
   readonly token: string;
-  /** The MCP endpoint for the CLI's --mcp-config. */
+  /** The MCP endpoint for the CLI's --mcp-config, the token in its path. */
   readonly url: string;
+  /** The same endpoint without the token, for a CLI that sends it as a bearer token instead. */
+  readonly endpoint: string;
   /** The model's tool calls of the step just ended, in order (matched against the CLI's MCP calls). */
   expect(uses: readonly ToolUse[]): void;
   /** The client's results by tool_use id; calls already waiting are answered at once, the rest when asked. */
   provide(results: ReadonlyMap<string, string>): void;
   /** Tool calls the CLI has asked for and not had answered. */
   readonly waiting: readonly PendingCall[];
+  /** How many of the expected calls the CLI has not asked for yet. */
+  readonly unasked: number;
   /** Ends the session: waiting calls get an error result, and later calls are refused. */
   close(): void;
 }
@@ -45,6 +49,14 @@ interface Waiting {
   answer(text: string, isError?: boolean): void;
 }
 
+/** A call that came before the model's call it answers was known (codex calls as it reports). */
+interface Early {
+  name: string;
+  args: unknown;
+  meta: Record<string, unknown> | undefined;
+  answer(text: string, isError?: boolean): void;
+}
+
 interface Session {
   tools: readonly ToolSpec[];
   uses: ToolUse[];
@@ -52,6 +64,7 @@ interface Session {
   called: Set<string>;
   results: Map<string, string>;
   waiting: Waiting[];
+  early: Early[];
   closed: boolean;
 }
 
@@ -71,8 +84,17 @@ export function createToolBridge(logger: Logger) {
     return (same ?? open[0])?.id;
   }
 
+  /** A call matched to the model's tool_use: answered now when its result is in, else held. */
+  function take(s: Session, id: string, name: string, answer: Waiting['answer']): void {
+    s.called.add(id);
+    const ready = s.results.get(id);
+    if (ready !== undefined) answer(ready);
+    else s.waiting.push({ toolUseId: id, name, answer });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const token = /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec((req.url ?? '').split('?')[0]!)?.[1];
+    const path = (req.url ?? '').split('?')[0]!;
+    const token = path === '/mcp' ? /^Bearer ([A-Za-z0-9_-]{20,})$/.exec(req.headers.authorization ?? '')?.[1] : /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec(path)?.[1];
     const s = token ? sessions.get(token) : undefined;
     if (!s || s.closed) {
       res.writeHead(404).end();
@@ -125,17 +147,19 @@ export function createToolBridge(logger: Logger) {
       case 'ping':
         return ok({});
       case 'tools/list':
-        return ok({ tools: s.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.parameters })) });
+        // Read-only: nothing the client's function does is the CLI's to approve (codex asks otherwise).
+        return ok({ tools: s.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.parameters, annotations: { readOnlyHint: true } })) });
       case 'tools/call': {
         const name = String(m.params?.name ?? '');
         if (!s.tools.some((t) => t.name === name)) return ok({ content: [{ type: 'text', text: `No tool named ${name} was offered.` }], isError: true });
-        const id = match(s, name, m.params?.arguments ?? {}, m.params?._meta as Record<string, unknown> | undefined);
-        if (!id) return ok({ content: [{ type: 'text', text: 'This call does not match a tool call of the model.' }], isError: true });
-        s.called.add(id);
-        const ready = s.results.get(id);
-        if (ready !== undefined) return ok({ content: [{ type: 'text', text: ready }] });
+        const args = m.params?.arguments ?? {};
+        const meta = m.params?._meta as Record<string, unknown> | undefined;
         const text = await new Promise<{ text: string; isError: boolean }>((resolve) => {
-          s.waiting.push({ toolUseId: id, name, answer: (t, isError = false) => resolve({ text: t, isError }) });
+          const answer = (t: string, isError = false) => resolve({ text: t, isError });
+          const id = match(s, name, args, meta);
+          if (id) take(s, id, name, answer);
+          // Not known yet: it is matched when the CLI's report of the call is read (expect).
+          else s.early.push({ name, args, meta, answer });
         });
         return ok({ content: [{ type: 'text', text: text.text }], ...(text.isError ? { isError: true } : {}) });
       }
@@ -169,13 +193,20 @@ export function createToolBridge(logger: Logger) {
     open(tools: readonly ToolSpec[]): BridgeSession {
       if (!server) throw new Error('the tool bridge is not started');
       const token = randomBytes(24).toString('base64url');
-      const s: Session = { tools, uses: [], called: new Set(), results: new Map(), waiting: [], closed: false };
+      const s: Session = { tools, uses: [], called: new Set(), results: new Map(), waiting: [], early: [], closed: false };
       sessions.set(token, s);
       return {
         token,
         url: `${base}/mcp/${token}`,
+        endpoint: `${base}/mcp`,
         expect(uses) {
           s.uses.push(...uses);
+          for (const e of [...s.early]) {
+            const id = match(s, e.name, e.args, e.meta);
+            if (!id) continue;
+            s.early.splice(s.early.indexOf(e), 1);
+            take(s, id, e.name, e.answer);
+          }
         },
         provide(results) {
           for (const [id, text] of results) s.results.set(id, text);
@@ -189,10 +220,14 @@ export function createToolBridge(logger: Logger) {
         get waiting() {
           return s.waiting.map((w) => ({ toolUseId: w.toolUseId, name: w.name }));
         },
+        get unasked() {
+          return s.uses.filter((u) => !s.called.has(u.id)).length;
+        },
         close() {
           s.closed = true;
           sessions.delete(token);
           for (const w of s.waiting.splice(0)) w.answer('The client did not return a result for this call.', true);
+          for (const e of s.early.splice(0)) e.answer('This call does not match a tool call of the model.', true);
         },
       };
     },

@@ -34,6 +34,8 @@ interface Live {
   life: AbortController;
   gone: boolean;
   retired?: Promise<void>;
+  /** A read of the CLI's next line still pending from `settle`, taken by the next read. */
+  next?: Promise<IteratorResult<string>> | undefined;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function* runToolTurn(deps: TurnDeps & { tools: ToolTurnDeps }, inp
     session: { mode: 'ephemeral' },
     live: false,
     // The CLI's own MCP timeout sits above the parked turn's.
-    tools: { specs: input.tools, url: session.url, timeoutMs: deps.tools.parkTtlMs + 60_000 },
+    tools: { specs: input.tools, url: session.url, endpoint: session.endpoint, token: session.token, timeoutMs: deps.tools.parkTtlMs + 60_000 },
   };
   const ws = deps.workspaces.create({ keyId: input.keyId, requestId: input.requestId, links: deps.replay ? [] : backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}) });
   const life = new AbortController();
@@ -85,13 +87,22 @@ async function* step(s: Live, signal: AbortSignal, log: Logger, run: RunOutcome[
   let parked = false;
   try {
     s.proc.expect();
-    const retrying = yield* readTurn(s.lines, s.parser, s.proc, s.deps.limits, s.life, log);
+    // A read `settle` left pending comes first.
+    const lines: AsyncIterator<string> = {
+      next: () => {
+        const pending = s.next;
+        s.next = undefined;
+        return pending ?? s.lines.next();
+      },
+    };
+    const retrying = yield* readTurn(lines, s.parser, s.proc, s.deps.limits, s.life, log);
+    if (s.parser.toolStep?.open) yield* settle(s);
     const tools = s.parser.toolStep;
     // The CLI died right after it asked (before olp could park it): the client still gets the
     // calls, and its results go to a fresh turn.
     if (tools && s.gone) return { ok: true, finishReason: 'tool_calls', usage: tools.usage, run };
     if (tools) {
-      s.session.expect(tools.calls);
+      if (!tools.open) s.session.expect(tools.calls);
       s.proc.hold();
       parked = true;
       log.debug({ event: 'turn_parked', pid: s.proc.pid, calls: tools.calls.length }, 'waiting for the client’s tool results');
@@ -104,6 +115,44 @@ async function* step(s: Live, signal: AbortSignal, log: Logger, run: RunOutcome[
     clearTimeout(totalTimer);
     unfollow();
     if (!parked) await retire(s);
+  }
+}
+
+/** How long the CLI must stay quiet, every call made, before an open step is taken as whole. */
+const SETTLE_MS = 60;
+/** How long an open step waits for the CLI to make the calls it reported. */
+const SETTLE_MAX_MS = 5_000;
+
+/**
+ * Reads on while an open tool step may still grow: more calls of the same model message. Each
+ * call is expected at the bridge as it is read (the CLI may already be waiting on it); the step
+ * ends when all have been asked for and no line came for SETTLE_MS, or the turn ended anyway.
+ */
+async function* settle(s: Live): AsyncGenerator<BackendEvent, void> {
+  const deadline = performance.now() + SETTLE_MAX_MS;
+  let expected = 0;
+  for (;;) {
+    const calls = s.parser.toolStep?.calls ?? [];
+    if (calls.length > expected) {
+      s.session.expect(calls.slice(expected));
+      expected = calls.length;
+    }
+    if (!s.parser.toolStep || s.parser.complete) return;
+    const asked = s.session.unasked === 0;
+    const wait = asked ? SETTLE_MS : Math.min(SETTLE_MS, deadline - performance.now());
+    if (wait <= 0) return;
+    s.next ??= s.lines.next();
+    let timer: NodeJS.Timeout | undefined;
+    const step = await Promise.race([s.next, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), wait)))]);
+    clearTimeout(timer);
+    if (!step) {
+      if (asked) return;
+      continue;
+    }
+    s.next = undefined;
+    if (step.done) return;
+    s.proc.progress();
+    for (const ev of s.parser.push(step.value)) yield ev;
   }
 }
 

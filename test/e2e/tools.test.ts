@@ -172,3 +172,91 @@ describe('tool calling (claude)', () => {
     await bad({ tool_choice: 'required' }, 'tool_choice');
   });
 });
+
+describe('tool calling (codex)', () => {
+  it('parallel calls come back as tool_calls (whole, no argument deltas); the results continue the same codex, with no new spawn', async () => {
+    const messages: Msg[] = [asking(PARIS_TOKYO)];
+    const before = spawns();
+    const first = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER, TIME] });
+    const choice = first.choices[0]!;
+    assert.equal(choice.finish_reason, 'tool_calls');
+    const calls = choice.message.tool_calls!.filter((c) => c.type === 'function');
+    assert.deepEqual(
+      calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+      PARIS_TOKYO.map((c) => [c.name, c.arguments]),
+    );
+    assert.ok(calls.every((c) => /^call_/.test(c.id)) && new Set(calls.map((c) => c.id)).size === 2);
+    const run = readRecord(t.recordDir, recordedPids(t.recordDir).runs.at(-1)!);
+    const argv = run.argv.join(' ');
+    assert.match(argv, /mcp_servers\.olp\.url="http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+    assert.ok(!/\/mcp\/[A-Za-z0-9_-]{20,}/.test(argv), "the bridge token is not in argv");
+    assert.match(argv, /mcp_servers\.olp\.omit_tools_from=\["code_mode"\]/);
+    messages.push(choice.message, { role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny' }, { role: 'tool', tool_call_id: calls[1]!.id, content: 'rainy' });
+    const cont = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER, TIME], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const ch of cont) {
+      text += ch.choices[0]?.delta.content ?? '';
+      usage = ch.usage ?? usage;
+    }
+    assert.equal(text, 'echo: sunny | rainy');
+    assert.ok((usage?.prompt_tokens ?? 0) > 0, 'the continuation carries the turn’s usage');
+    assert.equal(spawns() - before, 1, 'one codex for the whole round trip');
+    assert.deepEqual(modes().slice(-2), ['cold', 'parked']);
+  });
+
+  it('streamed: each call arrives as one delta with id, name and its whole arguments', async () => {
+    const stream = await client.chat.completions.create({ model: 'codex', messages: [asking(PARIS_TOKYO)], tools: [WEATHER], stream: true });
+    const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    let finish: string | null = null;
+    for await (const ch of stream) {
+      deltas.push(...(ch.choices[0]?.delta.tool_calls ?? []));
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    assert.equal(finish, 'tool_calls');
+    const byIndex = [0, 1].map((i) => deltas.filter((d) => d.index === i));
+    assert.deepEqual(byIndex.map((ds) => ds[0]!.function?.name), ['get_weather', 'get_weather']);
+    assert.deepEqual(byIndex.map((ds) => JSON.parse(ds.map((d) => d.function?.arguments ?? '').join(''))), [{ city: 'Paris' }, { city: 'Tokyo' }]);
+  });
+
+  it('a codex that died while parked, or results from another key: a fresh codex turn with the tools still offered', async () => {
+    const u = await startTestDaemon({ codexEnv: { FAKE_CODEX_DIE_PARKED: '1' } });
+    try {
+      const c = new OpenAI({ baseURL: u.baseURL, apiKey: u.token, maxRetries: 0 });
+      const messages: Msg[] = [asking([{ name: 'get_weather', arguments: { city: 'Rome' } }])];
+      const first = await c.chat.completions.create({ model: 'codex', messages, tools: [WEATHER] });
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      await waitFor(() => recordedPids(u.recordDir).runs.every((p) => !isAlive(p)));
+      messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'hot in Rome' });
+      const second = await c.chat.completions.create({ model: 'codex', messages, tools: [WEATHER] });
+      assert.match(second.choices[0]!.message.content ?? '', /hot in Rome/);
+      const runs = recordedPids(u.recordDir).runs;
+      assert.equal(runs.length, 2);
+      assert.match(readRecord(u.recordDir, runs.at(-1)!).argv.join(' '), /mcp_servers\.olp\.url=/, 'the tools are still offered');
+    } finally {
+      await u.close();
+    }
+  });
+});
+
+describe('parked turns expire', () => {
+  it('a turn parked past --tool-park-timeout is retired; its results go to a fresh turn', async () => {
+    const u = await startTestDaemon({ config: { toolParkTimeout: 5 } });
+    try {
+      const c = new OpenAI({ baseURL: u.baseURL, apiKey: u.token, maxRetries: 0 });
+      const messages: Msg[] = [asking([{ name: 'get_weather', arguments: { city: 'Lima' } }])];
+      const first = await c.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      const parked = recordedPids(u.recordDir).runs.at(-1)!;
+      assert.ok(isAlive(parked), 'parked');
+      await waitFor(() => !isAlive(parked), 10_000);
+      await waitFor(() => leftoverWorkspaces(u.stateDir).length === 0); // its workspace goes with it
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'mild in Lima' });
+      const second = await c.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      assert.match(second.choices[0]!.message.content ?? '', /mild in Lima/);
+      assert.equal(recordedPids(u.recordDir).runs.length, 2);
+    } finally {
+      await u.close();
+    }
+  });
+});

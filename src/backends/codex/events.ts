@@ -1,13 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
+import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
 import { toCodexError } from './errors.js';
 import { toCodexUsage, toRawCodexUsage } from './usage.js';
 
 interface Line {
   type?: string;
   thread_id?: string;
-  item?: { id?: string; type?: string; text?: string };
+  item?: { id?: string; type?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
   usage?: unknown;
   error?: { message?: string };
   message?: string;
@@ -27,6 +28,10 @@ export function createCodexParser(model?: string): EventParser {
   let lastError: string | undefined;
   let messages = 0;
   const sent = new Map<string, number>();
+  // Calls of the client's functions (olp's MCP server) since the turn began or last went on.
+  let calls: { id: string; name: string; arguments: string }[] = [];
+  const started = new Set<string>();
+  let toolStep: ToolStep | undefined;
 
   /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
   function emit(id: string, text: string): BackendEvent[] {
@@ -45,6 +50,13 @@ export function createCodexParser(model?: string): EventParser {
     get complete() {
       return completed !== undefined || failed !== undefined;
     },
+    get toolStep() {
+      return toolStep;
+    },
+    continueAfterTools() {
+      toolStep = undefined;
+      calls = [];
+    },
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
       if (!line) return [];
@@ -55,6 +67,21 @@ export function createCodexParser(model?: string): EventParser {
             return [{ type: 'session', sessionId: threadId }];
           }
           return [];
+        case 'item.started': {
+          // codex 0.171 reports an MCP call whole as it makes it (no streamed arguments), one
+          // item per call; parallel calls start together. The step stays open (see ToolStep).
+          const item = line.item;
+          if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id || started.has(item.id)) return [];
+          started.add(item.id);
+          const index = calls.length;
+          const call = { id: `call_${randomBytes(12).toString('base64url')}`, name: item.tool, arguments: JSON.stringify(item.arguments ?? {}) };
+          calls.push(call);
+          toolStep = { calls: [...calls], usage: null, open: true };
+          return [
+            { type: 'tool_call', index, id: call.id, name: call.name },
+            { type: 'tool_args', index, text: call.arguments },
+          ];
+        }
         case 'item.updated':
         case 'item.completed':
           if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text);

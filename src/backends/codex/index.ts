@@ -7,7 +7,7 @@ import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../type
 import { toCodexSpawnError } from './errors.js';
 import { appServerReady, createAppServerParser, toAppServerInvocation, toTurnStart } from './live.js';
 import { createCodexParser } from './events.js';
-import { codexHome, toCodexInvocation } from './invocation.js';
+import { codexHome, TOOLS_TOKEN_VAR, toCodexInvocation } from './invocation.js';
 import { subtractUsage, toCodexUsage } from './usage.js';
 
 export { createCodexParser } from './events.js';
@@ -69,9 +69,10 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
       return links;
     },
-    envPolicy(_turn: Turn, place: Place): EnvPolicy {
+    envPolicy(turn: Turn, place: Place): EnvPolicy {
       // CODEX_HOME is always the run's own; the host's (and its database home) never leak in.
-      return toEnvPolicy({ ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1' }, opts.passEnv, API_KEY_VARS, (name) => name === 'CODEX_SQLITE_HOME');
+      const tools: Record<string, string> = turn.tools ? { [TOOLS_TOKEN_VAR]: turn.tools.token } : {};
+      return toEnvPolicy({ ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1', ...tools }, opts.passEnv, API_KEY_VARS, (name) => name === 'CODEX_SQLITE_HOME');
     },
     prepare: (turn, place) => toCodexInvocation(opts.bin, turn, place, opts.config),
     createParser: () => createCodexParser(),

@@ -37,6 +37,7 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]),
     ...(turn.cliModel && turn.cliModel !== 'codex' ? ['--model', turn.cliModel] : []),
     ...config.flatMap((c) => ['-c', c]),
+    ...(turn.tools ? toolConfig(turn.tools).flatMap((c) => ['-c', c]) : []),
     ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? [] : ['--ephemeral']),
     '-',
   ];
@@ -44,6 +45,28 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
   // so max_tokens is documented as ignored for codex models.
   const profile = turn.prompt.system ? `developer_instructions = ${tomlString(turn.prompt.system)}` : '';
   return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images] };
+}
+
+/** The variable that carries the bridge's token to codex (never argv). */
+export const TOOLS_TOKEN_VAR = 'OLP_TOOLS_TOKEN';
+
+/**
+ * The client's functions as olp's MCP server (codex 0.171): tools answered without approval,
+ * called in parallel, offered to the model directly rather than inside its code-mode tool, and
+ * a call may wait (parked) longer than the client takes to answer. A server that cannot start
+ * fails the turn instead of running it without the tools.
+ */
+function toolConfig(tools: NonNullable<Turn['tools']>): string[] {
+  const s = 'mcp_servers.olp';
+  return [
+    `${s}.url=${tomlString(tools.endpoint)}`,
+    `${s}.bearer_token_env_var=${tomlString(TOOLS_TOKEN_VAR)}`,
+    `${s}.required=true`,
+    `${s}.default_tools_approval_mode="approve"`,
+    `${s}.supports_parallel_tool_calls=true`,
+    `${s}.omit_tools_from=["code_mode"]`,
+    `${s}.tool_timeout_sec=${Math.ceil(tools.timeoutMs / 1000)}`,
+  ];
 }
 
 /** Where codex keeps its state for this run: a fresh CODEX_HOME inside the run's home. */
