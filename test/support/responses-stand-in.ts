@@ -13,6 +13,12 @@ export interface ResponsesStandIn {
   mode: ResponsesMode;
   /** Simulated provider time before a reply starts (ms; default 0). */
   latencyMs: number;
+  /**
+   * When set and olp's MCP tools are offered (the `mcp__olp` namespace, in `tools` or in an
+   * `additional_tools` input item) with no tool output yet: the reply is these function calls.
+   * A request carrying outputs is answered with their texts.
+   */
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[] | undefined;
   close(): Promise<void>;
 }
 
@@ -44,11 +50,22 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
       return;
     }
     if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
-    const text = `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
     const n = state.requests.length;
+    const items = Array.isArray(body.input) ? (body.input as { type?: string; output?: unknown; tools?: unknown }[]) : [];
+    const outputs = items.filter((i) => i.type === 'function_call_output').map((i) => (Array.isArray(i.output) ? ((i.output as { text?: string }[]).at(-1)?.text ?? '') : String(i.output ?? '')));
+    const offered = JSON.stringify([body.tools ?? [], items.filter((i) => i.type === 'additional_tools')]).includes('"name":"mcp__olp"');
+    const calls = state.toolCalls && offered && outputs.length === 0 ? state.toolCalls : [];
+    const text = outputs.length > 0 ? `responses stand-in got: ${outputs.join(' | ')}` : `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
     const events = [
       { type: 'response.created', response: { id: `resp_${n}` } },
-      { type: 'response.output_item.done', item: { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text }] } },
+      ...calls.flatMap((c, i) => {
+        const item = { type: 'function_call', id: `fc_${n}_${i}`, call_id: `call_${n}_${i}`, name: c.name, namespace: 'mcp__olp', arguments: JSON.stringify(c.arguments), status: 'completed' };
+        return [
+          { type: 'response.output_item.added', output_index: i, item: { ...item, arguments: '', status: 'in_progress' } },
+          { type: 'response.output_item.done', output_index: i, item },
+        ];
+      }),
+      ...(calls.length > 0 ? [] : [{ type: 'response.output_item.done', item: { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text }] } }]),
       {
         type: 'response.completed',
         response: { id: `resp_${n}`, usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 200 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 1212 } },

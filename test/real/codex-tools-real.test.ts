@@ -1,0 +1,92 @@
+// Tool calling on the real `codex` binary (pinned devDependency) against a loopback stand-in for
+// the Responses API that calls olp's MCP tools when they are offered: the client's functions reach
+// the model through olp's MCP server, parallel calls come back as tool_calls, and the client's
+// results continue the same codex process (one spawn per round trip).
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { REAL_CODEX } from '../support/paths.js';
+import { isAlive, leftoverWorkspaces } from '../support/procs.js';
+import { startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+
+let api: ResponsesStandIn;
+let t: TestDaemon;
+let client: OpenAI;
+
+before(async () => {
+  assert.ok(existsSync(REAL_CODEX), `the real codex CLI is missing at ${REAL_CODEX}: run npm ci`);
+  api = await startResponsesStandIn();
+  t = await startTestDaemon({
+    config: {
+      codexBin: REAL_CODEX,
+      timeout: 60,
+      idleTimeout: 30,
+      codexConfig: [
+        'model_provider="standin"',
+        `model_providers.standin={name="standin",base_url="${api.url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`,
+      ],
+    },
+    codexEnv: { CODEX_API_KEY: 'sk-dummy-000' },
+  });
+  client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+});
+after(async () => {
+  await t?.close(true);
+  assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+  await t?.close();
+  await api?.close();
+});
+
+const WEATHER: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+function spawned(): number[] {
+  return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
+}
+
+describe('real codex CLI with the client’s functions', () => {
+  it('the model sees the function itself; parallel calls, then the results continue the same process', async () => {
+    api.toolCalls = [
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: 'Oslo' } },
+    ];
+    try {
+      const before = spawned().length;
+      const requestsBefore = api.requests.length;
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris and Oslo?' }];
+      const first = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER] });
+      const choice = first.choices[0]!;
+      assert.equal(choice.finish_reason, 'tool_calls');
+      const calls = choice.message.tool_calls!.filter((c) => c.type === 'function');
+      assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]).sort(), [
+        ['get_weather', { city: 'Oslo' }],
+        ['get_weather', { city: 'Paris' }],
+      ]);
+      // What the model was offered: the client's function in olp's namespace, as a function of its
+      // own (not only reachable from inside codex's code-mode tool).
+      const req = api.requests[requestsBefore]!;
+      const offered = JSON.stringify([req.tools ?? [], (req.input as { type?: string }[]).filter((i) => i.type === 'additional_tools')]);
+      assert.match(offered, /"type":"namespace","name":"mcp__olp"[^\]]*"type":"function","name":"get_weather"/);
+      const pid = spawned().at(-1)!;
+      assert.ok(isAlive(pid), 'codex waits for the results');
+      messages.push(choice.message);
+      for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: `weather for ${(JSON.parse(c.function.arguments) as { city: string }).city}` });
+      const res = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER] });
+      assert.equal(res.choices[0]!.finish_reason, 'stop');
+      const text = res.choices[0]!.message.content ?? '';
+      assert.match(text, /^responses stand-in got: /);
+      assert.match(text, /weather for Paris/);
+      assert.match(text, /weather for Oslo/);
+      assert.ok((res.usage?.prompt_tokens ?? 0) > 0, 'the continuation carries the turn’s usage');
+      assert.equal(spawned().length - before, 1, 'one codex for the round trip');
+      for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(!isAlive(pid), 'the turn ended and codex with it');
+    } finally {
+      api.toolCalls = undefined;
+    }
+  });
+});
