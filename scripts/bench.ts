@@ -1,7 +1,7 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
 // script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
 // cost of two per-request steps on their own: admission and a workspace's create + remove.
-// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only] [--real-only]
+// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only] [--real-only] [--tools-only]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,11 +17,18 @@ import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings, throughput } from './stats.js';
 import { printHotPath, runHotPath } from './hot-path.js';
 import { printRealCli, runRealCli } from './real-cli.js';
+import { printToolTurns, runToolTurns } from './tool-turns.js';
 import { printWarmPath, runWarmPath } from './warm-path.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false } },
+  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false }, 'tools-only': { type: 'boolean', default: false } },
 });
+if (values['tools-only']) {
+  const tools = await runToolTurns();
+  if (tools) printToolTurns(tools);
+  else console.log('real CLIs: not installed (npm ci); skipped');
+  process.exit(0);
+}
 if (values['real-only']) {
   const real = await runRealCli();
   if (real) printRealCli(real);
@@ -42,6 +49,8 @@ if (values['hot-only']) process.exit(0);
 const real = await runRealCli();
 if (real) printRealCli(real);
 else console.log('real claude CLI: not installed (npm ci); skipped');
+const tools = await runToolTurns();
+if (tools) printToolTurns(tools);
 const REPLY = 'ok';
 
 function direct(): Promise<number> {

@@ -29,15 +29,19 @@ function cpuMs(pid: number, children = false): number {
 }
 
 
-interface Olp {
+export interface Olp {
   url: string;
   token: string;
+  /** A second key's token. */
+  other: string;
   pid: number;
   stateDir: string;
+  /** CLI processes olp has started so far. */
+  spawns(): number;
   stop(): Promise<void>;
 }
 
-async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, workers: boolean): Promise<Olp> {
+export async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, workers: boolean): Promise<Olp> {
   const dir = mkdtempSync(join(tmpdir(), 'olp-realbench-'));
   const stateDir = join(dir, 'state');
   const claudeEnv = { ANTHROPIC_BASE_URL: api.claude.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' };
@@ -52,9 +56,14 @@ async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, worke
     OLP_CODEX_ENV: JSON.stringify({ CODEX_API_KEY: 'sk-dummy-000' }),
     OLP_CODEX_CONFIG: JSON.stringify(codexConfig),
   };
-  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  daemon.stderr!.resume();
+  const add = (name: string) => execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', name, '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const token = add('bench');
+  const other = add('other');
+  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers), '--log-level', 'debug'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let spawns = 0;
+  createInterface({ input: daemon.stderr! }).on('line', (l) => {
+    if (l.includes('"event":"spawned"')) spawns++;
+  });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
     daemon.once('exit', (code) => reject(new Error(`olp exited ${code}`)));
@@ -63,8 +72,10 @@ async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, worke
   return {
     url,
     token,
+    other,
     pid: daemon.pid!,
     stateDir,
+    spawns: () => spawns,
     async stop() {
       const exited = new Promise((r) => daemon.once('exit', r));
       daemon.kill('SIGTERM');
@@ -232,7 +243,7 @@ export function printRealCli(f: RealCliFigures): void {
   console.log(JSON.stringify({ realCli: f }));
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

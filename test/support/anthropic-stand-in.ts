@@ -84,7 +84,9 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     const offered = (body.tools ?? []) as { name?: string }[];
     const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
     const results = Array.isArray(lastUser?.content) ? (lastUser.content as { type: string; content?: unknown }[]).filter((b) => b.type === 'tool_result') : [];
-    if (state.toolCalls && offered.length > 0 && results.length === 0 && body.stream) {
+    // A fresh turn carries earlier results rendered into its prompt: the model answers them.
+    const rendered = lastUserText(body).includes('</tool_result>') || JSON.stringify(lastUser?.content ?? '').includes('</tool_result>');
+    if (state.toolCalls && offered.length > 0 && results.length === 0 && !rendered && body.stream) {
       if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);

@@ -54,7 +54,9 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     const items = Array.isArray(body.input) ? (body.input as { type?: string; output?: unknown; tools?: unknown }[]) : [];
     const outputs = items.filter((i) => i.type === 'function_call_output').map((i) => (Array.isArray(i.output) ? ((i.output as { text?: string }[]).at(-1)?.text ?? '') : String(i.output ?? '')));
     const offered = JSON.stringify([body.tools ?? [], items.filter((i) => i.type === 'additional_tools')]).includes('"name":"mcp__olp"');
-    const calls = state.toolCalls && offered && outputs.length === 0 ? state.toolCalls : [];
+    // A fresh turn carries earlier results rendered into its prompt: the model answers them.
+    const rendered = JSON.stringify(body.input ?? '').includes('</tool_result>');
+    const calls = state.toolCalls && offered && outputs.length === 0 && !rendered ? state.toolCalls : [];
     const text = outputs.length > 0 ? `responses stand-in got: ${outputs.join(' | ')}` : `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
     const events = [
       { type: 'response.created', response: { id: `resp_${n}` } },
