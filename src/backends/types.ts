@@ -75,9 +75,10 @@ export interface Turn {
   cliModel: string;
   maxOutputTokens?: number;
   session?: SessionUse;
-  /** The client's functions, offered through olp's MCP bridge at `url`. */
   /** olp's MCP server for the client's functions: `url` holds the token; `endpoint` + `token` for a bearer header. */
   tools?: { specs: readonly ToolSpec[]; url: string; endpoint: string; token: string; timeoutMs: number };
+  /** A JSON Schema the reply must conform to: the CLI's own structured output. */
+  outputSchema?: Record<string, unknown>;
   /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
   live?: boolean;
   /**
@@ -171,7 +172,7 @@ export interface Backend {
      */
     coldIsLive: boolean;
     /** One more user turn of session `sessionId`, as a line for the worker's stdin. */
-    input(prompt: Pick<Prompt, 'text' | 'images'>, sessionId: string): string;
+    input(prompt: Pick<Prompt, 'text' | 'images'>, sessionId: string, outputSchema?: Record<string, unknown>): string;
     /** The parser of a worker's turn, when its protocol is not the cold run's. */
     parser?(): EventParser;
     /** Whether a starting CLI is up, from one line of its output: true up, false failed, undefined not yet. */
@@ -179,7 +180,7 @@ export interface Backend {
     /** A worker that loads an existing session (after a cold turn), for `coldIsLive: false`. */
     resume?(turn: Turn, place: Place): Prepared;
     /** A CLI started before its conversation exists (`Turn.prestart`): its system prompt comes with `init`. */
-    spare?: { init(system: string | null): string };
+    spare?: { init(system: string | null, outputSchema?: Record<string, unknown>): string };
   };
 
 }

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/index.js';
 import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import { charsToTokens, estimateTurnTokens, fetchRemoteImages, fitContext, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, fitContext, isJsonFormat, outputSchemaOf, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
 import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
@@ -121,30 +121,41 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     return currentTools && deps.turns.tools ? currentTools : undefined;
   }
   let currentTools: ToolRequest | undefined;
+  let currentFormat: ResponseFormat | undefined;
 
   /** Passes a turn's events on as the conversation's, announcing the answer at its first sign. */
   async function* forward<R>(gen: AsyncGenerator<BackendEvent, R>, model: string, backend: string): AsyncGenerator<ConversationEvent, R> {
+    // A JSON reply reaches the client without the code fence a model may wrap it in.
+    const fences = isJsonFormat(currentFormat) ? createFenceStripper() : undefined;
     let step = await gen.next();
     while (!step.done) {
       const ev = step.value;
-      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') {
-        if (!p.started) {
-          p.started = true;
-          const session = p.session ?? { mode: 'ephemeral' };
-          yield { type: 'started', model, backend, session, headers: { ...p.headers, 'x-olp-session-mode': session.mode } };
-        }
-        p.firstTokenMs ??= performance.now() - meta.started;
-        if (ev.type === 'text') {
-          p.sentChars += ev.text.length;
-          yield { type: 'text', text: ev.text };
-        } else if (ev.type === 'tool_args') {
-          p.sentChars += ev.text.length;
-          yield ev;
-        } else yield ev;
-      }
+      if (ev.type === 'text' && fences) {
+        const text = fences.push(ev.text);
+        if (text) yield* pass({ type: 'text', text }, model, backend);
+      } else yield* pass(ev, model, backend);
       step = await gen.next();
     }
+    const rest = fences?.end();
+    if (rest) yield* pass({ type: 'text', text: rest }, model, backend);
     return step.value;
+  }
+
+  function* pass(ev: BackendEvent, model: string, backend: string): Generator<ConversationEvent> {
+    if (ev.type !== 'text' && ev.type !== 'tool_call' && ev.type !== 'tool_args') return;
+    if (!p.started) {
+      p.started = true;
+      const session = p.session ?? { mode: 'ephemeral' };
+      yield { type: 'started', model, backend, session, headers: { ...p.headers, 'x-olp-session-mode': session.mode } };
+    }
+    p.firstTokenMs ??= performance.now() - meta.started;
+    if (ev.type === 'text') {
+      p.sentChars += ev.text.length;
+      yield { type: 'text', text: ev.text };
+    } else {
+      if (ev.type === 'tool_args') p.sentChars += ev.text.length;
+      yield ev;
+    }
   }
 
   /**
@@ -223,7 +234,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
       try {
         p.session = toSessionNote(lease);
-        const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) };
+        const schema = outputSchemaOf(input.responseFormat);
+        const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}), ...(schema ? { outputSchema: schema } : {}) };
         const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
         gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, ...(tools ? { tools: offeredTools(tools) } : {}) });
         const outcome = yield* forward(gen, candidate, route.backend.id);
@@ -249,6 +261,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   async function* run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult> {
     model = input.model;
     currentTools = input.tools;
+    currentFormat = input.responseFormat;
     /** The run was stopped: by olp with its own error (a client that does not read), or by the client leaving. */
     const noteStop = (usage: Usage | null): void => {
       const reason: unknown = signal.reason;

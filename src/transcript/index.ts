@@ -4,6 +4,7 @@ import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image, type Image
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
 export { charsToTokens, fitContext, estimateTurnTokens } from './policy.js';
+export { createFenceStripper, type FenceStripper } from './fences.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */
 export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };
@@ -180,9 +181,22 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; schema?: Record<string, unknown>; description?: string } };
 
-/** JSON modes have no CLI flag; they become an instruction appended to the system prompt. */
+/** The schema a CLI enforces itself (claude's structured output tool, codex's `--output-schema`). */
+export function outputSchemaOf(format: ResponseFormat | undefined): Record<string, unknown> | undefined {
+  return format?.type === 'json_schema' ? format.json_schema.schema : undefined;
+}
+
+/** Whether the reply is to be JSON (its code fences are taken off). */
+export function isJsonFormat(format: ResponseFormat | undefined): boolean {
+  return format?.type === 'json_object' || format?.type === 'json_schema';
+}
+
+/**
+ * JSON mode, and a schema the CLIs are not given (none was sent), become an instruction appended
+ * to the system prompt; a schema is enforced by the CLI instead (see `outputSchemaOf`).
+ */
 export function withResponseFormat(prompt: Prompt, format: ResponseFormat | undefined): Prompt {
-  if (!format || format.type === 'text') return prompt;
+  if (!format || format.type === 'text' || outputSchemaOf(format)) return prompt;
   const rule =
     format.type === 'json_object'
       ? 'Reply with one valid JSON object and nothing else: no prose, no code fences.'

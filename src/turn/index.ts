@@ -151,7 +151,9 @@ export async function* runTurn(deps: TurnDeps, input: TurnInput): AsyncGenerator
   const pool = turn.live && backend.live && session?.slot !== undefined && session.sessionId && session.mode !== 'ephemeral' ? deps.workers : undefined;
   if (!pool || !session?.sessionId || session.slot === undefined) return yield* runCold(deps, input, false);
   const slot = workerSlot(input.keyId, backend.id, session.slot);
-  const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system: systemHash(turn.prompt.system), maxOutputTokens: turn.maxOutputTokens };
+  // A claude keeps the schema it was started with: a process fits only turns with the same one.
+  const system = turn.outputSchema ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`) : systemHash(turn.prompt.system);
+  const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system, maxOutputTokens: turn.maxOutputTokens };
   const outcome = yield* runPooled(deps, input, pool, slot, fit);
   if (outcome.ok) {
     // Off the response path: a worker for the next turn when the cold process cannot be one
@@ -171,7 +173,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
   if (turn.session!.mode === 'resumed') {
     const worker = pool.take(slot, fit);
     if (worker) {
-      const warm = yield* runLive(deps, input, pool, worker, { write: backend.live!.input(turn.prompt, fit.sessionId), mode: 'warm' });
+      const warm = yield* runLive(deps, input, pool, worker, { write: backend.live!.input(turn.prompt, fit.sessionId, turn.outputSchema), mode: 'warm' });
       if (warm) return warm;
       log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
     }
@@ -183,7 +185,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
       // session files go, before the first line.
       await pool.settled(slot);
       deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn));
-      const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.spare!.init(turn.prompt.system) + backend.live!.input(turn.prompt, ''), mode: 'prestarted', system: fit.system });
+      const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.spare!.init(turn.prompt.system, turn.outputSchema) + backend.live!.input(turn.prompt, '', turn.outputSchema), mode: 'prestarted', system: fit.system });
       if (first) return first;
       log.info({ event: 'worker_fallback', slot, pid: spare.proc.pid }, 'the pre-started CLI did not answer; running the turn cold');
     }

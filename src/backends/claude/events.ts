@@ -8,6 +8,7 @@ interface Line {
   type?: string;
   subtype?: string;
   session_id?: string;
+  tools?: unknown;
   model?: string;
   parent_tool_use_id?: string | null;
   event?: {
@@ -23,6 +24,9 @@ interface Line {
   usage?: unknown;
   total_cost_usd?: unknown;
 }
+
+/** The tool claude offers the model for structured output (2.1.197). */
+const STRUCTURED_TOOL = 'StructuredOutput';
 
 /** `attempt 3/10: HTTP 529 overloaded_error` from an `api_retry` line. */
 function toRetryMessage(line: Line): string {
@@ -60,10 +64,21 @@ export function createClaudeParser(model?: string): EventParser {
   let toolStep: ToolStep | undefined;
   /** Raw counts already reported with tool steps, left out of the turn's final usage. */
   const reported: Record<string, number> = {};
+  // Structured output (a schema given with `initialize`): the CLI offers the model its
+  // StructuredOutput tool and checks the call against the schema, retrying a bad one. The reply is
+  // the checked object from the `result` line alone; text the model writes around it is held
+  // back, and is the reply only if the model never called the tool.
+  let structured = false;
+  const structuredBlocks = new Set<number>();
+  let held = '';
 
-  function text(t: string): BackendEvent {
+  function text(t: string): BackendEvent[] {
+    if (structured) {
+      held += t;
+      return [];
+    }
     emittedAny = true;
-    return { type: 'text', text: t };
+    return [{ type: 'text', text: t }];
   }
 
   /** A tool call block (streamed or whole): the client sees its own function name. */
@@ -94,6 +109,7 @@ export function createClaudeParser(model?: string): EventParser {
         case 'system':
           // claude 2.1.197: one `api_retry` per failed API attempt (up to 10 by default, ~3 min in all).
           if (line.subtype === 'api_retry') return [{ type: 'retry', message: toRetryMessage(line) }];
+          if (line.subtype === 'init' && Array.isArray(line.tools)) structured = line.tools.includes(STRUCTURED_TOOL);
           if (line.subtype === 'init' && typeof line.session_id === 'string' && sessionId === undefined) {
             sessionId = line.session_id;
             return [{ type: 'session', sessionId, ...(line.model ? { model: line.model } : {}) }];
@@ -110,8 +126,14 @@ export function createClaudeParser(model?: string): EventParser {
           if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
           if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' && typeof ev.delta.text === 'string' && ev.delta.text !== '') {
             if (currentMessage) streamed.add(currentMessage);
-            return [text(ev.delta.text)];
+            return text(ev.delta.text);
           }
+          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.name === STRUCTURED_TOOL) {
+            if (currentMessage) streamed.add(currentMessage);
+            structuredBlocks.add(ev.index ?? -1);
+            return [];
+          }
+          if (ev.type === 'content_block_delta' && structuredBlocks.has(ev.index ?? -1)) return [];
           if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.id && ev.content_block.name) {
             if (currentMessage) streamed.add(currentMessage);
             return [startCall(ev.index, ev.content_block.id, ev.content_block.name)];
@@ -122,6 +144,7 @@ export function createClaudeParser(model?: string): EventParser {
             calls[index]!.arguments += ev.delta.partial_json;
             return [{ type: 'tool_args', index, text: ev.delta.partial_json }];
           }
+          if (ev.type === 'message_stop') structuredBlocks.clear();
           if (ev.type === 'message_stop' && stopReason === 'tool_use' && calls.length > 0) {
             const usage = messageUsage ? toUsage(messageUsage) : null;
             for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
@@ -140,9 +163,9 @@ export function createClaudeParser(model?: string): EventParser {
           if (!msg || msg.model === '<synthetic>' || line.error || (msg.id && streamed.has(msg.id))) return [];
           const out: BackendEvent[] = [];
           for (const c of msg.content ?? []) {
-            if (c.type === 'text' && typeof c.text === 'string' && c.text !== '') out.push(text(c.text));
+            if (c.type === 'text' && typeof c.text === 'string' && c.text !== '') out.push(...text(c.text));
             // Without partial messages a tool call arrives whole.
-            if (c.type === 'tool_use' && c.id && c.name) {
+            if (c.type === 'tool_use' && c.id && c.name && c.name !== STRUCTURED_TOOL) {
               const start = startCall(undefined, c.id, c.name);
               const args = JSON.stringify(c.input ?? {});
               calls[(start as { index: number }).index]!.arguments = args;
@@ -151,12 +174,18 @@ export function createClaudeParser(model?: string): EventParser {
           }
           return out;
         }
-        case 'result':
+        case 'result': {
           result = line as typeof result;
-          if (result && !result.is_error && !emittedAny && typeof result.result === 'string' && result.result !== '') {
-            return [text(result.result)];
+          if (!result || result.is_error) return [];
+          const checked = (result as { structured_output?: unknown }).structured_output;
+          if (structured) {
+            structured = false;
+            if (checked !== undefined) return text(JSON.stringify(checked));
+            if (held !== '') return text(held);
           }
+          if (!emittedAny && typeof result.result === 'string' && result.result !== '') return text(result.result);
           return [];
+        }
         default:
           return []; // unknown and future event types are ignored, per the reference
       }

@@ -25,7 +25,8 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
   const images = turn.prompt.images ?? [];
   // Images need the stream-json input protocol: one user message with text and image blocks. A
   // live run uses it always: one user line per turn, stdin left open for the next.
-  const streamed = images.length > 0 || turn.live === true;
+  // A schema goes with the `initialize` control request (never argv): stream-json input too.
+  const streamed = images.length > 0 || turn.live === true || turn.outputSchema !== undefined;
   const args = [
     '-p',
     '--output-format',
@@ -48,7 +49,7 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
   if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(), live: true }, files: [] };
   const mcp = turn.tools ? [{ name: MCP_CONFIG_FILE, content: JSON.stringify({ mcpServers: { olp: { type: 'http', url: turn.tools.url } } }) }] : [];
   return {
-    invocation: { command: bin, args, stdin: streamed ? toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
+    invocation: { command: bin, args, stdin: streamed ? (turn.outputSchema ? toSchemaInit(turn.outputSchema) : '') + toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
     files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }, ...mcp],
   };
 }
@@ -63,9 +64,17 @@ function control(request: Record<string, unknown>): string {
   return `${JSON.stringify({ type: 'control_request', request_id: `olp-${++controlIds}`, request })}\n`;
 }
 
-/** Sets the system prompt of a claude started without one; only before its first user line. */
-export function toInit(system: string | null): string {
-  return control({ subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT });
+/**
+ * Sets the system prompt of a claude started without one, and the schema of its replies; only
+ * before its first user line (both then hold for the life of the process).
+ */
+export function toInit(system: string | null, outputSchema?: Record<string, unknown>): string {
+  return control({ subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT, ...(outputSchema ? { jsonSchema: outputSchema } : {}) });
+}
+
+/** The schema of a claude's replies (its system prompt came with the command line). */
+function toSchemaInit(outputSchema: Record<string, unknown>): string {
+  return control({ subtype: 'initialize', jsonSchema: outputSchema });
 }
 
 /** `get_binary_version`: answered at once, without a network call. */

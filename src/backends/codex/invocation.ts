@@ -1,4 +1,5 @@
 import type { Place, Prepared, Turn } from '../types.js';
+import { toStrictSchema } from './schema.js';
 
 /** Profile olp writes into each run's CODEX_HOME; it carries the system prompt as developer instructions. */
 export const PROFILE = 'olp';
@@ -38,14 +39,19 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...(turn.cliModel && turn.cliModel !== 'codex' ? ['--model', turn.cliModel] : []),
     ...config.flatMap((c) => ['-c', c]),
     ...(turn.tools ? toolConfig(turn.tools).flatMap((c) => ['-c', c]) : []),
+    ...(turn.outputSchema ? ['--output-schema', place.path(OUTPUT_SCHEMA_FILE)] : []),
     ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? [] : ['--ephemeral']),
     '-',
   ];
   // codex 0.171 has no setting for an output cap (--strict-config rejects model_max_output_tokens),
   // so max_tokens is documented as ignored for codex models.
   const profile = turn.prompt.system ? `developer_instructions = ${tomlString(turn.prompt.system)}` : '';
-  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images] };
+  const schema = turn.outputSchema ? [{ name: OUTPUT_SCHEMA_FILE, content: JSON.stringify(toStrictSchema(turn.outputSchema)) }] : [];
+  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images, ...schema] };
 }
+
+/** The reply's JSON Schema, in the strict form the Responses API takes (see schema.ts). */
+export const OUTPUT_SCHEMA_FILE = 'output-schema.json';
 
 /** The variable that carries the bridge's token to codex (never argv). */
 export const TOOLS_TOKEN_VAR = 'OLP_TOOLS_TOKEN';

@@ -4,6 +4,7 @@ import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, Place, Prepared, Turn, TurnOutcome } from '../types.js';
 import { toCodexError } from './errors.js';
 import { DISABLED_FEATURES } from './invocation.js';
+import { toStrictSchema } from './schema.js';
 import { toCodexUsage } from './usage.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
@@ -45,12 +46,14 @@ export function appServerReady(line: string): boolean | undefined {
 }
 
 /** One more user turn on a loaded thread: text, then images as data URLs. */
-export function toTurnStart(prompt: Pick<Prompt, 'text' | 'images'>, threadId: string): string {
+export function toTurnStart(prompt: Pick<Prompt, 'text' | 'images'>, threadId: string, outputSchema?: Record<string, unknown>): string {
   const input = [
     { type: 'text', text: prompt.text, text_elements: [] },
     ...(prompt.images ?? []).map((img) => ({ type: 'image', url: `data:${img.mediaType};base64,${img.data.toString('base64')}` })),
   ];
-  return `${JSON.stringify({ id: `olp-turn-${++turnIds}`, method: 'turn/start', params: { threadId, input } })}\n`;
+  // outputSchema holds for this turn only (codex 0.171 TurnStartParams).
+  const schema = outputSchema ? { outputSchema: toStrictSchema(outputSchema) } : {};
+  return `${JSON.stringify({ id: `olp-turn-${++turnIds}`, method: 'turn/start', params: { threadId, input, ...schema } })}\n`;
 }
 
 interface Message {
