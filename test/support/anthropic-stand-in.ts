@@ -84,6 +84,21 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     const offered = (body.tools ?? []) as { name?: string }[];
     const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
     const results = Array.isArray(lastUser?.content) ? (lastUser.content as { type: string; content?: unknown }[]).filter((b) => b.type === 'tool_result') : [];
+    // Structured output: claude offers its StructuredOutput tool; the model calls it with
+    // {"heard": <the last user line>} (one call: the CLI checks it and ends the turn).
+    if (offered.some((t) => t.name === 'StructuredOutput') && body.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+      const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      const usage = { input_tokens: 31, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 };
+      send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } });
+      send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: `toolu_structured_${requests.length}`, name: 'StructuredOutput', input: {} } });
+      for (const piece of JSON.stringify({ heard: lastUserText(body) }).match(/.{1,5}/gs) ?? []) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: piece } });
+      send('content_block_stop', { type: 'content_block_stop', index: 0 });
+      send('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 8 } });
+      send('message_stop', { type: 'message_stop' });
+      res.end();
+      return;
+    }
     // A fresh turn carries earlier results rendered into its prompt: the model answers them.
     const rendered = lastUserText(body).includes('</tool_result>') || JSON.stringify(lastUser?.content ?? '').includes('</tool_result>');
     if (state.toolCalls && offered.length > 0 && results.length === 0 && !rendered && body.stream) {

@@ -9,7 +9,7 @@ export type ResponsesMode = 'text' | '401' | '429' | '500';
 export interface ResponsesStandIn {
   url: string;
   /** JSON bodies of every POST /v1/responses. */
-  requests: { input?: unknown; instructions?: string; model?: string; tools?: unknown[] }[];
+  requests: { input?: unknown; instructions?: string; model?: string; tools?: unknown[]; text?: { format?: Record<string, unknown> } }[];
   mode: ResponsesMode;
   /** Simulated provider time before a reply starts (ms; default 0). */
   latencyMs: number;
@@ -57,7 +57,14 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     // A fresh turn carries earlier results rendered into its prompt: the model answers them.
     const rendered = JSON.stringify(body.input ?? '').includes('</tool_result>');
     const calls = state.toolCalls && offered && outputs.length === 0 && !rendered ? state.toolCalls : [];
-    const text = outputs.length > 0 ? `responses stand-in got: ${outputs.join(' | ')}` : `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
+    // An output schema (text.format json_schema): the reply is {"heard": <the last user line>}.
+    const format = (body as { text?: { format?: { type?: string } } }).text?.format;
+    const text =
+      format?.type === 'json_schema'
+        ? JSON.stringify({ heard: lastUserText(body).slice(-60) })
+        : outputs.length > 0
+          ? `responses stand-in got: ${outputs.join(' | ')}`
+          : `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
     const events = [
       { type: 'response.created', response: { id: `resp_${n}` } },
       ...calls.flatMap((c, i) => {
