@@ -16,6 +16,7 @@ import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openA
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
 import type { ToolParkedTurn } from './turn/tools.js';
 
@@ -133,6 +134,8 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
   const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
+  // What the CLIs last said of their logins' plan windows (kept across restarts).
+  const plans = createPlans({ store: store.plans, logger });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
   const conversation: ConversationDeps = {
@@ -147,6 +150,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
     parked,
+    plans,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor,

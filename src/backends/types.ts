@@ -1,6 +1,7 @@
 import type { ProxyError } from '../errors/index.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
 import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
+import type { PlanReport } from '../plan/index.js';
 import type { ToolSpec } from '../tools/index.js';
 import type { Link, WorkspaceFile } from '../workspace/index.js';
 
@@ -28,7 +29,9 @@ export type BackendEvent =
   /** The model starts a call of one of the client's functions (`index` counts the step's calls from 0). */
   | { type: 'tool_call'; index: number; id: string; name: string }
   /** A piece of that call's JSON arguments. */
-  | { type: 'tool_args'; index: number; text: string };
+  | { type: 'tool_args'; index: number; text: string }
+  /** What the CLI says of its login's plan window (see src/plan). */
+  | { type: 'plan'; report: PlanReport };
 
 /** How a turn ended, decided once stdout is exhausted and the process has exited. */
 export type TurnOutcome =

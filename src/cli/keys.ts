@@ -1,5 +1,6 @@
 import { budgetPeriods } from '../admit/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
+import { overagePolicy } from '../plan/index.js';
 import { COMMON_OPTIONS } from './help.js';
 
 /** Raised for bad command lines; main prints the reason and where the help is, and exits 2. */
@@ -12,7 +13,9 @@ const POLICY_FLAGS = `Policy flags (use 'none' to clear a limit):
   --rpm N                requests per minute
   --daily-tokens N       prompt + completion tokens per UTC day
   --monthly-tokens N     prompt + completion tokens per UTC month
-  --expires WHEN         an ISO date/time, a duration like 30d or 12h, or 'never'`;
+  --expires WHEN         an ISO date/time, a duration like 30d or 12h, or 'never'
+  --overage allow|deny   may draw on the plan's paid extra usage once its included usage is
+                         spent ('default': owners may, members may not)`;
 
 const KEY_COMMANDS: Record<string, { usage: string; what: string; policy?: boolean }> = {
   add: { usage: 'olp keys add NAME [policy flags]', what: 'create a key; the token is printed once, alone on the last line of stdout', policy: true },
@@ -55,6 +58,7 @@ export const KEY_FLAGS = {
   'daily-tokens': { type: 'string' },
   'monthly-tokens': { type: 'string' },
   expires: { type: 'string' },
+  overage: { type: 'string' },
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
 } as const;
@@ -93,6 +97,10 @@ export function toPolicyPatch(values: Values, now = Date.now()): Partial<Policy>
   set('dailyTokens', limit('daily-tokens', values['daily-tokens']));
   set('monthlyTokens', limit('monthly-tokens', values['monthly-tokens']));
   set('expiresAt', expiry(values.expires, now));
+  if (values.overage !== undefined) {
+    if (values.overage !== 'allow' && values.overage !== 'deny' && values.overage !== 'default') throw new UsageError(`--overage must be allow, deny or default, not '${String(values.overage)}'`);
+    patch.overage = values.overage === 'default' ? null : values.overage;
+  }
   if (values.enable && values.disable) throw new UsageError('--enable and --disable contradict each other');
   if (values.enable) patch.enabled = true;
   if (values.disable) patch.enabled = false;
@@ -131,6 +139,7 @@ function describeKey(store: Store, k: KeyRecord): string {
     ['models', p.models ? p.models.join(', ') : 'all'],
     ['concurrency', show(p.concurrency)],
     ['requests/min', show(p.rpm)],
+    ['extra usage', `${overagePolicy(k)}${p.overage === null ? ` (${k.role} default)` : ''}`],
     ['daily tokens', `${store.usage.tokensSince(k.id, day.start)} used of ${show(p.dailyTokens)}`],
     ['monthly tokens', `${store.usage.tokensSince(k.id, month.start)} used of ${show(p.monthlyTokens)}`],
   ]);

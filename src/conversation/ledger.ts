@@ -40,6 +40,7 @@ export function recordResult(store: Store, principal: Principal, meta: RequestMe
       sessionMode: r.session?.mode ?? null,
       rotationReason: r.session?.reason ?? null,
       runMode: r.run,
+      overage: r.overage,
     });
   } catch (err) {
     meta.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');

@@ -2,6 +2,7 @@ import { estimateTokens, modelAllowed, type Permit, type RateCounted } from '../
 import type { Principal } from '../auth/index.js';
 import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
+import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, fitContext, isJsonFormat, outputSchemaOf, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
@@ -25,7 +26,7 @@ function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[],
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
 function isFallbackable(e: ProxyError): boolean {
-  return e.code === 'backend_not_installed' || e.code === 'backend_not_logged_in' || e.code === 'backend_overloaded' || e.code === 'backend_rate_limited';
+  return e.code === 'backend_not_installed' || e.code === 'backend_not_logged_in' || e.code === 'backend_overloaded' || e.code === 'backend_rate_limited' || e.code === 'plan_limit_reached';
 }
 
 /** Everything a running conversation learns, turned into its immutable result at the end. */
@@ -40,6 +41,8 @@ interface Progress {
   finishReason: FinishReason;
   error: ProxyError | null;
   aborted: boolean;
+  /** A plan report during the turn said it drew on paid extra usage. */
+  overage: boolean;
   started: boolean;
   promptTokens: number;
   sentChars: number;
@@ -82,6 +85,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     promptTokens: 0,
     sentChars: 0,
     headers: {},
+    overage: false,
   };
   let model: string | null = null;
 
@@ -103,11 +107,12 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       servedModel: p.servedModel,
       session: p.session,
       run: p.run,
+      overage: p.overage,
       queueMs: p.queueMs,
       firstTokenMs: p.firstTokenMs,
       durationMs: Math.round(performance.now() - meta.started),
       status,
-      headers: { ...p.headers, ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}) },
+      headers: { ...p.headers, ...(p.backend ? deps.plans?.headers(p.backend) : {}), ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}) },
     });
     // Off the response path: the client has its answer before the row is written.
     const final = result;
@@ -142,11 +147,17 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   function* pass(ev: BackendEvent, model: string, backend: string): Generator<ConversationEvent> {
+    if (ev.type === 'plan') {
+      deps.plans?.report(backend, ev.report);
+      if (ev.report.overage) p.overage = true;
+      return;
+    }
     if (ev.type !== 'text' && ev.type !== 'tool_call' && ev.type !== 'tool_args') return;
     if (!p.started) {
       p.started = true;
       const session = p.session ?? { mode: 'ephemeral' };
-      yield { type: 'started', model, backend, session, headers: { ...p.headers, 'x-olp-session-mode': session.mode } };
+      // The login's plan as last known (this turn's report may come only after its text).
+      yield { type: 'started', model, backend, session, headers: { ...p.headers, ...deps.plans?.headers(backend), 'x-olp-session-mode': session.mode } };
     }
     p.firstTokenMs ??= performance.now() - meta.started;
     if (ev.type === 'text') {
@@ -216,6 +227,15 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         meta.log.warn({ event: 'fallback', from: candidate, to: next, code: error.code }, `falling back from ${candidate} to ${next}`);
         return true;
       };
+      // While the login's plan window is spent (or only extra usage is left and this key may not
+      // draw on it), the CLI is not started: it would only say so again.
+      const refused = deps.plans?.refusal(route.backend.id, overagePolicy(principal));
+      if (refused) {
+        meta.log.info({ event: 'plan_refused', backend: route.backend.id, code: refused.code }, refused.message);
+        last = { ok: false, error: refused, usage: null };
+        if (fallBack(refused)) continue;
+        return last;
+      }
       // A CLI olp already knows is logged out is not started: codex would retry for minutes.
       const known = deps.detector.known(route.backend);
       if (known?.login === 'not_logged_in') {

@@ -3,6 +3,7 @@ import type { Backend, Detector, FinishReason, Usage } from '../backends/index.j
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
+import type { Plans } from '../plan/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat } from '../transcript/index.js';
@@ -31,6 +32,8 @@ export interface ConversationDeps {
   contextOverflow: 'refuse' | 'trim';
   /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
   parked?: ParkedTurnsOf<ToolParkedTurn> | undefined;
+  /** The logins' plan states (src/plan). */
+  plans?: Plans | undefined;
 }
 
 /** Which wire format a request came in; recorded in its ledger row. */
@@ -90,6 +93,8 @@ export interface ConversationResult {
   readonly session: SessionNote | null;
   /** How the CLI turn ran (`cold`, `resumed`, `warm`); null when none ran. */
   readonly run: RunMode | null;
+  /** The turn drew on the plan's paid extra usage (the CLI said so). */
+  readonly overage: boolean;
   readonly queueMs: number | null;
   readonly firstTokenMs: number | null;
   readonly durationMs: number;

@@ -54,6 +54,8 @@ export const ERROR_CATALOGUE = {
   backend_not_installed: { status: 503, type: 'server_error', retryable: false },
   backend_not_logged_in: { status: 503, type: 'server_error', retryable: false },
   backend_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true, retryAfter: 'varies' },
+  // retryable only when the window resets within a minute (the factory says which)
+  plan_limit_reached: { status: 429, type: 'rate_limit_error', retryable: false, retryAfter: 'varies' },
   backend_overloaded: { status: 503, type: 'server_error', retryable: true, retryAfter: 10 },
   backend_unavailable: { status: 503, type: 'server_error', retryable: true, retryAfter: 30 },
   backend_timeout: { status: 504, type: 'server_error', retryable: true },

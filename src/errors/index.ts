@@ -134,6 +134,17 @@ export function backendRateLimited(backend: string, detail: string, retryAfter =
   return createProxyError('backend_rate_limited', `The ${backend} CLI's provider is rate limiting this login: ${detail}`, { retryAfter, cause });
 }
 
+/**
+ * The login's plan window is spent (or, for a key that may not draw on it, only paid extra usage
+ * is left) until `resetsAt` (epoch ms): Retry-After counts down to it, and a client is told not
+ * to retry before it unless it is under a minute away.
+ */
+export function planLimitReached(message: string, resetsAt: number | null, now: number): ProxyError {
+  const seconds = resetsAt === null ? 3600 : Math.max(1, Math.ceil((resetsAt - now) / 1000));
+  const headers: Record<string, string> = resetsAt === null ? {} : { 'x-olp-plan-reset': new Date(resetsAt).toISOString() };
+  return createProxyError('plan_limit_reached', message, { retryAfter: seconds, retryable: seconds <= 60, headers });
+}
+
 export function backendOverloaded(backend: string, detail: string, cause?: unknown): ProxyError {
   return createProxyError('backend_overloaded', `The ${backend} CLI's provider is overloaded: ${detail}`, { cause });
 }

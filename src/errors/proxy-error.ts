@@ -8,6 +8,8 @@ interface ErrorExtra {
   cause?: unknown;
   headers?: Record<string, string>;
   retryAfter?: number;
+  /** In place of the catalogue's (a limit that lifts soon is worth retrying, one hours away not). */
+  retryable?: boolean;
 }
 
 /**
@@ -36,7 +38,7 @@ export class ProxyError extends Error {
     this.type = spec.type;
     this.code = code;
     this.param = extra.param ?? null;
-    this.retryable = spec.retryable;
+    this.retryable = extra.retryable ?? spec.retryable;
     this.retryAfter = spec.retryAfter === 'varies' ? extra.retryAfter : spec.retryAfter;
     this.headers = extra.headers ?? {};
   }

@@ -1,3 +1,4 @@
+import { overagePolicy, type Plans } from '../plan/index.js';
 import type { Request, Response } from 'express';
 import { budgetPeriods } from '../admit/index.js';
 import { ownerOnly } from '../errors/index.js';
@@ -20,11 +21,11 @@ function toKeyView(store: Store, key: Pick<KeyRecord, 'id' | 'name' | 'role'> & 
   };
 }
 
-/** GET /olp/me: the calling key's own policy and usage (any key). */
-export function createMeRoute(store: Store) {
+/** GET /olp/me: the calling key's own policy and usage (any key), and the logins' plan states. */
+export function createMeRoute(store: Store, plans?: Plans) {
   return (_req: Request, res: Response): void => {
     const p = ctx(res).principal!;
-    res.json(toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }));
+    res.json({ ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }), overage: overagePolicy(p), plan: plans?.view() ?? {} });
   };
 }
 

@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/health', createHealthRoute(deps));
   app.use('/v1', createAuth(deps));
   app.use('/olp', createAuth(deps));
-  app.get('/olp/me', createMeRoute(deps.store));
+  app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
   app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 
 /** Response headers a browser client may read: ids, retry advice, limits, the session mode. */
-const EXPOSED = ['x-request-id', 'x-should-retry', 'retry-after', 'x-olp-session-mode', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'].join(', ');
+const EXPOSED = ['x-request-id', 'x-should-retry', 'retry-after', 'x-olp-session-mode', 'x-olp-plan-status', 'x-olp-plan-window', 'x-olp-plan-reset', 'x-olp-plan-utilization', 'x-olp-plan-overage', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'].join(', ');
 
 /**
  * CORS for browser chat front ends on other origins (`--cors-origins`): preflights from an

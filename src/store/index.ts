@@ -2,6 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
+import { createPlanStore, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
 import { createUsageStore, type UsageStore } from './usage.js';
@@ -11,6 +12,7 @@ export { ensurePrivateDir } from './fs.js';
 export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStore, type Policy, type Role } from './keys.js';
 export { LEDGER_SCHEMA_VERSION, CLIENT_NAME, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
+export type { PlanRow, PlanStore } from './plans.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse } from './responses.js';
 
 const MIGRATIONS: string[] = [
@@ -104,6 +106,18 @@ const MIGRATIONS: string[] = [
    CREATE INDEX responses_key_created ON responses (key_id, created_at);
    CREATE INDEX responses_created ON responses (created_at);`,
   `ALTER TABLE usage ADD COLUMN run_mode TEXT;`,
+  `CREATE TABLE plan_state (
+     backend TEXT PRIMARY KEY,
+     status TEXT NOT NULL,
+     plan_window TEXT,
+     resets_at INTEGER,
+     utilization REAL,
+     overage INTEGER NOT NULL DEFAULT 0,
+     message TEXT,
+     updated_at INTEGER NOT NULL
+   );
+   ALTER TABLE keys ADD COLUMN overage TEXT;
+   ALTER TABLE usage ADD COLUMN overage INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
@@ -112,6 +126,7 @@ export interface Store {
   readonly usage: UsageStore;
   readonly slots: SlotStore;
   readonly responses: ResponseStore;
+  readonly plans: PlanStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -134,6 +149,7 @@ export function openStore(stateDir: string): Store {
     usage: createUsageStore(db),
     slots: createSlotStore(db),
     responses: createResponseStore(db),
+    plans: createPlanStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => db.close(),
   };

@@ -22,9 +22,11 @@ export interface Policy {
   enabled: boolean;
   /** ISO time after which the key stops working. */
   expiresAt: string | null;
+  /** May draw on the plan's paid extra usage; null = the role's default (owners yes, members no). */
+  overage: 'allow' | 'deny' | null;
 }
 
-export const DEFAULT_POLICY: Policy = { models: null, concurrency: null, rpm: null, dailyTokens: null, monthlyTokens: null, enabled: true, expiresAt: null };
+export const DEFAULT_POLICY: Policy = { models: null, concurrency: null, rpm: null, dailyTokens: null, monthlyTokens: null, enabled: true, expiresAt: null, overage: null };
 
 export interface KeyRecord {
   id: string;
@@ -63,6 +65,7 @@ interface KeyRow {
   monthly_tokens: number | null;
   enabled: number;
   expires_at: string | null;
+  overage: string | null;
 }
 
 function toRecord(row: KeyRow): KeyRecord {
@@ -81,6 +84,7 @@ function toRecord(row: KeyRow): KeyRecord {
       monthlyTokens: row.monthly_tokens,
       enabled: row.enabled === 1,
       expiresAt: row.expires_at,
+      overage: row.overage === 'allow' || row.overage === 'deny' ? row.overage : null,
     },
   };
 }
@@ -95,8 +99,8 @@ export function createKeyStore(db: Database) {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   let seenVersion = -1;
   const insert = db.prepare(
-    `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at)
-     VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at)`,
+    `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at, overage)
+     VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at, @overage)`,
   );
   const byHash = db.prepare<[Buffer], KeyRow>('SELECT * FROM keys WHERE token_hash = ? AND revoked_at IS NULL');
   const byName = db.prepare<[string], KeyRow>('SELECT * FROM keys WHERE name = ? AND revoked_at IS NULL');
@@ -105,7 +109,7 @@ export function createKeyStore(db: Database) {
   const rotate = db.prepare('UPDATE keys SET token_hash = ?, hint = ? WHERE name = ? AND revoked_at IS NULL');
   const update = db.prepare(
     `UPDATE keys SET role = @role, models = @models, concurrency = @concurrency, rpm = @rpm, daily_tokens = @daily_tokens,
-       monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at WHERE name = @name AND revoked_at IS NULL`,
+       monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at, overage = @overage WHERE name = @name AND revoked_at IS NULL`,
   );
   const activeCount = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL');
 
@@ -117,6 +121,7 @@ export function createKeyStore(db: Database) {
     monthly_tokens: p.monthlyTokens,
     enabled: p.enabled ? 1 : 0,
     expires_at: p.expiresAt,
+    overage: p.overage,
   });
 
   return {

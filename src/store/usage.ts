@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 
 /** Version of the row shape in docs/usage-ledger.md; bumped on any change a consumer could notice. */
-export const LEDGER_SCHEMA_VERSION = 3;
+export const LEDGER_SCHEMA_VERSION = 4;
 
 /** The backfill tags of a CLI-served turn: a consumer keyed on `api` or on `provider` excludes it. */
 export const CLIENT_NAME = 'olp';
@@ -49,6 +49,8 @@ export interface UsageRow {
   rotationReason: string | null;
   /** How the CLI turn ran: `cold`, `resumed` (a new process resuming from disk) or `warm` (a live worker). */
   runMode?: string | null;
+  /** The turn drew on the plan's paid extra usage. */
+  overage?: boolean;
 }
 
 /** A row as exported: the documented, versioned shape with the backfill tags. */
@@ -72,6 +74,8 @@ export interface LedgerRecord {
   session_mode: string | null;
   rotation_reason: string | null;
   run_mode: string | null;
+  /** The turn drew on the login's paid extra usage (subscription plans). */
+  overage: boolean;
   cost_usd: number | null;
   usage: {
     prompt_tokens: number;
@@ -115,6 +119,7 @@ interface DbRow {
   session_mode: string | null;
   rotation_reason: string | null;
   run_mode: string | null;
+  overage: number;
   api: string | null;
   provider: string | null;
   client_name: string | null;
@@ -141,6 +146,7 @@ export function toLedgerRecord(r: DbRow): LedgerRecord {
     session_mode: r.session_mode,
     rotation_reason: r.rotation_reason,
     run_mode: r.run_mode ?? null,
+    overage: r.overage === 1,
     cost_usd: r.cost_usd,
     usage: {
       prompt_tokens: r.prompt_tokens,
@@ -225,10 +231,10 @@ const GROUP_BY = {
 export function createUsageStore(db: Database) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
-       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode,
+       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode, overage,
        api, provider, client_name, schema_version)
      VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
-       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode,
+       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode, @overage,
        @api, @provider, @clientName, @schemaVersion)`,
   );
   const addDaily = db.prepare(
@@ -251,6 +257,7 @@ export function createUsageStore(db: Database) {
       partial: row.partial ? 1 : 0,
       estimated: row.estimated ? 1 : 0,
       runMode: row.runMode ?? null,
+      overage: row.overage ? 1 : 0,
       api: cli ? 'cli' : null,
       provider: cli ? (row.provider ?? row.backend) : null,
       clientName: CLIENT_NAME,

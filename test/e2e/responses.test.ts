@@ -137,7 +137,7 @@ describe('the Responses API', () => {
     const meta: ResponseMeta = { id: 'resp_x', createdAt: 1, model: 'sonnet', instructions: null, previousResponseId: null, store: true, maxOutputTokens: null, metadata: {}, format: { type: 'text' }, temperature: null, topP: null, truncation: 'disabled', parallelToolCalls: true, tools: [], toolChoice: 'auto', reasoningEffort: null, clientTimeoutMs: 1000 };
     // Assignments, not `satisfies` on SDK-typed values: these fail to compile if a builder drifts.
     const inProgress: OpenAI.Responses.Response = toResponse(meta, 'in_progress', []);
-    const done: OpenAI.Responses.Response = toFinalResponse(meta, 'msg_x', 'hi', { outcome: 'ok', error: null, finishReason: 'stop', usage: null, estimated: false, model: 'sonnet', backend: 'claude', servedModel: 'sonnet', session: null, run: null, queueMs: 0, firstTokenMs: 1, durationMs: 2, status: 200, headers: {} });
+    const done: OpenAI.Responses.Response = toFinalResponse(meta, 'msg_x', 'hi', { outcome: 'ok', error: null, finishReason: 'stop', usage: null, estimated: false, model: 'sonnet', backend: 'claude', servedModel: 'sonnet', session: null, run: null, overage: false, queueMs: 0, firstTokenMs: 1, durationMs: 2, status: 200, headers: {} });
     const created: OpenAI.Responses.ResponseStreamEvent = { type: 'response.created', sequence_number: 0, response: inProgress };
     assert.equal(created.response.status, 'in_progress');
     assert.equal(done.output_text, 'hi');

@@ -10,6 +10,7 @@ import {
   sessionNotFound,
   type ProxyError,
 } from '../../errors/index.js';
+import { resetFromText, windowSpent, type PlanReport } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
 
@@ -39,6 +40,8 @@ export interface RunSummary {
   unparsedLines: number;
   firstUnparsed?: string;
   model?: string;
+  /** The turn's plan report (subscription logins). */
+  plan?: PlanReport;
 }
 
 /** Errors from starting the process at all. */
@@ -63,6 +66,11 @@ export function toClaudeError(s: RunSummary): ProxyError {
   if (result?.is_error || kind) {
     if (kind === 'authentication_failed' || kind === 'oauth_org_not_allowed' || status === 401 || /not logged in|invalid api key|please run \/login/i.test(all)) {
       return backendNotLoggedIn(NAME, text || 'authentication failed', LOGIN_FIX);
+    }
+    // A spent plan window (subscription logins): the CLI says so at once and when it resets.
+    const spent = s.plan?.status === 'rejected' || /you've hit your .*limit/i.test(text);
+    if (spent && (status === 429 || kind === 'rate_limit' || s.plan?.status === 'rejected')) {
+      return windowSpent(NAME, s.plan?.window ?? null, s.plan?.resetsAt ?? resetFromText(text, Date.now()) ?? null, text, Date.now());
     }
     if (kind === 'rate_limit' || status === 429 || /rate.?limit|usage limit/i.test(text)) return backendRateLimited(NAME, text || 'rate limited');
     if (kind === 'billing_error') return backendRateLimited(NAME, text || 'the account has no credit or quota left', 3600);

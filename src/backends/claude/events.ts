@@ -2,6 +2,7 @@ import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, FinishReason, ToolStep, TurnOutcome, Usage } from '../types.js';
 import { toClaudeError, type ClaudeResult } from './errors.js';
+import type { PlanReport } from '../../plan/index.js';
 import { toUsage } from './usage.js';
 
 interface Line {
@@ -23,6 +24,32 @@ interface Line {
   error?: string;
   usage?: unknown;
   total_cost_usd?: unknown;
+}
+
+interface RateLimitInfo {
+  status?: unknown;
+  resetsAt?: unknown;
+  rateLimitType?: unknown;
+  isUsingOverage?: unknown;
+  utilization?: unknown;
+  unifiedWindows?: Record<string, { utilization?: unknown; resetsAt?: unknown; status?: unknown }>;
+}
+
+/** A `rate_limit_event`'s rate_limit_info as a plan report; undefined when it is not one. */
+export function toPlanReport(raw: unknown): PlanReport | undefined {
+  const info = raw as RateLimitInfo | undefined;
+  if (!info || (info.status !== 'allowed' && info.status !== 'allowed_warning' && info.status !== 'rejected')) return undefined;
+  const window = typeof info.rateLimitType === 'string' ? info.rateLimitType : null;
+  const unified = window ? info.unifiedWindows?.[window] : undefined;
+  const utilization = [unified?.utilization, info.utilization].find((u): u is number => typeof u === 'number' && u >= 0 && u <= 10);
+  const status = unified?.status === 'allowed_warning' && info.status === 'allowed' ? 'allowed_warning' : info.status;
+  return {
+    status,
+    window,
+    resetsAt: typeof info.resetsAt === 'number' && info.resetsAt > 0 ? info.resetsAt * 1000 : null,
+    utilization: utilization ?? null,
+    overage: info.isUsingOverage === true,
+  };
 }
 
 /** The tool claude offers the model for structured output (2.1.197). */
@@ -68,6 +95,7 @@ export function createClaudeParser(model?: string): EventParser {
   // StructuredOutput tool and checks the call against the schema, retrying a bad one. The reply is
   // the checked object from the `result` line alone; text the model writes around it is held
   // back, and is the reply only if the model never called the tool.
+  let plan: PlanReport | undefined;
   let structured = false;
   const structuredBlocks = new Set<number>();
   let held = '';
@@ -159,7 +187,15 @@ export function createClaudeParser(model?: string): EventParser {
           if (!topLevel) return [];
           if (typeof line.error === 'string') assistantError = line.error;
           const msg = line.message;
-          // Synthetic messages carry error text ("Not logged in"), never a reply.
+          // Synthetic messages carry error text ("Not logged in"), never a reply; for a spent plan
+          // window, the CLI's own words for it.
+          if (msg?.model === '<synthetic>' && plan?.status === 'rejected') {
+            const said = (msg.content ?? []).map((c) => c.text ?? '').join('').trim();
+            if (said) {
+              plan = { ...plan, message: said };
+              return [{ type: 'plan', report: plan }];
+            }
+          }
           if (!msg || msg.model === '<synthetic>' || line.error || (msg.id && streamed.has(msg.id))) return [];
           const out: BackendEvent[] = [];
           for (const c of msg.content ?? []) {
@@ -173,6 +209,13 @@ export function createClaudeParser(model?: string): EventParser {
             }
           }
           return out;
+        }
+        case 'rate_limit_event': {
+          // Subscription logins: one per turn (2.1.197); 2.1.332 adds unifiedWindows with utilization.
+          const report = toPlanReport((line as { rate_limit_info?: unknown }).rate_limit_info);
+          if (!report) return [];
+          plan = report;
+          return [{ type: 'plan', report }];
         }
         case 'result': {
           result = line as typeof result;
@@ -200,6 +243,7 @@ export function createClaudeParser(model?: string): EventParser {
       }
       const error = toClaudeError({
         ...(result ? { result } : {}),
+        ...(plan ? { plan } : {}),
         ...(assistantError ? { assistantError } : {}),
         exit,
         ...reader.summary(),

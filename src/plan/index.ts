@@ -1,0 +1,168 @@
+import { planLimitReached, type ProxyError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import type { PlanRow, PlanStore } from '../store/index.js';
+
+/**
+ * What a CLI says of its login's subscription plan (claude's `rate_limit_event`, codex's usage
+ * limit): whether the current window allows requests, which window, when it resets, how much of
+ * it is used, and whether paid extra usage ("overage") is being drawn.
+ */
+export interface PlanReport {
+  status: 'allowed' | 'allowed_warning' | 'rejected';
+  /** `five_hour`, `seven_day`, `seven_day_opus`, `overage`, … as the CLI names it; null if unsaid. */
+  window: string | null;
+  /** When the window resets (epoch ms), if said. */
+  resetsAt: number | null;
+  /** 0–1, when the CLI reports it. */
+  utilization: number | null;
+  overage: boolean;
+  /** The CLI's own words for a spent window ("You've hit your session limit · resets 4:19pm (UTC)"). */
+  message?: string | null;
+}
+
+export type OveragePolicy = 'allow' | 'deny';
+
+/** The plan as a client sees it (`/olp/me`, headers). */
+export interface PlanView {
+  status: PlanReport['status'];
+  window: string | null;
+  resetsAt: string | null;
+  utilization: number | null;
+  overage: boolean;
+}
+
+const WINDOW_NAMES: Record<string, string> = {
+  five_hour: '5-hour',
+  seven_day: 'weekly',
+  seven_day_opus: 'weekly Opus',
+  seven_day_sonnet: 'weekly Sonnet',
+  overage: 'extra usage',
+};
+
+/** "the 5-hour window", "the weekly window", or "the plan's window". */
+function windowName(window: string | null): string {
+  return window ? `the ${WINDOW_NAMES[window] ?? window.replace(/_/g, ' ')} window` : "the plan's window";
+}
+
+/** The thresholds whose crossing is logged, once per window. */
+const WARN_AT = [0.8, 0.95];
+
+/**
+ * The plan state of each backend's login: kept in memory and in the state database (so a
+ * restart knows a window is spent), and over once its reset time has passed. While a backend's
+ * window is spent, or only paid extra usage is left and the key may not draw on it, requests are
+ * answered without starting its CLI.
+ */
+export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => number }) {
+  const now = o.now ?? Date.now;
+  const states = new Map<string, PlanRow>();
+  for (const row of o.store.list()) states.set(row.backend, row);
+  /** `<backend> <window> <resetsAt> <threshold>` already warned about. */
+  const warned = new Set<string>();
+
+  /** The backend's state, unless its window has reset since. */
+  function current(backend: string): PlanRow | undefined {
+    const s = states.get(backend);
+    if (!s) return undefined;
+    if (s.resetsAt !== null && s.resetsAt <= now()) return undefined;
+    return s;
+  }
+
+  function toView(s: PlanRow): PlanView {
+    return { status: s.status as PlanReport['status'], window: s.window, resetsAt: s.resetsAt === null ? null : new Date(s.resetsAt).toISOString(), utilization: s.utilization, overage: s.overage };
+  }
+
+  return {
+    /** A CLI's report, from a turn just run. */
+    report(backend: string, r: PlanReport): void {
+      const before = current(backend);
+      // A report without a utilization keeps the last one for the same window.
+      const utilization = r.utilization ?? (before && before.window === r.window && before.resetsAt === r.resetsAt ? before.utilization : null);
+      const row: PlanRow = { backend, status: r.status, window: r.window, resetsAt: r.resetsAt, utilization, overage: r.overage, message: r.message ?? null, updatedAt: now() };
+      states.set(backend, row);
+      try {
+        o.store.save(row);
+      } catch (err) {
+        o.logger.warn({ event: 'plan_save_failed', backend, err }, 'could not save the plan state');
+      }
+      if (r.status === 'rejected' && before?.status !== 'rejected') {
+        o.logger.warn({ event: 'plan_limit_reached', backend, window: r.window, resetsAt: row.resetsAt === null ? null : new Date(row.resetsAt).toISOString() }, `${backend}: ${windowName(r.window)} is spent`);
+      }
+      if (r.overage && !before?.overage) o.logger.warn({ event: 'plan_overage', backend, window: r.window }, `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`);
+      for (const t of WARN_AT) {
+        const id = `${backend} ${r.window} ${r.resetsAt} ${t}`;
+        if (utilization === null || utilization < t || warned.has(id)) continue;
+        warned.add(id);
+        o.logger.warn({ event: 'plan_utilization', backend, window: r.window, utilization, threshold: t }, `${backend}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`);
+      }
+    },
+
+    /** Why a request for this backend is answered without its CLI, if it is. */
+    refusal(backend: string, overage: OveragePolicy): ProxyError | undefined {
+      const s = current(backend);
+      if (!s) return undefined;
+      const at = s.resetsAt === null ? '' : ` It resets at ${new Date(s.resetsAt).toISOString()}.`;
+      if (s.status === 'rejected') return windowSpent(backend, s.window, s.resetsAt, s.message, now());
+      if (s.overage && overage === 'deny') {
+        return planLimitReached(`The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`, s.resetsAt, now());
+      }
+      return undefined;
+    },
+
+    /** The last-known state as response headers (none when unknown). */
+    headers(backend: string): Record<string, string> {
+      const s = current(backend);
+      if (!s) return {};
+      return {
+        'x-olp-plan-status': s.status,
+        ...(s.window ? { 'x-olp-plan-window': s.window } : {}),
+        ...(s.resetsAt !== null ? { 'x-olp-plan-reset': new Date(s.resetsAt).toISOString() } : {}),
+        ...(s.utilization !== null ? { 'x-olp-plan-utilization': String(s.utilization) } : {}),
+        ...(s.overage ? { 'x-olp-plan-overage': 'true' } : {}),
+      };
+    },
+
+    /** Whether the backend's login is drawing on paid extra usage now. */
+    onOverage(backend: string): boolean {
+      return current(backend)?.overage === true;
+    },
+
+    /** Every backend's current state (`/olp/me`, `olp doctor`). */
+    view(): Record<string, PlanView> {
+      const out: Record<string, PlanView> = {};
+      for (const backend of states.keys()) {
+        const s = current(backend);
+        if (s) out[backend] = toView(s);
+      }
+      return out;
+    },
+  };
+}
+
+export type Plans = ReturnType<typeof createPlans>;
+
+/** The answer to a request while the backend's plan window is spent (`said`: the CLI's words). */
+export function windowSpent(backend: string, window: string | null, resetsAt: number | null, said: string | null | undefined, now: number): ProxyError {
+  const at = resetsAt === null ? '' : ` It resets at ${new Date(resetsAt).toISOString()}.`;
+  return planLimitReached(`The ${backend} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`, resetsAt, now);
+}
+
+/** A key's overage policy: its own, else deny for members and allow for owners. */
+export function overagePolicy(key: { role: string; policy: { overage?: OveragePolicy | null } }): OveragePolicy {
+  return key.policy.overage ?? (key.role === 'owner' ? 'allow' : 'deny');
+}
+
+/**
+ * The reset time in a CLI's words: "resets 4:19pm (UTC)" (claude), "try again at 12:16 PM"
+ * (codex): the next such time after `now`, in UTC. Undefined when the text has none.
+ */
+export function resetFromText(text: string, now: number): number | undefined {
+  const m = /(?:resets|try again at)\s+(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b(?:\s*\(([^)]+)\))?/i.exec(text);
+  if (!m) return undefined;
+  if (m[4] && !/^(utc|gmt|etc\/utc)$/i.test(m[4].trim())) return undefined;
+  let hour = Number(m[1]) % 12;
+  if (m[3]!.toLowerCase() === 'p') hour += 12;
+  const d = new Date(now);
+  const at = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), hour, Number(m[2] ?? 0));
+  return at > now ? at : at + 86_400_000;
+}
