@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createClaudeParser } from '../../src/backends/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { createPlans, resetFromText } from '../../src/plan/index.js';
+import { openStore } from '../../src/store/index.js';
+import { REFERENCE } from '../support/paths.js';
+import { Writable } from 'node:stream';
+
+const exit = { reason: 'exit' as const, exitCode: 1, signal: null, stderr: '', pid: 1, durationMs: 5 };
+
+function parse(file: string) {
+  const p = createClaudeParser();
+  const events = readFileSync(join(REFERENCE, file), 'utf8').split('\n').filter(Boolean).flatMap((l) => p.push(l));
+  return { plans: events.filter((e) => e.type === 'plan').map((e) => (e as { report: unknown }).report), outcome: p.finish(exit) };
+}
+
+describe("claude's plan reports", () => {
+  it('2.1.197 allowed: status, window and reset; no utilization', () => {
+    assert.deepEqual(parse('claude-2.1.197-stream-rate-limit-allowed-oauth.jsonl').plans, [{ status: 'allowed', window: 'five_hour', resetsAt: 1796230971000, utilization: null, overage: false }]);
+  });
+  it('2.1.332 allowed: the window’s utilization and warning status from unifiedWindows', () => {
+    assert.deepEqual(parse('claude-2.1.332-stream-rate-limit-allowed-oauth.jsonl').plans, [{ status: 'allowed_warning', window: 'five_hour', resetsAt: 1796230973000, utilization: 0.93, overage: false }]);
+  });
+  for (const v of ['2.1.197', '2.1.332']) {
+    it(`${v} rejected: the CLI's words join the report, and the turn is plan_limit_reached, not a rate limit`, () => {
+      const { plans, outcome } = parse(`claude-${v}-stream-rate-limit-rejected-oauth.jsonl`);
+      const last = plans.at(-1) as { status: string; message: string; resetsAt: number };
+      assert.equal(last.status, 'rejected');
+      assert.match(last.message, /^You've hit your (session|5-hour) limit · resets 5:02pm \(UTC\)$/);
+      assert.equal(outcome.ok, false);
+      const err = (outcome as { error: { code: string; headers: Record<string, string>; message: string } }).error;
+      assert.equal(err.code, 'plan_limit_reached');
+      assert.equal(err.headers['x-olp-plan-reset'], new Date(last.resetsAt).toISOString());
+    });
+  }
+});
+
+describe('reset times in the CLIs’ words', () => {
+  const now = Date.UTC(2026, 11, 3, 10, 30);
+  it('the next such time, in UTC', () => {
+    assert.equal(resetFromText("You've hit your session limit · resets 4:19pm (UTC)", now), Date.UTC(2026, 11, 3, 16, 19));
+    assert.equal(resetFromText("You've hit your usage limit… try again at 9:05 AM.", now), Date.UTC(2026, 11, 4, 9, 5));
+    assert.equal(resetFromText('resets 12am (UTC)', now), Date.UTC(2026, 11, 4, 0, 0));
+  });
+  it('none for another time zone or no time', () => {
+    assert.equal(resetFromText('resets 4pm (Europe/Berlin)', now), undefined);
+    assert.equal(resetFromText('rate limited', now), undefined);
+  });
+});
+
+describe('plan state', () => {
+  const quiet = () => createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() }));
+  it('refuses while spent, lifts at the reset (by the clock given), and is read back after a restart', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'olp-plan-'));
+    let clock = Date.UTC(2026, 11, 3, 12);
+    const store = openStore(dir);
+    const plans = createPlans({ store: store.plans, logger: quiet(), now: () => clock });
+    plans.report('claude', { status: 'rejected', window: 'seven_day', resetsAt: clock + 90_000, utilization: 1, overage: false, message: "You've hit your weekly limit" });
+    const err = plans.refusal('claude', 'allow')!;
+    assert.equal(err.code, 'plan_limit_reached');
+    assert.equal(err.retryAfter, 90);
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /the weekly window is spent/);
+    assert.equal(plans.refusal('codex', 'allow'), undefined);
+    store.close();
+    const again = openStore(dir);
+    const restarted = createPlans({ store: again.plans, logger: quiet(), now: () => clock });
+    assert.equal(restarted.refusal('claude', 'allow')?.retryAfter, 90);
+    clock += 30_000;
+    assert.equal(restarted.refusal('claude', 'allow')?.retryable, true, 'a minute or less away: worth a retry');
+    clock += 60_000;
+    assert.equal(restarted.refusal('claude', 'allow'), undefined);
+    assert.deepEqual(restarted.headers('claude'), {});
+    again.close();
+  });
+  it('overage: refused only for keys that deny it; utilization kept across reports of the same window', () => {
+    const store = openStore(mkdtempSync(join(tmpdir(), 'olp-plan-')));
+    const plans = createPlans({ store: store.plans, logger: quiet(), now: () => 1000 });
+    plans.report('claude', { status: 'allowed', window: 'five_hour', resetsAt: 10_000_000, utilization: 0.5, overage: false });
+    plans.report('claude', { status: 'allowed', window: 'five_hour', resetsAt: 10_000_000, utilization: null, overage: true });
+    assert.equal(plans.headers('claude')['x-olp-plan-utilization'], '0.5');
+    assert.equal(plans.refusal('claude', 'allow'), undefined);
+    assert.match(plans.refusal('claude', 'deny')!.message, /paid extra usage/);
+    store.close();
+  });
+});
