@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
+import { describePlans } from '../plan/index.js';
 import { createBackends, toHostEnv } from '../serve.js';
+import { readPlanStates } from '../store/index.js';
 import { findByHome, describeProcess } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
@@ -62,6 +64,9 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
     .filter((p) => p !== null);
   out(`CLIs       ${clis.length === 0 ? 'none running' : `${clis.length} running for this state dir (live workers and turns in flight)`}\n`);
   for (const p of clis) out(`           pid ${p.pid}  ${p.command}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
+  const plans = describePlans(readPlanStates(config.stateDir), Date.now());
+  out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
+  for (const line of plans.slice(1)) out(`           ${line}\n`);
   out(`port       ${free ? 'ok' : 'IN USE'}  ${config.host}:${config.port}${free ? ' is free' : ' is taken (fine if olp already runs there; otherwise pick another with --port)'}\n`);
 
   const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];

@@ -1,3 +1,4 @@
+import { describePlans } from '../plan/index.js';
 import type { Store, UsageFilter } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
@@ -80,12 +81,14 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
   const by = (values.by ?? 'key') as string;
   if (by !== 'key' && by !== 'day' && by !== 'model') throw new UsageError(`--by must be key, day or model, not '${by}'`);
   const groups = store.usage.summarize(filterFrom(store, values), by);
+  const plans = describePlans(store.plans.list(), Date.now());
   if (values.json) {
     out(`${JSON.stringify({ by, groups }, null, 2)}\n`);
     return 0;
   }
+  const planLines = plans.length > 0 ? `\nplan limits (as the CLIs last reported):\n${plans.map((l) => `  ${l}\n`).join('')}` : '';
   if (groups.length === 0) {
-    out('no usage recorded in that range\n');
+    out(`no usage recorded in that range\n${planLines}`);
     return 0;
   }
   const rows = [[by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD']];
@@ -93,6 +96,6 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
     rows.push([g.group, String(g.requests), String(g.ok), String(g.errors), String(g.promptTokens), String(g.cachedTokens), String(g.completionTokens), pct(g.cacheHitShare), g.costUsd === null ? '-' : g.costUsd.toFixed(4)]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  out(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') + '\n');
+  out(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') + '\n' + planLines);
   return 0;
 }

@@ -147,6 +147,18 @@ export function windowSpent(backend: string, window: string | null, resetsAt: nu
   return planLimitReached(`The ${backend} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`, resetsAt, now);
 }
 
+/** One line per backend whose plan state is still current, for `olp doctor` and `olp usage`. */
+export function describePlans(rows: readonly PlanRow[], now: number): string[] {
+  return rows
+    .filter((r) => r.resetsAt === null || r.resetsAt > now)
+    .map((r) => {
+      const used = r.utilization === null ? '' : `, ${Math.round(r.utilization * 100)} % used`;
+      const reset = r.resetsAt === null ? '' : `, resets ${new Date(r.resetsAt).toISOString()}`;
+      const extra = r.overage ? ', drawing on paid extra usage' : '';
+      return `${r.backend}: ${r.status} (${windowName(r.window)}${used}${reset}${extra}; reported ${new Date(r.updatedAt).toISOString()})`;
+    });
+}
+
 /** A key's overage policy: its own, else deny for members and allow for owners. */
 export function overagePolicy(key: { role: string; policy: { overage?: OveragePolicy | null } }): OveragePolicy {
   return key.policy.overage ?? (key.role === 'owner' ? 'allow' : 'deny');

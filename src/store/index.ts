@@ -2,7 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
-import { createPlanStore, type PlanStore } from './plans.js';
+import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
 import { createUsageStore, type UsageStore } from './usage.js';
@@ -153,6 +153,22 @@ export function openStore(stateDir: string): Store {
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => db.close(),
   };
+}
+
+/** The plan states of a state dir's database, read only, without migrating it (none when it is missing or older). */
+export function readPlanStates(stateDir: string): PlanRow[] {
+  const file = join(stateDir, 'olp.db');
+  if (!existsSync(file)) return [];
+  try {
+    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    try {
+      return createPlanStore(db).list();
+    } finally {
+      db.close();
+    }
+  } catch {
+    return [];
+  }
 }
 
 function migrate(db: BetterSqlite3.Database): void {
