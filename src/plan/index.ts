@@ -85,7 +85,7 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       } catch (err) {
         o.logger.warn({ event: 'plan_save_failed', backend, err }, 'could not save the plan state');
       }
-      if (r.status === 'rejected' && before?.status !== 'rejected') {
+      if (r.status === 'rejected' && !r.overage && (before?.status !== 'rejected' || before.overage)) {
         o.logger.warn({ event: 'plan_limit_reached', backend, window: r.window, resetsAt: row.resetsAt === null ? null : new Date(row.resetsAt).toISOString() }, `${backend}: ${windowName(r.window)} is spent`);
       }
       if (r.overage && !before?.overage) o.logger.warn({ event: 'plan_overage', backend, window: r.window }, `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`);
@@ -102,7 +102,8 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       const s = current(backend);
       if (!s) return undefined;
       const at = s.resetsAt === null ? '' : ` It resets at ${new Date(s.resetsAt).toISOString()}.`;
-      if (s.status === 'rejected') return windowSpent(backend, s.window, s.resetsAt, s.message, now());
+      // Rejected with extra usage in use: the included usage is spent, the turns go on, paid.
+      if (s.status === 'rejected' && !s.overage) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
       if (s.overage && overage === 'deny') {
         return planLimitReached(`The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`, s.resetsAt, now());
       }
@@ -164,17 +165,35 @@ export function overagePolicy(key: { role: string; policy: { overage?: OveragePo
   return key.policy.overage ?? (key.role === 'owner' ? 'allow' : 'deny');
 }
 
+/** A CLI's words for a spent usage limit (claude's "You've hit your … limit", codex's "You’ve hit your usage limit"). */
+export const LIMIT_TEXT = /you[’']ve hit your .{0,40}limit/i;
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
 /**
- * The reset time in a CLI's words: "resets 4:19pm (UTC)" (claude), "try again at 12:16 PM"
- * (codex): the next such time after `now`, in UTC. Undefined when the text has none.
+ * The reset time in a CLI's words: "resets 4:19pm (UTC)", "resets Dec 6, 7:28am (UTC)" (claude,
+ * in its time zone, which it names), "try again at 8:30 AM", "try again at Dec 5th, 2026 3:04 PM"
+ * (codex, in local time, unnamed: olp's own, as it runs on the same machine). The next such time
+ * after `now`; undefined when the text has none or names another zone.
  */
 export function resetFromText(text: string, now: number): number | undefined {
-  const m = /(?:resets|try again at)\s+(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b(?:\s*\(([^)]+)\))?/i.exec(text);
+  const m = /(?:resets|try again at)\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)]+)\))?/i.exec(text);
   if (!m) return undefined;
-  if (m[4] && !/^(utc|gmt|etc\/utc)$/i.test(m[4].trim())) return undefined;
-  let hour = Number(m[1]) % 12;
-  if (m[3]!.toLowerCase() === 'p') hour += 12;
+  const zone = m[7]?.trim();
+  if (zone && !/^(utc|gmt|etc\/utc)$/i.test(zone)) return undefined;
+  const utc = zone !== undefined;
+  let hour = Number(m[4]) % 12;
+  if (m[6]!.toLowerCase() === 'p') hour += 12;
+  const minute = Number(m[5] ?? 0);
   const d = new Date(now);
-  const at = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), hour, Number(m[2] ?? 0));
-  return at > now ? at : at + 86_400_000;
+  const year = m[3] ? Number(m[3]) : utc ? d.getUTCFullYear() : d.getFullYear();
+  const month = m[1] ? MONTHS.indexOf(m[1].toLowerCase()) : utc ? d.getUTCMonth() : d.getMonth();
+  if (month < 0) return undefined;
+  const day = m[2] ? Number(m[2]) : utc ? d.getUTCDate() : d.getDate();
+  const at = utc ? Date.UTC(year, month, day, hour, minute) : new Date(year, month, day, hour, minute).getTime();
+  if (at > now) return at;
+  // A time of day alone is the next one; a date without a year, next year's.
+  if (!m[1]) return at + 86_400_000;
+  if (!m[3]) return utc ? Date.UTC(year + 1, month, day, hour, minute) : new Date(year + 1, month, day, hour, minute).getTime();
+  return undefined;
 }

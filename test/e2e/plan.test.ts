@@ -100,7 +100,8 @@ describe('plan state on every answer', () => {
 
 describe('paid extra usage', () => {
   it('a member key may not draw on it unless allowed; an owner may; the turns that did are tagged', async () => {
-    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', isUsingOverage: true, rateLimitType: 'five_hour', resetsIn: 3600 }) } });
+    // As claude 2.1.197 reports it: the window rejected, extra usage allowed and in use.
+    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'rejected', overageStatus: 'allowed', isUsingOverage: true, overageInUse: true, rateLimitType: 'five_hour', resetsIn: 3600 }) } });
     try {
       const member = t.daemon.store.keys.add('kid', 'member').token;
       // The owner's turn is where olp learns the plan is on extra usage.
@@ -120,6 +121,50 @@ describe('paid extra usage', () => {
       await new Promise((r) => setTimeout(r, 50));
       const ok = [...t.daemon.store.usage.export({ scope: { all: true } })].filter((r) => r.outcome === 'ok');
       assert.ok(ok.length === 3 && ok.every((r) => r.overage), 'turns on extra usage are tagged in the ledger');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('codex usage limits', () => {
+  it('a spent ChatGPT limit is plan_limit_reached with the reset from its words; no codex starts until then', async () => {
+    const t = await startTestDaemon();
+    try {
+      const first = await post(t, { model: 'codex', messages: [{ role: 'user', content: 'hi [[fake:usage-limit]]' }] });
+      assert.equal(first.status, 429);
+      const retryAfter = Number(first.headers.get('retry-after'));
+      assert.ok(retryAfter > 3500 && retryAfter <= 3600, `Retry-After ${retryAfter}`);
+      const err = ((await first.json()) as { error: { code: string; message: string } }).error;
+      assert.equal(err.code, 'plan_limit_reached');
+      assert.match(err.message, /You’ve hit your usage limit/);
+      const spawns = recordedPids(t.recordDir).runs.length;
+      const again = await post(t, { model: 'codex', messages: [{ role: 'user', content: 'again' }] });
+      assert.equal(again.status, 429);
+      assert.equal(recordedPids(t.recordDir).runs.length, spawns);
+      // claude's login is another plan: untouched.
+      assert.equal((await ask(t, 'claude still works')).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("an app-server worker reports the plan's windows: the headers show the fuller one", async () => {
+    const limits = { primary: { usedPercent: 43, windowDurationMins: 300, resetsAt: Math.floor(Date.now() / 1000) + 3600 }, secondary: { usedPercent: 81, windowDurationMins: 10080, resetsAt: Math.floor(Date.now() / 1000) + 86400 } };
+    const t = await startTestDaemon({ config: { workers: true, prestart: false }, codexEnv: { FAKE_CODEX_RATE_LIMITS: JSON.stringify(limits) } });
+    try {
+      const messages = [{ role: 'user', content: 'first' }];
+      const r1 = await post(t, { model: 'codex', messages });
+      const reply = ((await r1.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+      for (let i = 0; i < 100 && !t.logs.some((l) => l.event === 'worker_ready' || l.event === 'worker_started'); i++) await new Promise((r) => setTimeout(r, 30));
+      await new Promise((r) => setTimeout(r, 300));
+      const r2 = await post(t, { model: 'codex', messages: [...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'second' }] });
+      assert.equal(r2.status, 200);
+      assert.equal(t.logs.filter((l) => l.event === 'request').at(-1)?.run, 'warm');
+      const r3 = await post(t, { model: 'codex', messages: [{ role: 'user', content: 'third' }] });
+      assert.equal(r3.headers.get('x-olp-plan-window'), 'seven_day');
+      assert.equal(r3.headers.get('x-olp-plan-utilization'), '0.81');
+      assert.equal(r3.headers.get('x-olp-plan-status'), 'allowed_warning');
     } finally {
       await t.close();
     }

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createClaudeParser } from '../../src/backends/index.js';
+import { createClaudeParser, createCodexParser } from '../../src/backends/index.js';
+import { toCodexPlanReport } from '../../src/backends/codex/live.js';
 import { createLogger } from '../../src/log/index.js';
 import { createPlans, resetFromText } from '../../src/plan/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -46,9 +47,31 @@ describe('reset times in the CLIs’ words', () => {
     assert.equal(resetFromText("You've hit your usage limit… try again at 9:05 AM.", now), Date.UTC(2026, 11, 4, 9, 5));
     assert.equal(resetFromText('resets 12am (UTC)', now), Date.UTC(2026, 11, 4, 0, 0));
   });
+  it('dates: claude’s weekly reset (UTC) and codex’s later days (local time)', () => {
+    assert.equal(resetFromText("You've hit your weekly limit · resets Dec 6, 7:28am (UTC)", now), Date.UTC(2026, 11, 6, 7, 28));
+    assert.equal(resetFromText('try again at Dec 5th, 2026 3:04 PM.', now), new Date(2026, 11, 5, 15, 4).getTime());
+    assert.equal(resetFromText('resets Jan 2, 1am (UTC)', now), Date.UTC(2027, 0, 2, 1, 0), 'a date past this year’s is next year’s');
+  });
   it('none for another time zone or no time', () => {
     assert.equal(resetFromText('resets 4pm (Europe/Berlin)', now), undefined);
     assert.equal(resetFromText('rate limited', now), undefined);
+  });
+});
+
+describe("codex's usage limit", () => {
+  it('exec: the error line is a rejected plan report and the turn is plan_limit_reached', () => {
+    const p = createCodexParser();
+    const message = 'You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 8:30 AM.';
+    const events = [JSON.stringify({ type: 'thread.started', thread_id: 't1' }), JSON.stringify({ type: 'turn.started' }), JSON.stringify({ type: 'error', message }), JSON.stringify({ type: 'turn.failed', error: { message } })].flatMap((l) => p.push(l));
+    const plans = events.filter((e) => e.type === 'plan');
+    assert.equal(plans.length, 1);
+    assert.equal((plans[0] as { report: { status: string } }).report.status, 'rejected');
+    const outcome = p.finish(exit);
+    assert.equal(!outcome.ok && outcome.error.code, 'plan_limit_reached');
+  });
+  it('app-server: rateLimits/updated gives the fuller window', () => {
+    assert.deepEqual(toCodexPlanReport({ primary: { usedPercent: 43, windowDurationMins: 300, resetsAt: 100 }, secondary: { usedPercent: 17, windowDurationMins: 10080, resetsAt: 200 } }), { status: 'allowed', window: 'five_hour', resetsAt: 100_000, utilization: 0.43, overage: false });
+    assert.equal(toCodexPlanReport({ primary: null, secondary: null }), undefined);
   });
 });
 

@@ -10,7 +10,7 @@ import {
   sessionNotFound,
   type ProxyError,
 } from '../../errors/index.js';
-import { resetFromText, windowSpent, type PlanReport } from '../../plan/index.js';
+import { LIMIT_TEXT, resetFromText, windowSpent, type PlanReport } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
 
@@ -68,7 +68,7 @@ export function toClaudeError(s: RunSummary): ProxyError {
       return backendNotLoggedIn(NAME, text || 'authentication failed', LOGIN_FIX);
     }
     // A spent plan window (subscription logins): the CLI says so at once and when it resets.
-    const spent = s.plan?.status === 'rejected' || /you've hit your .*limit/i.test(text);
+    const spent = (s.plan?.status === 'rejected' && !s.plan.overage) || LIMIT_TEXT.test(text);
     if (spent && (status === 429 || kind === 'rate_limit' || s.plan?.status === 'rejected')) {
       return windowSpent(NAME, s.plan?.window ?? null, s.plan?.resetsAt ?? resetFromText(text, Date.now()) ?? null, text, Date.now());
     }

@@ -31,6 +31,7 @@ interface RateLimitInfo {
   resetsAt?: unknown;
   rateLimitType?: unknown;
   isUsingOverage?: unknown;
+  overageStatus?: unknown;
   utilization?: unknown;
   unifiedWindows?: Record<string, { utilization?: unknown; resetsAt?: unknown; status?: unknown }>;
 }
@@ -48,7 +49,8 @@ export function toPlanReport(raw: unknown): PlanReport | undefined {
     window,
     resetsAt: typeof info.resetsAt === 'number' && info.resetsAt > 0 ? info.resetsAt * 1000 : null,
     utilization: utilization ?? null,
-    overage: info.isUsingOverage === true,
+    // `rejected` with extra usage allowed: the included usage is spent and turns draw on overage.
+    overage: info.isUsingOverage === true || (info.status === 'rejected' && (info.overageStatus === 'allowed' || info.overageStatus === 'allowed_warning')),
   };
 }
 

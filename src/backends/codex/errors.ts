@@ -9,8 +9,10 @@ import {
   sessionNotFound,
   type ProxyError,
 } from '../../errors/index.js';
+import { LIMIT_TEXT, resetFromText, windowSpent } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { clip, toSpawnFailure } from '../common.js';
+import type { BackendEvent } from '../types.js';
 
 const NAME = 'codex';
 import { INSTALL_FIX, LOGIN_FIX as CODEX_LOGIN_FIX } from './fixes.js';
@@ -19,6 +21,12 @@ export { CODEX_LOGIN_FIX };
 
 export function toCodexSpawnError(bin: string, exit: ExitInfo): ProxyError {
   return toSpawnFailure(NAME, bin, INSTALL_FIX, exit);
+}
+
+/** A spent usage limit in codex's words, as a plan report (codex names no window). */
+export function spentReport(message: string): BackendEvent[] {
+  if (!LIMIT_TEXT.test(message)) return [];
+  return [{ type: 'plan', report: { status: 'rejected', window: null, resetsAt: resetFromText(message, Date.now()) ?? null, utilization: null, overage: false, message } }];
 }
 
 export interface CodexRunSummary {
@@ -41,6 +49,8 @@ export function toCodexError(s: CodexRunSummary): ProxyError {
   const all = `${s.failed ?? ''}\n${s.lastError ?? ''}\n${stderr}`;
   if (/no rollout found for thread id/i.test(all)) return sessionNotFound(NAME, text);
   if (/401 Unauthorized|Incorrect API key|not logged in|invalid_api_key|token.{0,20}expired|Please (re-)?log ?in/i.test(all)) return backendNotLoggedIn(NAME, text, CODEX_LOGIN_FIX);
+  // A ChatGPT plan's spent usage limit (0.171: "You’ve hit your usage limit. … try again at 8:30 AM.").
+  if (LIMIT_TEXT.test(all)) return windowSpent(NAME, null, resetFromText(all, Date.now()) ?? null, text, Date.now());
   if (/usage limit|rate limit|429 Too Many Requests|quota/i.test(all)) return backendRateLimited(NAME, `${text} (the login's usage limit; it resets on its own, or use another model)`);
   if (/high demand|overloaded|503 Service Unavailable|500 Internal Server Error/i.test(all)) return backendOverloaded(NAME, text);
   if (/Input exceeds the maximum length|context window|context_length_exceeded/i.test(all)) return contextLengthExceeded(text);

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
-import { toCodexError } from './errors.js';
+import { LIMIT_TEXT } from '../../plan/index.js';
+import { spentReport, toCodexError } from './errors.js';
 import { toCodexUsage, toRawCodexUsage } from './usage.js';
 
 interface Line {
@@ -93,10 +94,11 @@ export function createCodexParser(model?: string): EventParser {
           return [];
         case 'turn.failed':
           failed = line.error?.message ?? 'turn failed';
-          return [];
+          return lastError === failed ? [] : spentReport(failed);
         case 'error':
           if (typeof line.message !== 'string') return [];
           lastError = line.message;
+          if (LIMIT_TEXT.test(line.message)) return spentReport(line.message);
           // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
           return /^Reconnecting\b/.test(line.message) ? [{ type: 'retry', message: line.message }] : [];
         default:

@@ -1,8 +1,9 @@
 import type { ExitInfo } from '../../process/index.js';
 import type { Prompt } from '../../transcript/index.js';
 import { createLineReader } from '../common.js';
+import type { PlanReport } from '../../plan/index.js';
 import type { BackendEvent, EventParser, Place, Prepared, Turn, TurnOutcome } from '../types.js';
-import { toCodexError } from './errors.js';
+import { spentReport, toCodexError } from './errors.js';
 import { DISABLED_FEATURES } from './invocation.js';
 import { toStrictSchema } from './schema.js';
 import { toCodexUsage } from './usage.js';
@@ -71,7 +72,33 @@ interface Message {
     item?: { type?: string; id?: string; text?: string };
     turn?: { id?: string; status?: string; error?: { message?: string } | null };
     tokenUsage?: { total?: Record<string, unknown> };
+    rateLimits?: RateLimits;
   };
+}
+
+interface RateWindow {
+  usedPercent?: unknown;
+  windowDurationMins?: unknown;
+  resetsAt?: unknown;
+}
+
+/** `account/rateLimits/updated` (0.171): the ChatGPT plan's windows, from the provider's headers. */
+interface RateLimits {
+  primary?: RateWindow | null;
+  secondary?: RateWindow | null;
+  rateLimitReachedType?: unknown;
+}
+
+/** The fuller of the two windows as a plan report; undefined when neither is known. */
+export function toCodexPlanReport(limits: RateLimits | undefined): PlanReport | undefined {
+  const windows = [limits?.primary, limits?.secondary].filter((w): w is RateWindow => !!w && typeof w.usedPercent === 'number');
+  if (windows.length === 0) return undefined;
+  const w = windows.reduce((a, b) => (n(b.usedPercent) > n(a.usedPercent) ? b : a));
+  const minutes = n(w.windowDurationMins);
+  const window = minutes === 300 ? 'five_hour' : minutes === 10080 ? 'seven_day' : minutes > 0 ? `${minutes}_minutes` : null;
+  const utilization = Math.min(1, n(w.usedPercent) / 100);
+  const reached = typeof limits?.rateLimitReachedType === 'string' || utilization >= 1;
+  return { status: reached ? 'rejected' : utilization >= 0.8 ? 'allowed_warning' : 'allowed', window, resetsAt: n(w.resetsAt) > 0 ? n(w.resetsAt) * 1000 : null, utilization, overage: false };
 }
 
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
@@ -151,12 +178,16 @@ export function createAppServerParser(model?: string): EventParser {
           if (p.turnId !== undefined && turnId !== undefined && p.turnId !== turnId) return [];
           if (p.tokenUsage?.total) total = toRawTotal(p.tokenUsage.total);
           return [];
+        case 'account/rateLimits/updated': {
+          const report = toCodexPlanReport(p.rateLimits);
+          return report ? [{ type: 'plan', report }] : [];
+        }
         case 'error': {
           if (!ours(p.turnId)) return [];
           const message = p.error?.message ?? 'error';
           if (p.willRetry) return [{ type: 'retry', message }];
           lastError = message;
-          return [];
+          return spentReport(message);
         }
         case 'turn/completed':
           if (!ours(p.turn?.id)) return [];
