@@ -30,7 +30,27 @@ export interface StandIn {
    * results it answers `echo: <result> | <result>`.
    */
   toolCalls?: { name: string; input: Record<string, unknown> }[] | undefined;
+  /**
+   * A subscription plan's window, sent as the `anthropic-ratelimit-unified-*` headers claude reads
+   * with an OAuth token (2.1.197): `rejected` answers 429 (the window is spent), the others answer
+   * as usual with the window's status and utilization.
+   */
+  plan?: { status: 'allowed' | 'allowed_warning' | 'rejected'; claim: 'five_hour' | 'seven_day'; resetInS: number; utilization?: number; surpassedThreshold?: number } | undefined;
   close(): Promise<void>;
+}
+
+/** The unified rate-limit headers of a plan window (the names claude 2.1.197 reads). */
+function planHeaders(plan: NonNullable<StandIn['plan']>): Record<string, string> {
+  const h = 'anthropic-ratelimit-unified-';
+  const reset = String(Math.floor(Date.now() / 1000) + plan.resetInS);
+  const short = plan.claim === 'five_hour' ? '5h' : '7d';
+  return {
+    [`${h}status`]: plan.status,
+    [`${h}reset`]: reset,
+    [`${h}representative-claim`]: plan.claim,
+    ...(plan.utilization !== undefined ? { [`${h}${short}-utilization`]: String(plan.utilization), [`${h}${short}-reset`]: reset } : {}),
+    ...(plan.surpassedThreshold !== undefined ? { [`${h}${short}-surpassed-threshold`]: String(plan.surpassedThreshold) } : {}),
+  };
 }
 
 function lastUserText(body: RecordedRequest['body']): string {
@@ -71,6 +91,13 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
       // keep empty
     }
     requests.push({ path, body });
+    if (state.plan && !path.endsWith('/count_tokens')) {
+      for (const [name, value] of Object.entries(planHeaders(state.plan))) res.setHeader(name, value);
+      if (state.plan.status === 'rejected') {
+        res.writeHead(429, { 'content-type': 'application/json', 'request-id': 'req_stand_in_429' }).end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'stand-in: the plan window is spent' } }));
+        return;
+      }
+    }
     if (path.endsWith('/count_tokens')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: Math.ceil(raw.length / 4) }));
       return;
