@@ -41,6 +41,14 @@ describe('olp keys', () => {
     assert.equal(olp(['keys', 'revoke', 'alice', '--state-dir', stateDir]).status, 1);
     assert.equal(olp(['keys', 'add', 'bad name!', '--state-dir', stateDir]).status, 1);
   });
+  it('extra usage: members may not draw on it by default; set --overage changes that', () => {
+    assert.match(olp(['keys', 'show', 'bob', '--state-dir', stateDir]).stdout, /extra usage\s+deny \(member default\)/);
+    assert.equal(olp(['keys', 'set', 'bob', '--overage', 'allow', '--state-dir', stateDir]).status, 0);
+    assert.match(olp(['keys', 'show', 'bob', '--state-dir', stateDir]).stdout, /extra usage\s+allow\n/);
+    const bad = olp(['keys', 'set', 'bob', '--overage', 'maybe', '--state-dir', stateDir]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--overage must be allow, deny or default/);
+  });
   it('state dir is 0700 and the database 0600', () => {
     assert.equal(statSync(stateDir).mode & 0o777, 0o700);
     for (const f of readdirSync(stateDir).filter((n) => n.startsWith('olp.db'))) assert.equal(statSync(join(stateDir, f)).mode & 0o777, 0o600, f);
