@@ -57,8 +57,8 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
   const now = o.now ?? Date.now;
   const states = new Map<string, PlanRow>();
   for (const row of o.store.list()) states.set(row.backend, row);
-  /** `<backend> <window> <resetsAt> <threshold>` already warned about. */
-  const warned = new Set<string>();
+  /** `<backend> <window> <threshold>` warned about, until that window's reset. */
+  const warned = new Map<string, number>();
 
   /** The backend's state, unless its window has reset since. */
   function current(backend: string): PlanRow | undefined {
@@ -90,9 +90,9 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       }
       if (r.overage && !before?.overage) o.logger.warn({ event: 'plan_overage', backend, window: r.window }, `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`);
       for (const t of WARN_AT) {
-        const id = `${backend} ${r.window} ${r.resetsAt} ${t}`;
-        if (utilization === null || utilization < t || warned.has(id)) continue;
-        warned.add(id);
+        const id = `${backend} ${r.window} ${t}`;
+        if (utilization === null || utilization < t || (warned.get(id) ?? 0) > now()) continue;
+        warned.set(id, r.resetsAt ?? now() + 3600_000);
         o.logger.warn({ event: 'plan_utilization', backend, window: r.window, utilization, threshold: t }, `${backend}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`);
       }
     },
@@ -103,7 +103,8 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       if (!s) return undefined;
       const at = s.resetsAt === null ? '' : ` It resets at ${new Date(s.resetsAt).toISOString()}.`;
       // Rejected with extra usage in use: the included usage is spent, the turns go on, paid.
-      if (s.status === 'rejected' && !s.overage) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
+      // Without a known reset there is no telling when to start the CLI again: it is asked.
+      if (s.status === 'rejected' && !s.overage && s.resetsAt !== null) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
       if (s.overage && overage === 'deny') {
         return planLimitReached(`The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`, s.resetsAt, now());
       }
@@ -177,6 +178,9 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
  * after `now`; undefined when the text has none or names another zone.
  */
 export function resetFromText(text: string, now: number): number | undefined {
+  // "try again in 2 hours" (older codex builds).
+  const rel = /try again in (\d+) (minute|hour|day)s?\b/i.exec(text);
+  if (rel) return now + Number(rel[1]) * { minute: 60_000, hour: 3600_000, day: 86_400_000 }[rel[2]!.toLowerCase() as 'minute' | 'hour' | 'day'];
   const m = /(?:resets|try again at)\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)]+)\))?/i.exec(text);
   if (!m) return undefined;
   const zone = m[7]?.trim();

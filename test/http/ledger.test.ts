@@ -42,7 +42,7 @@ describe('one row per request', () => {
       { prompt: r.usage.prompt_tokens, completion: r.usage.completion_tokens, total: r.usage.total_tokens, cached: r.usage.cached_tokens },
       { prompt: data.usage!.prompt_tokens, completion: data.usage!.completion_tokens, total: data.usage!.total_tokens, cached: data.usage!.prompt_tokens_details!.cached_tokens },
     );
-    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 3]);
+    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 4]);
     assert.match(r.session_id ?? '', /^[0-9a-f-]{36}$/);
     assert.deepEqual([r.outcome, r.http_status, r.requested_model, r.served_model, r.key_name, r.session_mode, r.run_mode], ['ok', 200, 'sonnet', 'sonnet', 'tester', 'fresh', 'cold']);
     // The fake reports input = ceil(bytes/4), cache creation 3, cache read 5: raw kept as reported.
@@ -121,7 +121,7 @@ describe('olp usage', () => {
     const lines = exported.stdout.trim().split('\n').map((l) => JSON.parse(l) as LedgerRecord);
     assert.equal(lines.length, [...t.daemon.store.usage.export({ scope: { all: true } })].length);
     for (const l of lines) {
-      assert.equal(l.schema_version, 3);
+      assert.equal(l.schema_version, 4);
       assert.equal(l.client_name, 'olp');
       if (l.backend) assert.ok(l.api === 'cli' && (l.provider === 'claude-cli' || l.provider === 'codex'), JSON.stringify(l));
     }
