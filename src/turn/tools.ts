@@ -180,8 +180,22 @@ function toParked(s: Live, callIds: string[]): ToolParkedTurn {
       }
       s.parser.continueAfterTools?.();
       s.session.provide(results);
-      const outcome = yield* step(s, signal, log, 'parked');
-      return outcome;
+      // A CLI that died while parked may not have been seen to go yet: if the turn fails before
+      // it says anything, it is treated as gone (the caller runs a fresh turn).
+      const gen = step(s, signal, log, 'parked');
+      let said = false;
+      for (;;) {
+        const next = await gen.next();
+        if (next.done) {
+          if (!next.value.ok && !said) {
+            log.info({ event: 'parked_turn_lost', pid: s.proc.pid, code: next.value.error.code }, 'the parked CLI ended without going on; running the turn fresh');
+            return undefined;
+          }
+          return next.value;
+        }
+        said = true;
+        yield next.value;
+      }
     },
   };
 }
