@@ -59,6 +59,8 @@ export interface EventParser {
   readonly toolStep?: ToolStep | undefined;
   /** Clears `toolStep` before the turn goes on; later usage is reported without the steps'. */
   continueAfterTools?(): void;
+  /** Event types (or `type/subtype`s) the parser met and does not know: a newer CLI's (logged once). */
+  readonly unknown?: ReadonlySet<string>;
   finish(exit: ExitInfo): TurnOutcome;
 }
 

@@ -96,6 +96,19 @@ export async function* readTurn(
     }
   } finally {
     if (retryTimer) clearTimeout(retryTimer);
+    noteUnknown(parser, log);
+  }
+}
+
+/** Event types already logged as unknown (once per daemon each). */
+const loggedUnknown = new Set<string>();
+
+/** Logs, once each, the event types a CLI printed that olp's parser does not know (a newer CLI's). */
+function noteUnknown(parser: EventParser, log: Logger): void {
+  for (const type of parser.unknown ?? []) {
+    if (loggedUnknown.has(type)) continue;
+    loggedUnknown.add(type);
+    log.warn({ event: 'cli_unknown_event', type }, `the CLI printed an event type olp does not know (${type}); it was ignored`);
   }
 }
 

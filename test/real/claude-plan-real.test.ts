@@ -7,11 +7,13 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { REAL_CLAUDE } from '../support/paths.js';
+import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
+import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 
 let api: StandIn;
 let t: TestDaemon;
 
+const tmpBefore = claudeTmp();
 before(async () => {
   assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
   api = await startAnthropicStandIn();
@@ -21,14 +23,17 @@ before(async () => {
   });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close();
   await api?.close();
+  assertUnderstood(logs);
+  assertNoClaudeTmp(tmpBefore);
 });
 
 const ask = (content: string) =>
   fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }] }) });
 
-describe('real claude CLI on a subscription plan', () => {
+describe(`real claude ${REAL_CLAUDE_VERSION} on a subscription plan`, () => {
   it('a window past its warning threshold: the answer carries its status, window, reset and utilization', async () => {
     api.plan = { status: 'allowed_warning', claim: 'five_hour', resetInS: 4 * 3600, utilization: 0.91, surpassedThreshold: 0.9 };
     const res = await ask('how much is left?');
@@ -49,7 +54,7 @@ describe('real claude CLI on a subscription plan', () => {
     assert.equal(res.headers.get('x-should-retry'), 'false');
     const body = (await res.json()) as { error: { code: string; message: string } };
     assert.equal(body.error.code, 'plan_limit_reached');
-    assert.match(body.error.message, /the 5-hour window is spent.*You've hit your session limit · resets/);
+    assert.match(body.error.message, /the 5-hour window is spent.*You've hit your (session|5-hour) limit · resets/);
     const calls = api.requests.length;
     const spawns = t.logs.filter((l) => l.event === 'spawned').length;
     const again = await ask('and now?');

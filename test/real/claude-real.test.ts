@@ -7,12 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { REAL_CLAUDE } from '../support/paths.js';
+import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
+import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 
 let api: StandIn;
 let t: TestDaemon;
 let client: OpenAI;
 
+const tmpBefore = claudeTmp();
 before(async () => {
   assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
   api = await startAnthropicStandIn();
@@ -24,11 +26,14 @@ before(async () => {
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close();
   await api?.close();
+  assertUnderstood(logs);
+  assertNoClaudeTmp(tmpBefore);
 });
 
-describe('real claude CLI through olp', () => {
+describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   it('answers a non-streaming request; the system prompt and the stdin prompt arrive; no tools are offered', async () => {
     api.mode = 'text';
     const before = api.requests.length;

@@ -8,13 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { REAL_CLAUDE } from '../support/paths.js';
+import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
+import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 import { isAlive } from '../support/procs.js';
 
 let api: StandIn;
 let t: TestDaemon;
 let client: OpenAI;
 
+const tmpBefore = claudeTmp();
 before(async () => {
   assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
   api = await startAnthropicStandIn();
@@ -25,8 +27,11 @@ before(async () => {
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close();
   await api?.close();
+  assertUnderstood(logs);
+  assertNoClaudeTmp(tmpBefore);
 });
 
 const WEATHER: OpenAI.ChatCompletionTool = {
@@ -38,7 +43,7 @@ function spawned(): number[] {
   return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
 }
 
-describe('real claude CLI with the client’s functions', () => {
+describe(`real claude ${REAL_CLAUDE_VERSION} with the client’s functions`, () => {
   it('parallel tool calls, then the results continue the same process', async () => {
     api.toolCalls = [
       { name: 'get_weather', input: { city: 'Paris' } },

@@ -8,13 +8,15 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { REAL_CLAUDE } from '../support/paths.js';
+import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
+import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
 
 let api: StandIn;
 let t: TestDaemon;
 let client: OpenAI;
 
+const tmpBefore = claudeTmp();
 before(async () => {
   assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
   api = await startAnthropicStandIn();
@@ -25,11 +27,14 @@ before(async () => {
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close(true);
   const pids = spawned();
   await t?.close();
   await api?.close();
   for (const pid of pids) assert.ok(!isAlive(pid), `claude ${pid} is gone after olp stopped`);
+  assertUnderstood(logs);
+  assertNoClaudeTmp(tmpBefore);
 });
 
 /** The pids of every claude olp started, from its debug log. */
@@ -66,7 +71,7 @@ function runModes(): string[] {
   return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
 }
 
-describe('real claude CLI as a live worker', () => {
+describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
   it('a 6-turn conversation starts one claude; turns 2-6 carry the history the process kept', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Be brief. WORKER-SYSTEM' }];
     const spawnedBefore = spawned().length;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
 import { startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
@@ -34,8 +35,10 @@ before(async () => {
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close();
   await api?.close();
+  assertUnderstood(logs);
 });
 
 interface Live {

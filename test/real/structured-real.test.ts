@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { REAL_CLAUDE, REAL_CODEX } from '../support/paths.js';
+import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
+import { REAL_CLAUDE, REAL_CLAUDE_VERSION, REAL_CODEX } from '../support/paths.js';
 import { startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
 
 let claudeApi: StandIn;
@@ -19,6 +20,7 @@ let client: OpenAI;
 const SCHEMA = { type: 'object', properties: { heard: { type: 'string' }, mood: { type: 'string' } }, required: ['heard'] };
 const FORMAT = { type: 'json_schema' as const, json_schema: { name: 'heard', schema: SCHEMA } };
 
+const tmpBefore = claudeTmp();
 before(async () => {
   assert.ok(existsSync(REAL_CLAUDE) && existsSync(REAL_CODEX), 'the real CLIs are missing: run npm ci');
   claudeApi = await startAnthropicStandIn();
@@ -42,12 +44,15 @@ before(async () => {
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });
 after(async () => {
+  const logs = t?.logs ?? [];
   await t?.close();
   await claudeApi?.close();
   await codexApi?.close();
+  assertUnderstood(logs);
+  assertNoClaudeTmp(tmpBefore);
 });
 
-describe('structured outputs on the real CLIs', () => {
+describe(`structured outputs on the real CLIs (claude ${REAL_CLAUDE_VERSION})`, () => {
   it('claude: the model is offered StructuredOutput with the schema, the system prompt is kept, and a continued turn keeps the schema', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Answer in JSON. SCHEMA-SYSTEM' }, { role: 'user', content: 'first structured words' }];
     const before = claudeApi.requests.length;

@@ -57,7 +57,8 @@ function lastUserText(body: RecordedRequest['body']): string {
   const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   if (!last) return '';
   if (typeof last.content === 'string') return last.content;
-  const texts = (last.content as { type: string; text?: string }[]).filter((b) => b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>'));
+  // claude 2.1.332 adds "[Image: source: <file>]" after an image block.
+  const texts = (last.content as { type: string; text?: string }[]).filter((b) => b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('[Image: source:'));
   return texts.map((b) => b.text).join('\n');
 }
 

@@ -151,3 +151,20 @@ describe('line splitter', () => {
     assert.deepEqual(lines, ['{"t":"héllo ✓"}', '{"t":2}']);
   });
 });
+
+describe('event types a newer CLI may add', () => {
+  it('are ignored but noted, by type and system subtype; the known ignored ones are not', () => {
+    const p = createClaudeParser();
+    for (const line of [
+      { type: 'system', subtype: 'init', session_id: 's' },
+      { type: 'system', subtype: 'hook_started' },
+      { type: 'system', subtype: 'brand_new_subtype' },
+      { type: 'user', message: { role: 'user', content: [] } },
+      { type: 'tool_progress' },
+      { type: 'shiny_new_event', payload: 1 },
+    ]) {
+      p.push(JSON.stringify(line));
+    }
+    assert.deepEqual([...(p.unknown ?? [])].sort(), ['shiny_new_event', 'system/brand_new_subtype']);
+  });
+});

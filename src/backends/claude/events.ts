@@ -54,6 +54,14 @@ export function toPlanReport(raw: unknown): PlanReport | undefined {
   };
 }
 
+/**
+ * Line types olp reads nothing from on purpose (the reference's "also possible" list, and the
+ * control protocol's lines on a live process); any other type is a newer CLI's, noted.
+ */
+const KNOWN_IGNORED = new Set(['user', 'control_response', 'control_request', 'control_cancel_request', 'keep_alive', 'tool_progress', 'auth_status', 'prompt_suggestion', 'tool_use_summary', 'streamlined_text', 'streamlined_tool_use_summary']);
+/** `system` subtypes olp knows (and mostly ignores). */
+const KNOWN_SYSTEM = /^(init|api_retry|status|compact_boundary|permission_denied|hook_\w+|task_\w+|local_command_output|informational|files_persisted|elicitation_complete|notification)$/;
+
 /** The tool claude offers the model for structured output (2.1.197). */
 const STRUCTURED_TOOL = 'StructuredOutput';
 
@@ -98,6 +106,7 @@ export function createClaudeParser(model?: string): EventParser {
   // the checked object from the `result` line alone; text the model writes around it is held
   // back, and is the reply only if the model never called the tool.
   let plan: PlanReport | undefined;
+  const unknown = new Set<string>();
   let structured = false;
   const structuredBlocks = new Set<number>();
   let held = '';
@@ -131,12 +140,14 @@ export function createClaudeParser(model?: string): EventParser {
       calls = [];
       blockCall.clear();
     },
+    unknown,
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
       if (!line) return [];
       const topLevel = line.parent_tool_use_id == null;
       switch (line.type) {
         case 'system':
+          if (typeof line.subtype === 'string' && !KNOWN_SYSTEM.test(line.subtype)) unknown.add(`system/${line.subtype}`);
           // claude 2.1.197: one `api_retry` per failed API attempt (up to 10 by default, ~3 min in all).
           if (line.subtype === 'api_retry') return [{ type: 'retry', message: toRetryMessage(line) }];
           if (line.subtype === 'init' && Array.isArray(line.tools)) structured = line.tools.includes(STRUCTURED_TOOL);
@@ -232,7 +243,9 @@ export function createClaudeParser(model?: string): EventParser {
           return [];
         }
         default:
-          return []; // unknown and future event types are ignored, per the reference
+          // Unknown and future event types are ignored, per the reference, and noted.
+          if (typeof line.type === 'string' && !KNOWN_IGNORED.has(line.type)) unknown.add(line.type);
+          return [];
       }
     },
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
 import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy } from '../common.js';
-import type { Backend, EnvPolicy, ModelEntry, Turn } from '../types.js';
+import type { Backend, EnvPolicy, ModelEntry, Place, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
 import { isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
@@ -77,11 +77,17 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
       return links;
     },
-    envPolicy(turn: Turn): EnvPolicy {
-      const set: Record<string, string> = { ...opts.env, ...fixed };
+    // claude 2.1.332 writes to <tmpdir>/claude-<uid>/ (an image it was sent, fswatch probes) and
+    // leaves it there: its temp dir is the run's own, removed with it.
+    homeDirs: ['tmp'],
+    envPolicy(turn: Turn, place: Place): EnvPolicy {
+      const set: Record<string, string> = { ...opts.env, ...fixed, TMPDIR: `${place.home}/tmp` };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
       // A call of the client's function waits for the client's next request: the CLI must wait as long.
       if (turn.tools) set.MCP_TOOL_TIMEOUT = String(turn.tools.timeoutMs);
+      // 2.1.332 defers MCP tools behind its ToolSearch tool by default: the client's functions are
+      // offered to the model as tools of their own instead.
+      if (turn.tools) set.ENABLE_TOOL_SEARCH = 'false';
       return toEnvPolicy(set, opts.passEnv, API_KEY_VARS, isNestedSessionVar);
     },
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),

@@ -33,6 +33,7 @@ export function createCodexParser(model?: string): EventParser {
   let calls: { id: string; name: string; arguments: string }[] = [];
   const started = new Set<string>();
   let toolStep: ToolStep | undefined;
+  const unknown = new Set<string>();
 
   /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
   function emit(id: string, text: string): BackendEvent[] {
@@ -54,6 +55,7 @@ export function createCodexParser(model?: string): EventParser {
     get toolStep() {
       return toolStep;
     },
+    unknown,
     continueAfterTools() {
       toolStep = undefined;
       calls = [];
@@ -89,6 +91,8 @@ export function createCodexParser(model?: string): EventParser {
           // codex 0.171: a transport fallback is reported as an error item mid-retry.
           if (line.item?.type === 'error') return [{ type: 'retry', message: String((line.item as { message?: unknown }).message ?? 'error') }];
           return [];
+        case 'turn.started':
+          return [];
         case 'turn.completed':
           completed = line.usage;
           return [];
@@ -102,6 +106,7 @@ export function createCodexParser(model?: string): EventParser {
           // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
           return /^Reconnecting\b/.test(line.message) ? [{ type: 'retry', message: line.message }] : [];
         default:
+          if (typeof line.type === 'string') unknown.add(line.type);
           return [];
       }
     },
