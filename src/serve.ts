@@ -167,6 +167,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
     clientTimeoutMs: config.clientTimeout * 1000,
+    keepaliveMs: config.sseKeepalive * 1000,
     store,
     registry,
     backends,

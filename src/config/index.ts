@@ -73,6 +73,13 @@ export const FIELDS = {
     env: 'OLP_MAX_CLIENT_CONNECTIONS',
     description: 'Open connections one client address may hold (429 too_many_connections beyond).',
   },
+  sseKeepalive: {
+    kind: 'int',
+    schema: z.number().int().min(0).default(0),
+    flag: 'sse-keepalive',
+    env: 'OLP_SSE_KEEPALIVE',
+    description: 'Seconds of silence after which a streamed reply gets an SSE comment line (0: off). It starts the stream (200) if it had not started: a later error is then sent in-band.',
+  },
   timeout: { kind: 'int', schema: z.number().int().min(1).default(600), flag: 'timeout', env: 'OLP_TIMEOUT', description: 'Seconds a CLI run may take in total before it is stopped (504).' },
   idleTimeout: { kind: 'int', schema: z.number().int().min(1).default(180), flag: 'idle-timeout', env: 'OLP_IDLE_TIMEOUT', description: 'Seconds a CLI run may stay silent before it is stopped (504).' },
   retryTimeout: {
@@ -155,6 +162,7 @@ export type Config = Readonly<{
   timeout: number;
   idleTimeout: number;
   retryTimeout: number;
+  sseKeepalive: number;
   corsOrigins: readonly string[];
   clientTimeout: number;
   maxConcurrency: number;

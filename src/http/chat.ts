@@ -12,6 +12,8 @@ export interface EndpointDeps {
   lifecycle: Lifecycle;
   /** How long a client may leave a streamed reply unread. */
   clientTimeoutMs: number;
+  /** Silence after which a stream gets an SSE comment (0: never). */
+  keepaliveMs?: number;
 }
 
 /** The client's disconnect, as a signal the conversation stops on (olp may also stop it itself). */
@@ -43,7 +45,7 @@ export function createChatRoute(deps: EndpointDeps) {
       }
       const stop = disconnectSignal(res);
       const input = { model: request.model, messages: request.messages, responseFormat: request.response_format, maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined, tools };
-      const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true, clientTimeoutMs: deps.clientTimeoutMs };
+      const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true, clientTimeoutMs: deps.clientTimeoutMs, keepaliveMs: deps.keepaliveMs ?? 0 };
       const events = conv.run(input, stop.signal);
       await (stream ? writeChatStream(res, events, meta, stop) : writeChatJson(res, events, meta));
     } finally {

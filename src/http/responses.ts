@@ -99,7 +99,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
         throw conv.reject(err).error;
       }
       const b = parsed.body;
-      const meta = toMeta(parsed, newResponseId(), deps.clientTimeoutMs);
+      const meta = { ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs), keepaliveMs: deps.keepaliveMs ?? 0 };
       const messageId = newMessageId();
       const format = b.text?.format;
       const responseFormat = !format || format.type !== 'json_schema' ? format : { type: 'json_schema' as const, json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}) } };

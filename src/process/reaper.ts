@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
@@ -58,8 +59,11 @@ export function describeProcess(pid: number): { pid: number; command: string; rs
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const startS = Number(fields[19]) / 100;
     const rss = /VmRSS:\s+(\d+) kB/.exec(status);
-    const name = /Name:\s+(\S+)/.exec(status);
-    return { pid, command: name?.[1] ?? '?', rssMb: rss ? Math.round(Number(rss[1]) / 1024) : 0, ageS: Math.max(0, Math.round(uptime - startS)) };
+    // The program's name from its argv[0]: the thread name in `Name:` is not it (Node 24 calls its
+    // main thread "MainThread").
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    const name = argv0 ? basename(argv0) : /Name:\s+(\S+)/.exec(status)?.[1];
+    return { pid, command: name ?? '?', rssMb: rss ? Math.round(Number(rss[1]) / 1024) : 0, ageS: Math.max(0, Math.round(uptime - startS)) };
   } catch {
     return null;
   }

@@ -17,6 +17,8 @@ export interface ChatMeta {
   includeUsage: boolean;
   /** How long a client may leave a full socket unread. */
   clientTimeoutMs: number;
+  /** Silence after which the stream gets an SSE comment line (0: never). */
+  keepaliveMs?: number;
 }
 
 /** Sets the conversation's headers (rate limits, session mode) on a response that has not started. */
@@ -60,10 +62,12 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
 export async function writeChatStream(res: Response, events: Events, meta: ChatMeta, stop: AbortController): Promise<void> {
-  const sse = createSseWriter(res, meta.clientTimeoutMs);
+  const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   let m = meta;
+  let announced = false;
   const open = async (model: string, headers: Readonly<Record<string, string>>): Promise<void> => {
-    if (sse.open) return;
+    if (announced) return;
+    announced = true;
     m = { ...meta, model };
     setHeaders(res, headers);
     sse.start();

@@ -77,6 +77,8 @@ export interface ResponseMeta {
   toolChoice: ResponseToolChoice;
   reasoningEffort: string | null;
   clientTimeoutMs: number;
+  /** Silence after which the stream gets an SSE comment line (0: never). */
+  keepaliveMs?: number;
 }
 
 export interface ResponseObject {
@@ -199,7 +201,7 @@ export async function writeResponseJson(res: HttpResponse, events: Events, meta:
  * `response.failed`, then the end.
  */
 export async function writeResponseStream(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string, stop: AbortController): Promise<ResponseObject | undefined> {
-  const sse = createSseWriter(res, meta.clientTimeoutMs);
+  const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   let seq = 0;
   let text = '';
   let model = meta.model;
@@ -210,8 +212,10 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
   const calls: { itemId: string; index: number; call: ToolCall }[] = [];
   const send = (type: string, payload: Record<string, unknown>) => sse.send({ type, sequence_number: seq++, ...payload }, type);
   const at = () => ({ item_id: messageId, output_index: messageIndex!, content_index: 0 });
+  let announced = false;
   const open = async (served: string, headers: Readonly<Record<string, string>>): Promise<void> => {
-    if (sse.open) return;
+    if (announced) return;
+    announced = true;
     model = served;
     setHeaders(res, headers);
     sse.start();

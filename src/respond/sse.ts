@@ -30,25 +30,46 @@ function frame(payload: unknown, event?: string): string {
   return event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
 }
 
-/** Server-sent events on an express response, with backpressure bounded by `clientTimeoutMs`. */
-export function createSseWriter(res: Response, clientTimeoutMs: number): SseWriter {
+/**
+ * Server-sent events on an express response, with backpressure bounded by `clientTimeoutMs`.
+ * With `keepaliveMs`, `keepaliveMs` of silence (queueing, retries, long thinking) sends an SSE
+ * comment line, which proxies and front ends that cut idle streams take as traffic; the first
+ * one starts the stream if nothing had.
+ */
+export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliveMs = 0): SseWriter {
   let open = false;
+  let timer: NodeJS.Timeout | undefined;
+  const quiet = (): void => {
+    if (keepaliveMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (res.writableEnded || res.destroyed) return;
+      start();
+      res.write(': keepalive\n\n');
+      quiet();
+    }, keepaliveMs);
+    timer.unref();
+  };
+  const start = (): void => {
+    if (open) return;
+    open = true;
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+  };
+  quiet();
+  res.once('close', () => clearTimeout(timer));
   return {
     get open() {
       return open;
     },
-    start() {
-      if (open) return;
-      open = true;
-      res.status(200);
-      res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-      res.setHeader('Cache-Control', 'no-cache');
-      res.setHeader('Connection', 'keep-alive');
-      res.setHeader('X-Accel-Buffering', 'no');
-      res.flushHeaders();
-    },
+    start,
     async send(payload, event) {
       if (res.writableEnded || res.destroyed) return;
+      quiet();
       if (res.write(frame(payload, event))) return;
       // The client is not reading: wait for it, but not forever (the CLI is held back meanwhile).
       const drained = await new Promise<boolean>((resolve) => {
@@ -66,6 +87,7 @@ export function createSseWriter(res: Response, clientTimeoutMs: number): SseWrit
       if (!drained) throw new ClientTooSlowError(Math.round(clientTimeoutMs / 1000));
     },
     end(last, event) {
+      clearTimeout(timer);
       if (res.writableEnded || res.destroyed) return;
       res.end(last === undefined ? undefined : frame(last, event));
     },

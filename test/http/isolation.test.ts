@@ -72,6 +72,7 @@ describe('a CLI child sees only its workspace', () => {
       'HOME',
       'LANG',
       'PATH',
+      'TMPDIR',
       'TZ',
     ]);
   });
