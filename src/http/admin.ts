@@ -1,7 +1,7 @@
 import { overagePolicy, type Plans } from '../plan/index.js';
 import type { Request, Response } from 'express';
 import { budgetPeriods } from '../admit/index.js';
-import { ownerOnly } from '../errors/index.js';
+import { invalidRequest, ownerOnly } from '../errors/index.js';
 import type { KeyRecord, Policy, Store } from '../store/index.js';
 import { ctx } from './context.js';
 
@@ -34,5 +34,66 @@ export function createKeysRoute(store: Store) {
   return (_req: Request, res: Response): void => {
     if (ctx(res).principal!.role !== 'owner') throw ownerOnly();
     res.json({ object: 'list', data: store.keys.list().filter((k) => !k.revokedAt).map((k) => toKeyView(store, k)) });
+  };
+}
+
+/** `?days=`: 1 to 366 whole days, 30 when absent. */
+function daysOf(req: Request): number {
+  const raw = req.query.days;
+  if (raw === undefined) return 30;
+  const n = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= 366)) throw invalidRequest(`Invalid value for 'days': expected a whole number of days from 1 to 366, got ${JSON.stringify(raw)}.`, 'days');
+  return n;
+}
+
+/** The start of the UTC day `days - 1` days before today: the window of `days` days ending today. */
+function sinceDays(days: number, now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - (days - 1) * 86_400_000;
+}
+
+/** A key's totals today and this month against its budgets. */
+function budgetView(store: Store, key: { id: string; policy: Policy }, now: number) {
+  const { day, month } = budgetPeriods(now);
+  const count = (since: number) => store.usage.summarize({ scope: { keyId: key.id }, sinceMs: since }, 'key')[0];
+  const today = count(day.start);
+  const thisMonth = count(month.start);
+  return {
+    today: { tokens: store.usage.tokensSince(key.id, day.start), requests: today?.requests ?? 0, budget: key.policy.dailyTokens },
+    month: { tokens: store.usage.tokensSince(key.id, month.start), requests: thisMonth?.requests ?? 0, budget: key.policy.monthlyTokens },
+  };
+}
+
+/**
+ * GET /olp/me/usage?days=30: the calling key's bill (any key): today and this month against its
+ * budgets, per-day and per-model rows, its sessions, and the logins' plan states.
+ */
+export function createMyUsageRoute(store: Store, plans?: Plans) {
+  return (req: Request, res: Response): void => {
+    const p = ctx(res).principal!;
+    const days = daysOf(req);
+    const now = Date.now();
+    const rows = store.usage.daily({ scope: { keyId: p.keyId }, sinceMs: sinceDays(days, now) }).map(({ key: _key, ...r }) => r);
+    const sessions = store.slots
+      .list()
+      .filter((s) => s.keyId === p.keyId && s.sessionId !== null)
+      .map((s) => ({ backend: s.backend, slot: s.slot, started_at: s.createdAt === null ? null : new Date(s.createdAt).toISOString(), last_used_at: s.lastUsedAt === null ? null : new Date(s.lastUsedAt).toISOString(), turns: s.turns }));
+    res.setHeader('cache-control', 'no-store');
+    res.json({ object: 'usage', key: p.name, role: p.role, days, ...budgetView(store, { id: p.keyId, policy: p.policy }, now), rows, sessions, plan: plans?.view() ?? {} });
+  };
+}
+
+/** GET /olp/usage?days=30 (owner keys only): every active key's totals and budgets, and the per-day rows of all. */
+export function createUsageRoute(store: Store) {
+  return (req: Request, res: Response): void => {
+    if (ctx(res).principal!.role !== 'owner') throw ownerOnly();
+    const days = daysOf(req);
+    const now = Date.now();
+    const keys = store.keys
+      .list()
+      .filter((k) => !k.revokedAt)
+      .map((k) => ({ name: k.name, role: k.role, ...budgetView(store, k, now) }));
+    res.setHeader('cache-control', 'no-store');
+    res.json({ object: 'usage', days, keys, rows: store.usage.daily({ scope: { all: true }, sinceMs: sinceDays(days, now) }) });
   };
 }

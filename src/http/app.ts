@@ -3,7 +3,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { routeNotFound } from '../errors/index.js';
 import { bounded, type Logger } from '../log/index.js';
 import { ctx, type RequestContext } from './context.js';
-import { createMeRoute, createKeysRoute } from './admin.js';
+import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
@@ -94,6 +94,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/v1', createAuth(deps));
   app.use('/olp', createAuth(deps));
   app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
+  app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.conversation.plans));
+  app.get('/olp/usage', createUsageRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);

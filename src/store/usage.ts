@@ -175,6 +175,19 @@ export function toDay(ms: number): string {
  */
 export type Scope = { all: true } | { keyId: string };
 
+/** One UTC day's totals of one key on one model. */
+export interface DailyRow {
+  day: string;
+  key: string;
+  model: string;
+  requests: number;
+  ok: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  costUsd: number | null;
+}
+
 export interface UsageFilter {
   scope: Scope;
   /** Narrow an all-keys scope to one key. */
@@ -306,6 +319,18 @@ export function createUsageStore(db: Database) {
         cacheHitShare: r.ok_prompt > 0 ? r.ok_cached / r.ok_prompt : null,
         costUsd: r.cost,
       }));
+    },
+    /** Totals per UTC day, key and model within the scope, oldest day first (the usage page's rows). */
+    daily(filter: UsageFilter): DailyRow[] {
+      const w = where(filter);
+      const rows = db
+        .prepare(
+          `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model, count(*) AS requests,
+             sum(outcome = 'ok') AS ok, sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, sum(completion_tokens) AS completion, sum(cost_usd) AS cost
+           FROM usage ${w.sql} GROUP BY day, key, model ORDER BY day, key, model`,
+        )
+        .all(...w.params) as { day: string; key: string; model: string; requests: number; ok: number; prompt: number; cached: number; completion: number; cost: number | null }[];
+      return rows.map((r) => ({ day: r.day, key: r.key, model: r.model, requests: r.requests, ok: r.ok, promptTokens: r.prompt, cachedTokens: r.cached, completionTokens: r.completion, costUsd: r.cost }));
     },
     /** Every row in the scope, oldest first, in the exported shape; streamed, not loaded at once. */
     *export(filter: UsageFilter): Generator<LedgerRecord> {
