@@ -16,6 +16,7 @@ import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openA
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
 import type { ToolParkedTurn } from './turn/tools.js';
@@ -136,6 +137,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
   const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
+  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor, workers, plans });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
   const conversation: ConversationDeps = {
@@ -151,6 +153,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     contextOverflow: config.contextOverflow,
     parked,
     plans,
+    metrics,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor,
@@ -168,6 +171,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     corsOrigins: config.corsOrigins,
     clientTimeoutMs: config.clientTimeout * 1000,
     keepaliveMs: config.sseKeepalive * 1000,
+    metrics: metrics ? { mode: config.metrics as 'owner' | 'open', render: () => metrics.render() } : undefined,
     store,
     registry,
     backends,

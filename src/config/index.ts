@@ -73,6 +73,13 @@ export const FIELDS = {
     env: 'OLP_MAX_CLIENT_CONNECTIONS',
     description: 'Open connections one client address may hold (429 too_many_connections beyond).',
   },
+  metrics: {
+    kind: 'string',
+    schema: z.enum(['off', 'owner', 'open']).default('off'),
+    flag: 'metrics',
+    env: 'OLP_METRICS',
+    description: "GET /metrics in the Prometheus text format: off, owner (an owner key's bearer token), or open (no key: for a trusted scrape on loopback).",
+  },
   sseKeepalive: {
     kind: 'int',
     schema: z.number().int().min(0).default(0),
@@ -163,6 +170,7 @@ export type Config = Readonly<{
   idleTimeout: number;
   retryTimeout: number;
   sseKeepalive: number;
+  metrics: 'off' | 'owner' | 'open';
   corsOrigins: readonly string[];
   clientTimeout: number;
   maxConcurrency: number;

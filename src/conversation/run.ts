@@ -117,7 +117,10 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     // Off the response path: the client has its answer before the row is written.
     const final = result;
     const provider = deps.backends.find((b) => b.id === final.backend)?.owner ?? null;
-    setImmediate(() => recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted, provider));
+    setImmediate(() => {
+      recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted, provider);
+      deps.metrics?.observe(principal, final);
+    });
     return result;
   }
 

@@ -3,6 +3,7 @@ import type { Backend, Detector, FinishReason, Usage } from '../backends/index.j
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
+import type { Metrics } from '../metrics/index.js';
 import type { Plans } from '../plan/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
@@ -34,6 +35,8 @@ export interface ConversationDeps {
   parked?: ParkedTurnsOf<ToolParkedTurn> | undefined;
   /** The logins' plan states (src/plan). */
   plans?: Plans | undefined;
+  /** Prometheus metrics, when the daemon serves them. */
+  metrics?: Metrics | undefined;
 }
 
 /** Which wire format a request came in; recorded in its ledger row. */

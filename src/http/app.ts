@@ -1,8 +1,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { v4 as uuidv4 } from 'uuid';
-import { routeNotFound } from '../errors/index.js';
+import { ownerOnly, routeNotFound } from '../errors/index.js';
 import { bounded, type Logger } from '../log/index.js';
 import { ctx, type RequestContext } from './context.js';
+import { pageRoute } from '../page/index.js';
 import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
 import { createCors } from './cors.js';
@@ -12,6 +13,8 @@ import { createResponsesRoute, createStoredResponseRoutes } from './responses.js
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps, EndpointDeps {
+  /** GET /metrics, when served: `owner` behind an owner key, `open` without one. */
+  metrics?: { mode: 'owner' | 'open'; render(): Promise<{ type: string; body: string }> } | undefined;
   logger: Logger;
   bodyLimit: number;
   /** Browser origins allowed to call olp (`*` for any); empty: no CORS headers at all. */
@@ -91,6 +94,12 @@ export function createApp(deps: AppDeps): express.Express {
   if (deps.corsOrigins.length > 0) app.use(createCors(deps.corsOrigins));
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
+  if (deps.metrics?.mode === 'open') app.get('/metrics', metricsRoute(deps.metrics));
+  if (deps.metrics?.mode === 'owner') app.get('/metrics', createAuth(deps), ownerOnlyRoute, metricsRoute(deps.metrics));
+  // The usage page itself holds no data: it asks for a key and fetches the JSON below with it.
+  app.get(['/olp', '/olp/'], pageRoute('html'));
+  app.get('/olp/app.js', pageRoute('js'));
+  app.get('/olp/app.css', pageRoute('css'));
   app.use('/v1', createAuth(deps));
   app.use('/olp', createAuth(deps));
   app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
@@ -112,6 +121,21 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.use(createErrorHandler(deps.bodyLimit));
   return app;
+}
+
+/** GET /metrics: the Prometheus exposition, never cached. */
+function metricsRoute(m: NonNullable<AppDeps['metrics']>) {
+  return async (_req: Request, res: Response): Promise<void> => {
+    const { type, body } = await m.render();
+    res.setHeader('content-type', type);
+    res.setHeader('cache-control', 'no-store');
+    res.end(body);
+  };
+}
+
+function ownerOnlyRoute(_req: Request, res: Response, next: NextFunction): void {
+  if (ctx(res).principal?.role !== 'owner') throw ownerOnly();
+  next();
 }
 
 export { ctx };

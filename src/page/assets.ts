@@ -121,9 +121,9 @@ async function family(key) {
   const [all, health] = await Promise.all([api('/olp/usage?days=30', key), api('/health', key)]);
   $('members').replaceChildren(...all.keys.map((k) => row([k.name, k.role, fmt(k.today.tokens), k.today.budget ? fmt(k.today.budget) : '-', fmt(k.month.tokens), k.month.budget ? fmt(k.month.budget) : '-'])));
   const lines = [];
-  for (const b of health.backends || []) lines.push(b.id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
-  if (health.queue) lines.push('in flight: ' + health.queue.running + ', waiting: ' + health.queue.queued);
-  if (health.workers) lines.push('live CLIs: ' + (health.workers.live || []).length + ' of at most ' + health.workers.max);
+  for (const [id, b] of Object.entries(health.backends || {})) lines.push(id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
+  if (health.cli) lines.push('CLI runs: ' + health.cli.running + ' running, ' + health.cli.queued + ' waiting (at most ' + health.cli.maxConcurrent + ' at once)');
+  if (health.workers) lines.push('live CLIs kept for conversations: ' + (health.workers.live || []).length + ' (at most ' + health.workers.max + ')');
   $('health').replaceChildren(...lines.map((l) => text('li', l)));
   $('family').hidden = false;
 }
