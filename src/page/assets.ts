@@ -9,6 +9,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>olp usage</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/olp/app.css">
 <script src="/olp/app.js" defer></script>
 </head>
@@ -40,7 +41,9 @@ export const PAGE_HTML = `<!doctype html>
 </html>
 `;
 
-export const PAGE_CSS = `:root{font-family:system-ui,sans-serif;color:#1d2733;background:#f6f7f9}
+export const PAGE_CSS = `[hidden]{display:none!important}
+:root{font-family:system-ui,sans-serif;color:#1d2733;background:#f6f7f9}
+section{overflow-x:auto}
 body{max-width:52rem;margin:0 auto;padding:1rem}
 header{display:flex;justify-content:space-between;align-items:center}
 h1{font-size:1.4rem}h2{font-size:1rem;margin:1.2rem 0 .4rem}
