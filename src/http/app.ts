@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/olp/app.js', pageRoute('js'));
   app.get('/olp/app.css', pageRoute('css'));
   app.use('/v1', createAuth(deps));
-  app.use('/olp', createAuth(deps));
+  app.use('/olp', createAuth(deps), noStore);
   app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
   app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.conversation.plans));
   app.get('/olp/usage', createUsageRoute(deps.store));
@@ -131,6 +131,12 @@ function metricsRoute(m: NonNullable<AppDeps['metrics']>) {
     res.setHeader('cache-control', 'no-store');
     res.end(body);
   };
+}
+
+/** Authenticated JSON about keys and usage is never kept by a browser or a proxy. */
+function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('cache-control', 'no-store');
+  next();
 }
 
 function ownerOnlyRoute(_req: Request, res: Response, next: NextFunction): void {
