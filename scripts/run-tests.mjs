@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const testDir = join(root, 'dist', 'test');
-const only = process.argv.slice(2);
+// Arguments: substrings of the test files to run (all when none); `--skip=SUBSTRING` leaves some out.
+const args = process.argv.slice(2);
+const only = args.filter((a) => !a.startsWith('--skip='));
+const skipped = args.filter((a) => a.startsWith('--skip=')).map((a) => a.slice('--skip='.length));
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -19,6 +22,7 @@ function find(dir) {
 
 let files = find(testDir).sort();
 if (only.length > 0) files = files.filter((f) => only.some((o) => relative(root, f).includes(o)));
+if (skipped.length > 0) files = files.filter((f) => !skipped.some((s) => relative(root, f).includes(s)));
 if (files.length === 0) {
   console.error('no test files found; run `npm run build` first');
   process.exit(1);
