@@ -119,7 +119,11 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     const provider = deps.backends.find((b) => b.id === final.backend)?.owner ?? null;
     setImmediate(() => {
       recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted, provider);
-      deps.metrics?.observe(principal, final);
+      try {
+        deps.metrics?.observe(principal, final);
+      } catch (err) {
+        meta.log.warn({ err, event: 'metrics_failed' }, 'could not count the request in the metrics');
+      }
     });
     return result;
   }

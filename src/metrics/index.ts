@@ -61,7 +61,8 @@ export function createMetrics(sources: MetricsSources) {
     registry,
     /** One finished request. */
     observe(principal: Principal, r: ConversationResult): void {
-      const model = r.servedModel ?? r.model ?? '';
+      // The model olp served (from its registry), never the client's raw string: labels stay bounded.
+      const model = r.backend ? (r.servedModel ?? '(unresolved)') : '(unresolved)';
       const backend = r.backend ?? 'none';
       requests.inc({ key: principal.name, model, backend, status: String(r.status), outcome: r.outcome });
       if (r.usage) {

@@ -44,6 +44,12 @@ function windowName(window: string | null): string {
   return window ? `the ${WINDOW_NAMES[window] ?? window.replace(/_/g, ' ')} window` : "the plan's window";
 }
 
+/** Windows that limit one model family only (claude's weekly Opus and Sonnet windows). */
+const PER_MODEL_WINDOW = /_(opus|sonnet|haiku)$/;
+
+/** How long a spent window whose reset the CLI did not say is shown as spent. */
+const UNKNOWN_RESET_TTL_MS = 3600_000;
+
 /** The thresholds whose crossing is logged, once per window. */
 const WARN_AT = [0.8, 0.95];
 
@@ -60,11 +66,11 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
   /** `<backend> <window> <threshold>` warned about, until that window's reset. */
   const warned = new Map<string, number>();
 
-  /** The backend's state, unless its window has reset since. */
+  /** The backend's state, unless its window has reset since (one without a known reset is kept an hour). */
   function current(backend: string): PlanRow | undefined {
     const s = states.get(backend);
     if (!s) return undefined;
-    if (s.resetsAt !== null && s.resetsAt <= now()) return undefined;
+    if (s.resetsAt !== null ? s.resetsAt <= now() : s.updatedAt + UNKNOWN_RESET_TTL_MS <= now()) return undefined;
     return s;
   }
 
@@ -103,8 +109,9 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       if (!s) return undefined;
       const at = s.resetsAt === null ? '' : ` It resets at ${new Date(s.resetsAt).toISOString()}.`;
       // Rejected with extra usage in use: the included usage is spent, the turns go on, paid.
-      // Without a known reset there is no telling when to start the CLI again: it is asked.
-      if (s.status === 'rejected' && !s.overage && s.resetsAt !== null) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
+      // Without a known reset there is no telling when to start the CLI again: it is asked. A
+      // spent per-model window (weekly Opus) leaves the other models: the CLI is asked too.
+      if (s.status === 'rejected' && !s.overage && s.resetsAt !== null && !PER_MODEL_WINDOW.test(s.window ?? '')) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
       if (s.overage && overage === 'deny') {
         return planLimitReached(`The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`, s.resetsAt, now());
       }
@@ -196,8 +203,9 @@ export function resetFromText(text: string, now: number): number | undefined {
   const day = m[2] ? Number(m[2]) : utc ? d.getUTCDate() : d.getDate();
   const at = utc ? Date.UTC(year, month, day, hour, minute) : new Date(year, month, day, hour, minute).getTime();
   if (at > now) return at;
-  // A time of day alone is the next one; a date without a year, next year's.
-  if (!m[1]) return at + 86_400_000;
+  // A time of day alone is the next one (local: by the calendar, right across a DST change); a
+  // date without a year, next year's.
+  if (!m[1]) return utc ? at + 86_400_000 : new Date(year, month, day + 1, hour, minute).getTime();
   if (!m[3]) return utc ? Date.UTC(year + 1, month, day, hour, minute) : new Date(year + 1, month, day, hour, minute).getTime();
   return undefined;
 }

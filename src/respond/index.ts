@@ -87,6 +87,7 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     if (r.outcome === 'client_aborted') return;
     if (r.error) {
       if (!sse.open) {
+        sse.cancel();
         setHeaders(res, r.headers);
         throw r.error;
       }
@@ -99,7 +100,10 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     sse.end('[DONE]');
   } catch (err) {
     // The client stopped reading: the conversation is stopped with its own error, sent in-band.
-    if (!(await sse.stopSlowReader(err, stop, events))) throw err;
+    if (!(await sse.stopSlowReader(err, stop, events))) {
+      sse.cancel();
+      throw err;
+    }
   } finally {
     // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
     await events.return(undefined as never);

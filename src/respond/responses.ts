@@ -260,6 +260,7 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
     const r = step.value;
     if (r.outcome === 'client_aborted') return undefined;
     if (r.error && !sse.open) {
+      sse.cancel();
       setHeaders(res, r.headers);
       throw r.error;
     }
@@ -281,6 +282,7 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
     return final;
   } catch (err) {
     if (await sse.stopSlowReader(err, stop, events)) return undefined;
+    sse.cancel();
     throw err;
   } finally {
     // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.

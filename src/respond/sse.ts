@@ -18,6 +18,8 @@ export interface SseWriter {
   send(payload: unknown, event?: string): Promise<void>;
   /** A last event (`[DONE]` as is, anything else as JSON), then the end of the response. */
   end(last?: unknown, event?: string): void;
+  /** Stops the keepalive (the answer is about to be an error status instead of a stream). */
+  cancel(): void;
   /**
    * After a ClientTooSlowError: stops the conversation with `client_read_timeout`, sends that
    * error in-band and closes the socket soon after. False for any other error.
@@ -85,6 +87,10 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
         res.on('close', onDrain);
       });
       if (!drained) throw new ClientTooSlowError(Math.round(clientTimeoutMs / 1000));
+    },
+    cancel() {
+      clearTimeout(timer);
+      keepaliveMs = 0;
     },
     end(last, event) {
       clearTimeout(timer);

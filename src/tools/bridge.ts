@@ -31,8 +31,12 @@ export interface BridgeSession {
   readonly url: string;
   /** The same endpoint without the token, for a CLI that sends it as a bearer token instead. */
   readonly endpoint: string;
-  /** The model's tool calls of the step just ended, in order (matched against the CLI's MCP calls). */
-  expect(uses: readonly ToolUse[]): void;
+  /**
+   * The model's tool calls of the step just ended, in order (matched against the CLI's MCP calls).
+   * `exact`: match them on their arguments only (calls reported one by one, codex), never on the
+   * name alone, which could give one call another's result.
+   */
+  expect(uses: readonly ToolUse[], opts?: { exact?: boolean }): void;
   /** The client's results by tool_use id; calls already waiting are answered at once, the rest when asked. */
   provide(results: ReadonlyMap<string, string>): void;
   /** Tool calls the CLI has asked for and not had answered. */
@@ -65,6 +69,8 @@ interface Session {
   results: Map<string, string>;
   waiting: Waiting[];
   early: Early[];
+  /** Uses matched on their arguments only. */
+  exact: Set<string>;
   closed: boolean;
 }
 
@@ -81,7 +87,7 @@ export function createToolBridge(logger: Logger) {
     if (typeof byMeta === 'string' && s.uses.some((u) => u.id === byMeta)) return byMeta;
     const open = s.uses.filter((u) => !s.called.has(u.id) && u.name === name);
     const same = open.find((u) => sameJson(u.arguments, args));
-    return (same ?? open[0])?.id;
+    return (same ?? open.find((u) => !s.exact.has(u.id)))?.id;
   }
 
   /** A call matched to the model's tool_use: answered now when its result is in, else held. */
@@ -193,14 +199,15 @@ export function createToolBridge(logger: Logger) {
     open(tools: readonly ToolSpec[]): BridgeSession {
       if (!server) throw new Error('the tool bridge is not started');
       const token = randomBytes(24).toString('base64url');
-      const s: Session = { tools, uses: [], called: new Set(), results: new Map(), waiting: [], early: [], closed: false };
+      const s: Session = { tools, uses: [], called: new Set(), results: new Map(), waiting: [], early: [], exact: new Set(), closed: false };
       sessions.set(token, s);
       return {
         token,
         url: `${base}/mcp/${token}`,
         endpoint: `${base}/mcp`,
-        expect(uses) {
+        expect(uses, opts) {
           s.uses.push(...uses);
+          if (opts?.exact) for (const u of uses) s.exact.add(u.id);
           for (const e of [...s.early]) {
             const id = match(s, e.name, e.args, e.meta);
             if (!id) continue;
@@ -210,6 +217,8 @@ export function createToolBridge(logger: Logger) {
         },
         provide(results) {
           for (const [id, text] of results) s.results.set(id, text);
+          // The turn goes on: calls of the last step the CLI never made are over.
+          s.uses = s.uses.filter((u) => s.called.has(u.id) || results.has(u.id));
           for (const w of [...s.waiting]) {
             const text = s.results.get(w.toolUseId);
             if (text === undefined) continue;

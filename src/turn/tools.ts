@@ -34,6 +34,8 @@ interface Live {
   life: AbortController;
   gone: boolean;
   retired?: Promise<void>;
+  /** Lines read since the turn last went on with the client's results. */
+  read: number;
   /** A read of the CLI's next line still pending from `settle`, taken by the next read. */
   next?: Promise<IteratorResult<string>> | undefined;
 }
@@ -66,7 +68,7 @@ export async function* runToolTurn(deps: TurnDeps & { tools: ToolTurnDeps }, inp
     // The process may wait, parked, several times as long as one turn: each step has its own bound.
     const proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, { ...deps.limits, timeoutMs: deps.limits.timeoutMs + 24 * 3600_000 }, life.signal, log, call);
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, tools: input.tools.length }, 'spawned');
-    state = { deps, backend, keyId: input.keyId, model: turn.cliModel, proc, lines: proc.lines[Symbol.asyncIterator](), parser: backend.createParser(), ws, session, life, gone: false };
+    state = { deps, backend, keyId: input.keyId, model: turn.cliModel, proc, lines: proc.lines[Symbol.asyncIterator](), parser: backend.createParser(), ws, session, life, gone: false, read: 0 };
     const live = state;
     void proc.exit.then(() => {
       live.gone = true;
@@ -95,7 +97,7 @@ async function* step(s: Live, signal: AbortSignal, log: Logger, run: RunOutcome[
         return pending ?? s.lines.next();
       },
     };
-    const retrying = yield* readTurn(lines, s.parser, s.proc, s.deps.limits, s.life, log);
+    const retrying = yield* readTurn(lines, s.parser, s.proc, s.deps.limits, s.life, log, () => s.read++);
     if (s.parser.toolStep?.open) yield* settle(s);
     const tools = s.parser.toolStep;
     // The CLI died right after it asked (before olp could park it): the client still gets the
@@ -134,7 +136,7 @@ async function* settle(s: Live): AsyncGenerator<BackendEvent, void> {
   for (;;) {
     const calls = s.parser.toolStep?.calls ?? [];
     if (calls.length > expected) {
-      s.session.expect(calls.slice(expected));
+      s.session.expect(calls.slice(expected), { exact: true });
       expected = calls.length;
     }
     if (!s.parser.toolStep || s.parser.complete) return;
@@ -182,19 +184,23 @@ function toParked(s: Live, callIds: string[]): ToolParkedTurn {
       s.session.provide(results);
       // A CLI that died while parked may not have been seen to go yet: if the turn fails before
       // it says anything, it is treated as gone (the caller runs a fresh turn).
+      s.read = 0;
       const gen = step(s, signal, log, 'parked');
-      let said = false;
-      for (;;) {
-        const next = await gen.next();
-        if (next.done) {
-          if (!next.value.ok && !said) {
-            log.info({ event: 'parked_turn_lost', pid: s.proc.pid, code: next.value.error.code }, 'the parked CLI ended without going on; running the turn fresh');
-            return undefined;
+      try {
+        for (;;) {
+          const next = await gen.next();
+          if (next.done) {
+            // Not a line since the results went in, and the CLI is gone: it had died parked.
+            if (!next.value.ok && s.read === 0 && s.gone) {
+              log.info({ event: 'parked_turn_lost', pid: s.proc.pid, code: next.value.error.code }, 'the parked CLI ended without going on; running the turn fresh');
+              return undefined;
+            }
+            return next.value;
           }
-          return next.value;
+          yield next.value;
         }
-        said = true;
-        yield next.value;
+      } finally {
+        await gen.return(undefined as never);
       }
     },
   };

@@ -100,6 +100,20 @@ describe('plan state', () => {
     assert.deepEqual(restarted.headers('claude'), {});
     again.close();
   });
+  it('a spent per-model window (weekly Opus) does not hold the other models back; a reset never said expires in an hour', () => {
+    let clock = 1_000_000;
+    const store = openStore(mkdtempSync(join(tmpdir(), 'olp-plan-')));
+    const plans = createPlans({ store: store.plans, logger: quiet(), now: () => clock });
+    plans.report('claude', { status: 'rejected', window: 'seven_day_opus', resetsAt: clock + 86_400_000, utilization: 1, overage: false });
+    assert.equal(plans.refusal('claude', 'allow'), undefined);
+    assert.equal(plans.headers('claude')['x-olp-plan-status'], 'rejected');
+    plans.report('codex', { status: 'rejected', window: null, resetsAt: null, utilization: null, overage: false, message: 'You’ve hit your usage limit.' });
+    assert.equal(plans.refusal('codex', 'allow'), undefined, 'no known reset: the CLI is asked');
+    assert.equal(plans.view().codex?.status, 'rejected');
+    clock += 3600_000;
+    assert.equal(plans.view().codex, undefined, 'shown as spent for an hour at most');
+    store.close();
+  });
   it('overage: refused only for keys that deny it; utilization kept across reports of the same window', () => {
     const store = openStore(mkdtempSync(join(tmpdir(), 'olp-plan-')));
     const plans = createPlans({ store: store.plans, logger: quiet(), now: () => 1000 });

@@ -91,4 +91,29 @@ describe('the MCP bridge', () => {
       await bridge.close();
     }
   });
+
+  it('calls that come before their report (codex) wait, and are matched on their arguments only: parallel calls of one function never swap results', async () => {
+    const bridge = createToolBridge(logger);
+    await bridge.start();
+    try {
+      const s = bridge.open([{ name: 'get_weather', parameters: { type: 'object' } }]);
+      // Both calls reach the bridge before olp read either report, in the other order.
+      const oslo = rpc(s.endpoint, 'tools/call', { name: 'get_weather', arguments: { city: 'Oslo' }, _meta: { callId: 'call_x' } }).catch(() => undefined);
+      const bearer = (method: string, params: Record<string, unknown>) =>
+        fetch(s.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method, params }) }).then((r) => r.json() as Promise<{ result?: Record<string, unknown> }>);
+      const osloB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Oslo' } });
+      const parisB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Paris' } });
+      await new Promise((r) => setTimeout(r, 50));
+      s.expect([{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }], { exact: true });
+      assert.equal(s.unasked, 0, 'the Paris call was already there');
+      s.expect([{ id: 'c2', name: 'get_weather', arguments: '{"city":"Oslo"}' }], { exact: true });
+      s.provide(new Map([['c1', 'sunny in Paris'], ['c2', 'snow in Oslo']]));
+      assert.deepEqual((await parisB).result, { content: [{ type: 'text', text: 'sunny in Paris' }] });
+      assert.deepEqual((await osloB).result, { content: [{ type: 'text', text: 'snow in Oslo' }] });
+      assert.equal((await oslo), undefined, 'a call without the token never reached the session');
+      s.close();
+    } finally {
+      await bridge.close();
+    }
+  });
 });

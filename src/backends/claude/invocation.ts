@@ -72,9 +72,12 @@ export function toInit(system: string | null, outputSchema?: Record<string, unkn
   return control({ subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT, ...(outputSchema ? { jsonSchema: outputSchema } : {}) });
 }
 
-/** The schema of a claude's replies (its system prompt came with the command line). */
+/**
+ * The schema of a claude's replies (its system prompt came with the command line). Its request
+ * id is fixed: the line is part of what a recording identifies the run by.
+ */
 function toSchemaInit(outputSchema: Record<string, unknown>): string {
-  return control({ subtype: 'initialize', jsonSchema: outputSchema });
+  return `${JSON.stringify({ type: 'control_request', request_id: 'olp-schema', request: { subtype: 'initialize', jsonSchema: outputSchema } })}\n`;
 }
 
 /** `get_binary_version`: answered at once, without a network call. */
