@@ -164,6 +164,11 @@ export interface Backend {
   spawnError(exit: ExitInfo): ProxyError;
   /** The CLI reports a session's running total, not the turn's (codex). */
   cumulativeUsage?: boolean;
+  /**
+   * A structured reply made to fit the client's schema again, when the CLI was given another
+   * form of it (codex: the strict form). The conversation then hands the reply on whole.
+   */
+  fitReply?(text: string, schema: Record<string, unknown>): string;
   /** This turn's usage from a running total and the session's previous total. */
   rebaseUsage?(usage: Usage, base: Readonly<Record<string, number>>): Usage;
   /**

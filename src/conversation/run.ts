@@ -137,19 +137,27 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 
   /** Passes a turn's events on as the conversation's, announcing the answer at its first sign. */
   async function* forward<R>(gen: AsyncGenerator<BackendEvent, R>, model: string, backend: string): AsyncGenerator<ConversationEvent, R> {
-    // A JSON reply reaches the client without the code fence a model may wrap it in.
+    // A JSON reply reaches the client without the code fence a model may wrap it in; one the
+    // CLI was given another form of the schema for is made to fit the client's, whole.
     const fences = isJsonFormat(currentFormat) ? createFenceStripper() : undefined;
+    const schema = outputSchemaOf(currentFormat);
+    const fit = schema ? deps.backends.find((b) => b.id === backend)?.fitReply : undefined;
+    let whole = '';
     let step = await gen.next();
     while (!step.done) {
       const ev = step.value;
       if (ev.type === 'text' && fences) {
         const text = fences.push(ev.text);
-        if (text) yield* pass({ type: 'text', text }, model, backend);
+        if (fit) whole += text;
+        else if (text) yield* pass({ type: 'text', text }, model, backend);
       } else yield* pass(ev, model, backend);
       step = await gen.next();
     }
-    const rest = fences?.end();
-    if (rest) yield* pass({ type: 'text', text: rest }, model, backend);
+    const rest = (fences?.end() ?? '');
+    // (A failed turn's partial reply is not sent: its error still gets a proper status.)
+    if (fit && schema && whole + rest !== '') {
+      if ((step.value as { ok?: boolean } | undefined)?.ok !== false) yield* pass({ type: 'text', text: fit(whole + rest, schema) }, model, backend);
+    } else if (rest) yield* pass({ type: 'text', text: rest }, model, backend);
     return step.value;
   }
 

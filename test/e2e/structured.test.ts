@@ -78,9 +78,10 @@ describe('structured outputs (claude)', () => {
 });
 
 describe('structured outputs (codex)', () => {
-  it('an ordinary schema is rewritten to the strict form codex sends, and the reply is its JSON', async () => {
+  it('an ordinary schema is rewritten to the strict form codex sends; the reply fits the client’s schema again', async () => {
+    // Under the strict form the optional `note` came back null: it is left out, as the client's schema has it.
     const res = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: asking({ city: 'Kyiv', temp: 4, note: null }) }], response_format: FORMAT });
-    assert.deepEqual(JSON.parse(res.choices[0]!.message.content!), { city: 'Kyiv', temp: 4, note: null });
+    assert.deepEqual(JSON.parse(res.choices[0]!.message.content!), { city: 'Kyiv', temp: 4 });
     const argv = lastRun().argv;
     assert.ok(argv.includes('--output-schema'), argv.join(' '));
   });

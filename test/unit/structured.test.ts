@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toStrictSchema } from '../../src/backends/codex/schema.js';
+import { toStrictSchema, withoutAddedNulls } from '../../src/backends/codex/schema.js';
 import { createFenceStripper } from '../../src/transcript/index.js';
 
 describe('the strict schema codex sends', () => {
@@ -33,6 +33,17 @@ describe('the strict schema codex sends', () => {
   it('leaves a schema already strict as it was', () => {
     const s = { type: 'object', properties: { a: { type: 'string' }, b: { $ref: '#/$defs/b' } }, required: ['a', 'b'], additionalProperties: false, $defs: { b: { type: 'object', properties: { c: { type: 'number' } }, required: ['c'], additionalProperties: false } } };
     assert.deepEqual(toStrictSchema(s), s);
+  });
+});
+
+describe("a strict-form reply made to fit the client's schema", () => {
+  it('leaves out nulls of properties that were optional and not nullable, all the way down; keeps the rest', () => {
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: ['string', 'null'] }, c: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } } } } },
+      required: ['c'],
+    };
+    assert.deepEqual(withoutAddedNulls({ a: null, b: null, c: null, list: [{ x: null }, { x: 1 }] }, schema), { b: null, c: null, list: [{}, { x: 1 }] });
   });
 });
 

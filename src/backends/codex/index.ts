@@ -8,6 +8,7 @@ import { toCodexSpawnError } from './errors.js';
 import { appServerReady, createAppServerParser, toAppServerInvocation, toTurnStart } from './live.js';
 import { createCodexParser } from './events.js';
 import { codexHome, TOOLS_TOKEN_VAR, toCodexInvocation } from './invocation.js';
+import { withoutAddedNulls } from './schema.js';
 import { subtractUsage, toCodexUsage } from './usage.js';
 
 export { createCodexParser } from './events.js';
@@ -77,6 +78,14 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     prepare: (turn, place) => toCodexInvocation(opts.bin, turn, place, opts.config),
     createParser: () => createCodexParser(),
     spawnError: (exit) => toCodexSpawnError(opts.bin, exit),
+    // Optional properties came back required-but-null (the strict form): left out again.
+    fitReply(text, schema) {
+      try {
+        return JSON.stringify(withoutAddedNulls(JSON.parse(text), schema));
+      } catch {
+        return text;
+      }
+    },
     cumulativeUsage: true,
     rebaseUsage(usage: Usage, base: Readonly<Record<string, number>>): Usage {
       return toCodexUsage(subtractUsage(usage.raw, base)) ?? usage;

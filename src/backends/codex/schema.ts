@@ -46,3 +46,28 @@ function nullable(s: Schema): Schema {
   if (Array.isArray(s.anyOf)) return (s.anyOf as unknown[]).some((x) => isSchema(x) && x.type === 'null') ? s : { ...s, anyOf: [...s.anyOf, { type: 'null' }] };
   return { anyOf: [s, { type: 'null' }] };
 }
+
+/** Whether a schema itself allows null. */
+function allowsNull(s: Schema): boolean {
+  if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
+  if (Array.isArray(s.enum) && s.enum.includes(null)) return true;
+  return ['anyOf', 'oneOf'].some((k) => Array.isArray(s[k]) && (s[k] as unknown[]).some((x) => isSchema(x) && allowsNull(x)));
+}
+
+/**
+ * A reply to the strict form, made to fit the client's own schema again: a property that was
+ * optional (and not nullable) there, and came back null, is left out, all the way down.
+ */
+export function withoutAddedNulls(value: unknown, schema: Schema): unknown {
+  if (Array.isArray(value)) return isSchema(schema.items) ? value.map((v) => withoutAddedNulls(v, schema.items as Schema)) : value;
+  if (!value || typeof value !== 'object' || !isSchema(schema.properties)) return value;
+  const props = schema.properties;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const p = props[k];
+    if (v === null && !required.has(k) && isSchema(p) && !allowsNull(p)) continue;
+    out[k] = isSchema(p) ? withoutAddedNulls(v, p) : v;
+  }
+  return out;
+}
