@@ -6,7 +6,7 @@ import { runDoctor } from '../../src/cli/doctor.js';
 import { parseConfig } from '../../src/config/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
-import { isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
+import { isAlive, leftoverWorkspaces, readRecord, recordedPids, sessionFileHolds } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -321,7 +321,10 @@ describe('pre-started CLIs', () => {
       assert.deepEqual(b2.said, ['B one']);
       await waitFor(() => runModes(t).length === 3);
       assert.deepEqual(runModes(t), ['cold', 'prestarted', 'warm']);
-      // Its session was kept under the id it picked: after the worker goes, a cold resume continues it.
+      // Its session was kept under the id it picked: after the worker goes, a cold resume continues
+      // it. (The CLI writes a turn to its session file just after its result: a SIGKILL before
+      // that loses the turn, so wait for it as a crash later on would.)
+      await waitFor(() => sessionFileHolds(t.stateDir, 'B two'));
       process.kill(spare, 'SIGKILL');
       await waitFor(() => !isAlive(spare));
       await new Promise((r) => setTimeout(r, 100));

@@ -2,15 +2,14 @@
 // the Anthropic Messages API: a continued conversation is written to the process kept from its
 // last turn (stream-json input), the context lives in that process, and a failed turn retires it.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
 import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
-import { isAlive, leftoverWorkspaces } from '../support/procs.js';
+import { isAlive, leftoverWorkspaces, sessionFileHolds } from '../support/procs.js';
 
 let api: StandIn;
 let t: TestDaemon;
@@ -53,18 +52,6 @@ interface Live {
 async function live(): Promise<Live[]> {
   const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
   return ((await res.json()) as { workers: { live: Live[] } }).workers.live;
-}
-
-/** Whether any claude session file under olp's state holds this text. */
-function sessionFileHolds(text: string): boolean {
-  const files = readdirSync(t.stateDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
-  return files.some((f) => {
-    try {
-      return readFileSync(join(t.stateDir, f), 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  });
 }
 
 function runModes(): string[] {
@@ -139,7 +126,7 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
     // The session the spare created is on disk in the slot: after it is killed, a cold resume
     // continues it. (claude writes a turn to its session file some ms after its `result`: a
     // SIGKILL before that loses the turn, so wait for it as a crash long after would.)
-    for (let i = 0; i < 200 && !sessionFileHolds('second words'); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && !sessionFileHolds(t.stateDir, 'second words'); i++) await new Promise((r) => setTimeout(r, 25));
     process.kill(spare, 'SIGKILL');
     for (let i = 0; i < 100 && isAlive(spare); i++) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 200));

@@ -66,3 +66,15 @@ export function leftoverWorkspaces(stateDir: string): string[] {
   }
   return keys.flatMap((k) => readdirSync(join(run, k)).map((r) => join(k, r)));
 }
+
+/** Whether a CLI session file (.jsonl) under olp's state holds this text. */
+export function sessionFileHolds(stateDir: string, text: string): boolean {
+  const files = readdirSync(stateDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+  return files.some((f) => {
+    try {
+      return readFileSync(join(stateDir, f), 'utf8').includes(text);
+    } catch {
+      return false;
+    }
+  });
+}
