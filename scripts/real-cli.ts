@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { findByHome } from '../src/process/index.js';
 import { runDirFor } from '../src/workspace/index.js';
-import { startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
+import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
 import { OLP_BIN, REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
-import { startResponsesStandIn, type ResponsesStandIn } from '../test/support/responses-stand-in.js';
+import { codexStandInConfig, startResponsesStandIn, type ResponsesStandIn } from '../test/support/responses-stand-in.js';
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -44,11 +44,8 @@ export interface Olp {
 export async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }, workers: boolean): Promise<Olp> {
   const dir = mkdtempSync(join(tmpdir(), 'olp-realbench-'));
   const stateDir = join(dir, 'state');
-  const claudeEnv = { ANTHROPIC_BASE_URL: api.claude.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' };
-  const codexConfig = [
-    'model_provider="standin"',
-    `model_providers.standin={name="standin",base_url="${api.codex.url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`,
-  ];
+  const claudeEnv = claudeStandInEnv(api.claude.url);
+  const codexConfig = codexStandInConfig(api.codex.url);
   const env = {
     PATH: process.env.PATH ?? '',
     HOME: dir,

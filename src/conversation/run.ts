@@ -129,7 +129,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /** The request's tools, when the bridge runs (both CLIs offer them through it). */
-  function toolsFor(_backend: Backend): ToolRequest | undefined {
+  function toolsFor(): ToolRequest | undefined {
     return currentTools && deps.turns.tools ? currentTools : undefined;
   }
   let currentTools: ToolRequest | undefined;
@@ -228,7 +228,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       let transcript = first;
       if (i > 0) {
         try {
-          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend, toolsFor(route.backend));
+          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend, toolsFor());
         } catch (err) {
           meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
           continue;
@@ -259,7 +259,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         return last;
       }
       // A turn with the client's functions runs without a session: it may park on the calls.
-      const tools = toolsFor(route.backend);
+      const tools = toolsFor();
       const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
       if (signal.aborted) {
         // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
@@ -319,7 +319,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
-      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor(first.backend));
+      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor());
       p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);

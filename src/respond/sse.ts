@@ -62,8 +62,10 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
   };
-  quiet();
-  res.once('close', () => clearTimeout(timer));
+  if (keepaliveMs > 0) {
+    quiet();
+    res.once('close', () => clearTimeout(timer));
+  }
   return {
     get open() {
       return open;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
+import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
 import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
@@ -21,7 +21,7 @@ before(async () => {
   t = await startTestDaemon({
     config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30 },
     // The operator's opt-in path for API-key users and stand-ins.
-    claudeEnv: { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' },
+    claudeEnv: claudeStandInEnv(api.url),
   });
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });

@@ -10,7 +10,7 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
-import { startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
 
 let api: ResponsesStandIn;
 let t: TestDaemon;
@@ -25,12 +25,9 @@ before(async () => {
       timeout: 60,
       idleTimeout: 30,
       workers: true,
-      codexConfig: [
-        'model_provider="standin"',
-        `model_providers.standin={name="standin",base_url="${api.url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`,
-      ],
+      codexConfig: codexStandInConfig(api.url),
     },
-    codexEnv: { CODEX_API_KEY: 'sk-dummy-000' },
+    codexEnv: CODEX_STAND_IN_ENV,
   });
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
+import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
 import { REAL_CLAUDE, REAL_CLAUDE_VERSION, REAL_CODEX } from '../support/paths.js';
-import { startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
 
 let claudeApi: StandIn;
 let codexApi: ResponsesStandIn;
@@ -33,13 +33,10 @@ before(async () => {
       idleTimeout: 30,
       workers: true,
       prestart: false,
-      codexConfig: [
-        'model_provider="standin"',
-        `model_providers.standin={name="standin",base_url="${codexApi.url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`,
-      ],
+      codexConfig: codexStandInConfig(codexApi.url),
     },
-    claudeEnv: { ANTHROPIC_BASE_URL: claudeApi.url, ANTHROPIC_API_KEY: 'sk-ant-dummy-000', CLAUDE_CODE_MAX_RETRIES: '0' },
-    codexEnv: { CODEX_API_KEY: 'sk-dummy-000' },
+    claudeEnv: claudeStandInEnv(claudeApi.url),
+    codexEnv: CODEX_STAND_IN_ENV,
   });
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
 });

@@ -74,6 +74,14 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * claude's environment for a stand-in: its address, no retries, and a dummy API key or (`oauth`)
+ * a subscription-style token.
+ */
+export function claudeStandInEnv(url: string, login: 'api-key' | 'oauth' = 'api-key'): Record<string, string> {
+  return { ANTHROPIC_BASE_URL: url, ...(login === 'oauth' ? { CLAUDE_CODE_OAUTH_TOKEN: 'oauth-dummy-000' } : { ANTHROPIC_API_KEY: 'sk-ant-dummy-000' }), CLAUDE_CODE_MAX_RETRIES: '0' };
+}
+
 export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise<StandIn> {
   const requests: RecordedRequest[] = [];
   const state: StandIn = { url: '', requests, mode, latencyMs: 0, toolCalls: undefined, close: async () => {} };

@@ -30,6 +30,14 @@ function lastUserText(body: { input?: unknown }): string {
   return text.trim().split('\n').filter(Boolean).pop() ?? '';
 }
 
+/** codex's config pointing it at a stand-in: a model provider of its own (the key in CODEX_API_KEY). */
+export function codexStandInConfig(url: string): string[] {
+  return ['model_provider="standin"', `model_providers.standin={name="standin",base_url="${url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`];
+}
+
+/** codex's environment for a stand-in: a dummy key. */
+export const CODEX_STAND_IN_ENV = { CODEX_API_KEY: 'sk-dummy-000' };
+
 export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
   const state: ResponsesStandIn = { url: '', requests: [], mode: 'text', latencyMs: 0, close: async () => {} };
   const server = createHttpServer(async (req: IncomingMessage, res: ServerResponse) => {
