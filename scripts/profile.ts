@@ -28,7 +28,8 @@ const profDir = values.keep ?? join(dir, 'prof');
 try {
   const bin = join(dir, 'fast-claude');
   if (spawnSync('cc', ['-O2', '-o', bin, join(ROOT, 'test/fixtures/native/fast-claude.c')]).status !== 0) throw new Error('needs a C compiler (cc) for the native fake CLI');
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }) };
+  const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...starter };
   const state = join(dir, 'state');
   const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'profile', '--state-dir', state], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1)!;
   const daemon = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, OLP_BIN, 'serve', '--port', '0', '--state-dir', state, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });

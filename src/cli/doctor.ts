@@ -7,7 +7,7 @@ import type { Config } from '../config/index.js';
 import { describePlans } from '../plan/index.js';
 import { createBackends, toHostEnv } from '../serve.js';
 import { readPlanStates } from '../store/index.js';
-import { findByHome, describeProcess } from '../process/index.js';
+import { findByHome, describeProcess, starterInfo } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
 import { inspectStateDir } from './state-dir.js';
@@ -67,6 +67,8 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   const plans = describePlans(readPlanStates(config.stateDir), Date.now());
   out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
   for (const line of plans.slice(1)) out(`           ${line}\n`);
+  const starter = starterInfo();
+  out(`spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`);
   out(`port       ${free ? 'ok' : 'IN USE'}  ${config.host}:${config.port}${free ? ' is free' : ' is taken (fine if olp already runs there; otherwise pick another with --port)'}\n`);
 
   const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];

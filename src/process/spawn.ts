@@ -1,10 +1,10 @@
 import type { Readable, Writable } from 'node:stream';
-import { spawn } from 'node:child_process';
 import { execa } from 'execa';
 import type { Logger } from '../log/index.js';
 import { sanitizeStderr } from '../log/index.js';
 import { createLineSplitter, LineTooLongError } from './lines.js';
 import { createReaper, type Reaper } from './reaper.js';
+import { startChild } from './start.js';
 
 /** What to run: a backend builds this; nothing here knows which CLI it is. */
 export interface Invocation {
@@ -175,28 +175,19 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     let stderr = '';
     const home = inv.env.HOME;
 
-    // node:child_process directly, not execa, on this per-request path: execa's option
-    // normalisation, stream wrapping and its AbortSignal per call cost about 2 ms of CPU a run
-    // (measured with the native fake in `npm run bench`). Everything it gave is done here.
+    // Started without execa on this per-request path: execa's option normalisation, stream
+    // wrapping and its AbortSignal per call cost about 2 ms of CPU a run (measured with the native
+    // fake in `npm run bench`). Everything it gave is done here.
     let spawnError: NodeJS.ErrnoException | undefined;
-    const child = spawn(inv.command, inv.args, {
-      cwd: inv.cwd,
-      env: inv.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true, // own process group, so grandchildren can be killed with it
-      windowsHide: true,
-    });
+    const child = startChild({ command: inv.command, args: inv.args, env: inv.env, cwd: inv.cwd });
     const pid = child.pid;
     // The leader's own exit: stdout may stay open after it when a grandchild inherited it.
-    const leaderExit = new Promise<{ code: number | null; signal: string | null } | null>((resolve) => {
-      child.on('error', (err: NodeJS.ErrnoException) => {
-        // ENOENT, EACCES…: no process was started ('exit' never comes).
-        if (pid === undefined) {
-          spawnError = err;
-          resolve(null);
-        }
-      });
-      child.once('exit', (code, sig) => resolve({ code, signal: sig }));
+    const leaderExit = child.exited.then((r) => {
+      if ('spawnError' in r) {
+        spawnError = r.spawnError;
+        return null;
+      }
+      return r;
     });
 
     let forceTimer: NodeJS.Timeout | undefined;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
+import { starterInfo } from '../../src/process/index.js';
 import { FAKE_CLAUDE, OLP_BIN } from '../support/paths.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-fds-'));
@@ -16,8 +17,9 @@ after(() => rmSync(base, { recursive: true, force: true }));
 const HIGH_FD = 40;
 
 describe('olp serve and inherited descriptors', { skip: process.platform !== 'linux' && 'Linux only (/proc)' }, () => {
-  it('a file descriptor olp inherited is not among a CLI child’s descriptors', async () => {
-    const stateDir = join(base, 'state');
+  // Both ways olp starts a CLI: the native starter (posix_spawn) and Node's child_process.
+  for (const starter of ['posix_spawn', 'node'] as const) it(`a file descriptor olp inherited is not among a CLI child’s descriptors (${starter})`, async () => {
+    const stateDir = join(base, `state-${starter}`);
     const token = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', 'me', '--state-dir', stateDir], { encoding: 'utf8' }).stdout.trim().split('\n').at(-1)!;
     const low = join(base, 'leaked-low.txt');
     const high = join(base, 'leaked-high.txt');
@@ -27,7 +29,7 @@ describe('olp serve and inherited descriptors', { skip: process.platform !== 'li
     const highFd = openSync(high, 'r');
     const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', lowFd, ...Array<'ignore'>(HIGH_FD - 4).fill('ignore'), highFd];
     const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', '1'], {
-      env: { PATH: process.env.PATH ?? '', HOME: base },
+      env: { PATH: process.env.PATH ?? '', HOME: base, ...(starter === 'node' ? { OLP_NATIVE_SPAWN: '0' } : {}) },
       stdio,
     });
     closeSync(lowFd);
@@ -44,6 +46,8 @@ describe('olp serve and inherited descriptors', { skip: process.platform !== 'li
         body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] }),
       });
       assert.equal(res.status, 200);
+      const health = (await (await fetch(url.replace(/\/v1$/, '/health'), { headers: { authorization: `Bearer ${token}` } })).json()) as { spawn: { kind: string } };
+      if (starter === 'node' || starterInfo().kind === 'posix_spawn') assert.equal(health.spawn.kind, starter);
       const body = (await res.json()) as { choices: { message: { content: string } }[] };
       const report = JSON.parse(body.choices[0]!.message.content) as { fds: string[] };
       assert.ok(report.fds.length >= 3, JSON.stringify(report.fds));

@@ -1,6 +1,7 @@
 // GET /health: a short answer for anyone, the CLI details for an owner; and the status commands
 // behind it run the way a real run does (allow-listed environment, throwaway home).
 import assert from 'node:assert/strict';
+import { starterInfo } from '../../src/process/index.js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +67,8 @@ describe('/health', () => {
   it('with an owner key: CLI paths, versions, logins and the load', async () => {
     const res = await owner();
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'status', 'workers']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'spawn', 'status', 'workers']);
+    assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
     assert.deepEqual(res.body.workers, { max: 0, live: [] }, 'workers are off in this daemon');
     assert.equal(res.body.status, 'ok');
     assert.deepEqual(res.body.backends.claude, { found: true, path: res.body.backends.claude.path, version: '2.1.197 (Claude Code)', login: 'logged_in', ready: true });
