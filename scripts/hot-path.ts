@@ -109,7 +109,9 @@ export async function runHotPath(runs: number): Promise<HotPathFigures | undefin
   const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
   const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: REPLY }), ...starter };
   const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // OLP_BENCH_NODE_ARGS: Node options for the daemon (V8 heap settings, say), to compare.
+  const nodeArgs = (process.env.OLP_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const daemon = spawn(process.execPath, [...nodeArgs, OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   daemon.stderr!.resume(); // default logging, read and dropped
   try {
     const base = await new Promise<string>((resolve, reject) => {

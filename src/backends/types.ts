@@ -71,6 +71,8 @@ export interface SessionUse {
   sessionId?: string;
   /** The pool slot, for a stable working directory. */
   slot?: number;
+  /** `fresh`: the session the slot held before (see `SessionPlan.previousSessionId`). */
+  previousSessionId?: string;
 }
 
 /** One request's work for a backend, after routing and rendering. */

@@ -1,40 +1,71 @@
-import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startChild } from './start.js';
 
-/** Most directories one `rm` process takes. */
+/** Most directories (or prunes) one process takes. */
 const BATCH_MAX = 256;
 
+interface Job {
+  dir: string;
+  /** Set for a prune: delete only the entries under `dir` whose name contains it. */
+  name?: string;
+  done: () => void;
+}
+
+/** Runs a short command quietly; false when it could not be started. */
+async function runQuiet(command: string, args: string[]): Promise<boolean> {
+  // Started like a CLI (posix_spawn where the native starter is built): a fork of the daemon
+  // for every batch would copy its page tables.
+  const child = startChild({ command, args, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cwd: '/' });
+  for (const s of [child.stdin, child.stdout, child.stderr]) s?.on('error', () => {});
+  child.stdin?.end();
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return !('spawnError' in (await child.exited));
+}
+
+/** The entries under `dir` (at any depth) whose name contains `name`, outermost first. */
+async function matching(dir: string, name: string): Promise<string[]> {
+  try {
+    const all = (await readdir(dir, { recursive: true })).filter((p) => p.split('/').pop()!.includes(name)).sort();
+    return all.filter((p, i) => !all.slice(0, i).some((q) => p.startsWith(`${q}/`))).map((p) => join(dir, p));
+  } catch {
+    return [];
+  }
+}
+
 /**
- * Deletes directory trees in batches: what is queued within `windowMs` goes to one `rm -rf`
- * process. On Node 20 `fs.rm` walks a tree in JavaScript (a promise per entry: about a sixth of
- * olp's per-request CPU in the profile); one small native process for many trees costs less.
- * Falls back to `fs.rm` where no `rm` can be started.
+ * Deletes directory trees, and a finished session's files, in batches: what is queued within
+ * `windowMs` goes to one `rm -rf` process (and one `find` for the prunes). On Node 20 `fs.rm`
+ * walks a tree in JavaScript (a promise per entry: about a sixth of olp's per-request CPU in the
+ * profile); one small native process for many trees costs less. Falls back to `fs` where the
+ * commands cannot be started.
  */
 export function createTreeRemover(windowMs = 200) {
-  let queue: { dir: string; done: () => void }[] = [];
+  let queue: Job[] = [];
   let timer: NodeJS.Timeout | undefined;
-  let useRm = true;
+  let useCommands = true;
 
   async function removeWithFs(dirs: string[]): Promise<void> {
     await Promise.allSettled(dirs.map((d) => rm(d, { recursive: true, force: true, maxRetries: 3 })));
   }
 
-  function removeWithRm(dirs: string[]): Promise<void> {
-    return new Promise((resolve) => {
-      const fallBack = () => {
-        useRm = false; // no rm here: fs.rm from now on
-        void removeWithFs(dirs).then(resolve);
-      };
-      let child;
-      try {
-        child = spawn('rm', ['-rf', '--', ...dirs], { stdio: 'ignore' });
-      } catch {
-        fallBack();
-        return;
-      }
-      child.once('error', fallBack);
-      child.once('exit', () => resolve());
-    });
+  async function remove(dirs: string[]): Promise<void> {
+    if (dirs.length === 0) return;
+    if (useCommands && (await runQuiet('rm', ['-rf', '--', ...dirs]))) return;
+    useCommands = false;
+    await removeWithFs(dirs);
+  }
+
+  async function prune(jobs: Job[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const dirs = [...new Set(jobs.map((j) => j.dir))];
+    const names = [...new Set(jobs.map((j) => j.name!))];
+    // Session ids are unique, so one pass over every directory with every name is exact.
+    const tests = names.flatMap((n, i) => [...(i > 0 ? ['-o'] : []), '-name', `*${n}*`]);
+    if (useCommands && (await runQuiet('find', [...dirs, '(', ...tests, ')', '-prune', '-exec', 'rm', '-rf', '--', '{}', '+']))) return;
+    useCommands = false;
+    await removeWithFs((await Promise.all(jobs.map((j) => matching(j.dir, j.name!)))).flat());
   }
 
   function flush(): void {
@@ -42,22 +73,29 @@ export function createTreeRemover(windowMs = 200) {
     timer = undefined;
     while (queue.length > 0) {
       const batch = queue.splice(0, BATCH_MAX);
-      const dirs = batch.map((b) => b.dir);
-      void (useRm ? removeWithRm(dirs) : removeWithFs(dirs)).finally(() => {
-        for (const b of batch) b.done();
+      const trees = batch.filter((j) => j.name === undefined).map((j) => j.dir);
+      void Promise.allSettled([remove(trees), prune(batch.filter((j) => j.name !== undefined))]).then(() => {
+        for (const j of batch) j.done();
       });
     }
   }
 
+  function enqueue(job: Omit<Job, 'done'>): Promise<void> {
+    return new Promise((done) => {
+      queue.push({ ...job, done });
+      if (queue.length >= BATCH_MAX) flush();
+      else timer ??= setTimeout(flush, windowMs);
+    });
+  }
+
   return {
     /** Queues a tree for deletion; resolves once it is gone (or could not be deleted). */
-    remove(dir: string): Promise<void> {
-      return new Promise((done) => {
-        queue.push({ dir, done });
-        if (queue.length >= BATCH_MAX) flush();
-        else timer ??= setTimeout(flush, windowMs);
-      });
-    },
+    remove: (dir: string) => enqueue({ dir }),
+    /**
+     * Queues the deletion of every entry under `dir` whose name contains `name` (a session id:
+     * letters, digits and dashes only); resolves once done.
+     */
+    prune: (dir: string, name: string) => enqueue({ dir, name }),
     /** Starts deleting whatever is queued now. */
     flush,
   };

@@ -23,6 +23,11 @@ export interface SessionPlan {
   turns: Turn[];
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
+  /**
+   * Fresh only: the session the slot held, when its files are known to carry this id (the last
+   * turn ended cleanly). Only they are deleted then; otherwise the slot's whole session store goes.
+   */
+  previousSessionId?: string;
   /** The session's running usage total so far (resumed only), to subtract from a CLI's total. */
   usageBase?: Readonly<Record<string, number>>;
 }
@@ -47,6 +52,14 @@ export interface PoolOptions {
   /** How long to wait for a free slot before running ephemeral. */
   waitMs: number;
   now?: () => number;
+}
+
+/**
+ * The session a rotated slot held, when only its files need to go: its last turn ended cleanly
+ * (a failed or aborted turn may have left files under an id olp never learnt, codex's own).
+ */
+function previousOf(slot: SlotRecord): { previousSessionId?: string } {
+  return slot.sessionId !== null && !slot.dirty ? { previousSessionId: slot.sessionId } : {};
 }
 
 /** The reason a matching slot cannot simply be resumed, if any. */
@@ -87,7 +100,7 @@ export function createSessionPool(o: PoolOptions) {
     const sys = systemHash(transcript.system);
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason },
+      plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -132,7 +145,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason };
+        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason, ...previousOf(slot) };
       },
       commit(result) {
         committed = true;

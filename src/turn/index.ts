@@ -197,7 +197,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
       // The slot starts over under the spare's feet (once its old worker is gone): its old
       // session files go, before the first line.
       await pool.settled(slot);
-      deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn));
+      deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn), turn.session!.previousSessionId);
       const first = yield* runLive(deps, input, pool, spare, { write: backend.live!.spare!.init(turn.prompt.system, turn.outputSchema) + backend.live!.input(turn.prompt, '', turn.outputSchema), mode: 'prestarted', system: fit.system });
       if (first) return first;
       log.info({ event: 'worker_fallback', slot, pid: spare.proc.pid }, 'the pre-started CLI did not answer; running the turn cold');
@@ -353,7 +353,9 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     requestId: input.requestId,
     links: deps.replay ? [] : backend.links(turn),
     ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}),
-    ...(slot !== undefined && turn.session?.mode !== 'ephemeral' ? { slot: `${backend.id}-${slot}`, resetSlot: turn.session?.mode === 'fresh' } : {}),
+    ...(slot !== undefined && turn.session?.mode !== 'ephemeral'
+      ? { slot: `${backend.id}-${slot}`, resetSlot: turn.session?.mode === 'fresh', ...(turn.session?.previousSessionId ? { staleSession: turn.session.previousSessionId } : {}) }
+      : {}),
   });
   const life = new AbortController();
   const unfollow = follow(input.signal, life);

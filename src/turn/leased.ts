@@ -30,7 +30,12 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       const turn: Turn = {
         ...input.turn,
         prompt: { system: input.turn.prompt.system, text: plan.text, ...imagesOf(plan.turns) },
-        session: { mode: plan.mode, ...(plan.sessionId ? { sessionId: plan.sessionId } : {}), ...(plan.slot !== undefined ? { slot: plan.slot } : {}) },
+        session: {
+          mode: plan.mode,
+          ...(plan.sessionId ? { sessionId: plan.sessionId } : {}),
+          ...(plan.slot !== undefined ? { slot: plan.slot } : {}),
+          ...(plan.previousSessionId ? { previousSessionId: plan.previousSessionId } : {}),
+        },
         // A slot's session may be continued by a live worker (when the daemon keeps them).
         live: plan.mode !== 'ephemeral',
       };

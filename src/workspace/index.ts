@@ -55,11 +55,20 @@ export interface CreateOptions {
    * `<state>/slots/<keyId>/<slot>/` and survive the request (HOME stays fresh).
    */
   slot?: string;
-  /** With `slot`: start the slot over (its old CLI session files are deleted first). */
+  /** With `slot`: start the slot over (its old CLI session files are deleted). */
   resetSlot?: boolean;
+  /**
+   * With `resetSlot`: the id of the session the slot held. The CLIs name a session's files after
+   * it, so only paths carrying it are deleted, in the background, and the slot's directories
+   * stay (no directory is made again on the request's path). Without it the whole persistent
+   * dir is set aside (one rename) and made again.
+   */
+  staleSession?: string;
 }
 
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** A CLI session id that can go into a file-name pattern as it is (claude's UUIDs, codex's thread ids). */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]{7,63}$/;
 
 function checkSegment(seg: string): void {
   if (!SAFE_SEGMENT.test(seg)) throw new Error(`unsafe workspace path segment '${seg}'`);
@@ -150,7 +159,7 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
       persistent = join(slotDir, 'state');
       // A rotated slot's previous session is abandoned: its files (all under the persistent dir)
       // go, so slots never grow without bound. The empty working directory stays.
-      if (opts.resetSlot) discardLater(persistent);
+      if (opts.resetSlot) resetPersistent(persistent, opts.staleSession);
     }
     let removed = false;
     const ws: Workspace = {
@@ -217,6 +226,12 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     return tracked;
   }
 
+  /** A slot's session store starts over: only a known session's files go, or the whole store. */
+  function resetPersistent(persistent: string, staleSession: string | undefined): void {
+    if (staleSession !== undefined && SESSION_ID.test(staleSession) && ready.has(persistent)) track(remover.prune(persistent, staleSession)).catch(() => undefined);
+    else discardLater(persistent);
+  }
+
   /**
    * Takes a directory out of the way at once (one rename) and deletes it off the event loop; its
    * cached "already made" entries are forgotten so the next use makes it afresh.
@@ -274,11 +289,11 @@ function list(dir: string): string[] {
    * session files are set aside as `create({ resetSlot })` would, and the persistent directories
    * the workspace's links point into are made again, empty.
    */
-  function resetSlot(keyId: string, slot: string, links: readonly Link[]): void {
+  function resetSlot(keyId: string, slot: string, links: readonly Link[], staleSession?: string): void {
     checkSegment(keyId);
     checkSegment(slot);
     const persistent = join(slotsRoot, keyId, slot, 'state');
-    discardLater(persistent);
+    resetPersistent(persistent, staleSession);
     ensureOnce(persistent);
     for (const link of links) if (link.persistent) ensureOnce(inside(persistent, link.from));
   }

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, lstatSync, statfsSync, symlinkSync, mkdirSync, m
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { createTreeRemover } from '../../src/process/index.js';
 import { createWorkspaces as create, runDirFor, toChildEnv } from '../../src/workspace/index.js';
 
 const state = () => mkdtempSync(join(tmpdir(), 'olp-ws-'));
@@ -68,6 +69,50 @@ describe('workspaces', () => {
     mkdirSync(join(dir, 'slots/k/s0/state.discarded-1-1'), { recursive: true });
     w.sweep();
     assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
+  });
+
+  it("a slot reset that knows the old session's id deletes only that session's files, in the background, and makes no directory", async () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    const links = [{ from: 'projects', to: '.claude/projects', persistent: true }];
+    const old = '0b7e6f0a-1111-4222-8333-944445555666';
+    const other = '7c1d2e3f-aaaa-4bbb-8ccc-dddddddddddd';
+    const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0', links });
+    mkdirSync(join(a.persistent, 'projects', 'slug', old, 'subagents'), { recursive: true });
+    writeFileSync(join(a.persistent, 'projects', 'slug', `${old}.jsonl`), 'old');
+    writeFileSync(join(a.persistent, 'projects', 'slug', `${other}.jsonl`), 'a session olp still knows');
+    a.remove();
+    const inode = statSync(join(a.persistent, 'projects')).ino;
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true, staleSession: old, links });
+    assert.equal(statSync(join(b.persistent, 'projects')).ino, inode, 'the session store was not made again');
+    await w.settled();
+    assert.deepEqual(readdirSync(join(b.persistent, 'projects', 'slug')), [`${other}.jsonl`]);
+    assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
+    b.remove();
+    // A fresh process knows nothing of what the store holds: its first reset clears all of it.
+    const w2 = createWorkspaces(dir);
+    const c = w2.create({ keyId: 'k', requestId: 'r3', slot: 's0', resetSlot: true, staleSession: other, links });
+    assert.deepEqual(readdirSync(join(c.persistent, 'projects')), []);
+    await w2.settled();
+    c.remove();
+  });
+
+  it('the background remover prunes by name with find, or in JavaScript without it', async () => {
+    for (const path of [process.env.PATH ?? '', '/nonexistent']) {
+      const dir = state();
+      mkdirSync(join(dir, 'a', 'x-abc123def-y'), { recursive: true });
+      writeFileSync(join(dir, 'a', 'x-abc123def-y', 'inner'), '');
+      writeFileSync(join(dir, 'a', 'abc123def.jsonl'), '');
+      writeFileSync(join(dir, 'a', 'keep.jsonl'), '');
+      const saved = process.env.PATH;
+      process.env.PATH = path;
+      try {
+        await createTreeRemover(0).prune(dir, 'abc123def');
+      } finally {
+        process.env.PATH = saved;
+      }
+      assert.deepEqual(readdirSync(join(dir, 'a')), ['keep.jsonl'], `PATH=${path}`);
+    }
   });
 
   it('a slot deleted behind its back (olp sessions rotate from another process) is made again', () => {
