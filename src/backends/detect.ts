@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { delimiter, isAbsolute, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCommand, type CommandResult } from '../process/index.js';
+import { findExecutable, runCommand, type CommandResult } from '../process/index.js';
 import { toChildEnv, type Workspaces } from '../workspace/index.js';
 import type { Backend, Turn } from './types.js';
 
@@ -28,21 +28,6 @@ export function withoutOwnBins(pathEnv: string | undefined): string {
 export function resolveBin(bin: string, pathEnv: string | undefined, cwd = process.cwd()): string {
   if (bin.includes('/')) return isAbsolute(bin) ? bin : resolve(cwd, bin);
   return findExecutable(bin, withoutOwnBins(pathEnv)) ?? bin;
-}
-
-/** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
-export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
-  const candidates = bin.includes('/') ? [isAbsolute(bin) ? bin : resolve(bin)] : (pathEnv ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, bin));
-  for (const file of candidates) {
-    try {
-      if (!statSync(file).isFile()) continue;
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 const INSTALLED_TTL_MS = 2000;

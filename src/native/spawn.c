@@ -190,6 +190,14 @@ static napi_value start(napi_env env, napi_callback_info info) {
   }
 
   watch_t *w = calloc(1, sizeof(watch_t));
+  if (!w) {
+    // Never leave a child nobody will reap.
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    for (int i = 0; i < 3; i++) close(fds[i]);
+    result = int_value(env, -ENOMEM);
+    goto done;
+  }
   uv_loop_t *loop = NULL;
   napi_value name;
   w->env = env;

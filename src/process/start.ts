@@ -3,7 +3,7 @@ import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { getSystemErrorName } from 'node:util';
 
@@ -68,26 +68,34 @@ function spawnErrorOf(command: string, args: readonly string[], errno: number): 
   return Object.assign(new Error(`spawn ${command} ${code}`), { errno, code, syscall: `spawn ${command}`, path: command, spawnargs: [...args] });
 }
 
-/**
- * The file `command` names, looked up like execvp(3) does, in the child's own PATH: the first
- * executable regular file wins; a negative errno (ENOENT, or EACCES when only unexecutable files
- * were found) when there is none.
- */
-function resolveCommand(command: string, path: string | undefined): string | number {
-  if (command.includes('/')) return command;
-  let denied = false;
-  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
-    const file = join(dir || '.', command);
-    const st = statSync(file, { throwIfNoEntry: false });
-    if (!st?.isFile()) continue;
+/** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
+export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
+  for (const file of candidates(bin, pathEnv)) {
     try {
+      if (!statSync(file).isFile()) continue;
       accessSync(file, fsConstants.X_OK);
       return file;
     } catch {
-      denied = true;
+      // not here
     }
   }
-  return denied ? -osConstants.errno.EACCES : -osConstants.errno.ENOENT;
+  return undefined;
+}
+
+function candidates(bin: string, pathEnv: string | undefined): string[] {
+  return bin.includes('/') ? [isAbsolute(bin) ? bin : resolve(bin)] : (pathEnv ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, bin));
+}
+
+/**
+ * The file `command` names, looked up like execvp(3) does, in the child's own PATH (olp resolves
+ * its CLIs' paths once at start, so this is one stat on the request path); a negative errno when
+ * there is none: EACCES when only files that cannot be run were found, else ENOENT.
+ */
+function resolveCommand(command: string, path: string | undefined): string | number {
+  if (command.includes('/')) return command;
+  const found = findExecutable(command, path);
+  if (found) return found;
+  return candidates(command, path).some((f) => statSync(f, { throwIfNoEntry: false })?.isFile()) ? -osConstants.errno.EACCES : -osConstants.errno.ENOENT;
 }
 
 function startNative(native: NativeStarter, opts: StartOptions): Child {
