@@ -2,7 +2,7 @@ import type { WorkerPool } from '../workers/index.js';
 import type { Request, Response } from 'express';
 import type { Admission } from '../admit/index.js';
 import { authenticate } from '../auth/index.js';
-import { starterInfo } from '../process/index.js';
+import { memoryInfo, starterInfo } from '../process/index.js';
 import type { Backend, Detector } from '../backends/index.js';
 import type { ModelRegistry } from '../models/index.js';
 import type { Store } from '../store/index.js';
@@ -61,6 +61,7 @@ export function createHealthRoute(deps: RouteDeps) {
       cli: deps.admission.stats(),
       workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
       spawn: starterInfo(),
+      memory: memoryInfo(),
     });
   };
 }

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
 import type { Principal } from '../auth/index.js';
 import type { ConversationResult } from '../conversation/types.js';
 import type { Plans } from '../plan/index.js';
@@ -17,6 +18,9 @@ export interface MetricsSources {
  * models, backends, status and outcome: never tokens or prompts.
  */
 export function createMetrics(sources: MetricsSources) {
+  // Loaded only when metrics are on (they are off by default): prom-client and what it brings
+  // (OpenTelemetry's API) are a few MB of a daemon that otherwise holds about 20.
+  const { Counter, Gauge, Histogram, Registry } = createRequire(import.meta.url)('prom-client') as typeof PromClient;
   const registry = new Registry();
   const requests = new Counter({ name: 'olp_requests_total', help: 'Requests by key, model, backend, HTTP status and outcome.', labelNames: ['key', 'model', 'backend', 'status', 'outcome'] as const, registers: [registry] });
   const tokens = new Counter({ name: 'olp_tokens_total', help: 'Tokens by key, model and kind (prompt, completion, cached).', labelNames: ['key', 'model', 'kind'] as const, registers: [registry] });

@@ -4,3 +4,4 @@ export { createReaper, describeProcess, findByHome, killByHome, type Reaper } fr
 export { closeInheritedFds } from './fds.js';
 export { createTreeRemover, type TreeRemover } from './remove.js';
 export { findExecutable, startChild, starterInfo, type Child, type StarterInfo } from './start.js';
+export { memoryInfo, tuneHeap } from './heap.js';

@@ -29,7 +29,7 @@ describe('olp serve and inherited descriptors', { skip: process.platform !== 'li
     const highFd = openSync(high, 'r');
     const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', lowFd, ...Array<'ignore'>(HIGH_FD - 4).fill('ignore'), highFd];
     const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', '1'], {
-      env: { PATH: process.env.PATH ?? '', HOME: base, ...(starter === 'node' ? { OLP_NATIVE_SPAWN: '0' } : {}) },
+      env: { PATH: process.env.PATH ?? '', HOME: base, ...(starter === 'node' ? { OLP_NATIVE_SPAWN: '0', OLP_HEAP_TUNING: '0' } : {}) },
       stdio,
     });
     closeSync(lowFd);
@@ -46,8 +46,11 @@ describe('olp serve and inherited descriptors', { skip: process.platform !== 'li
         body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] }),
       });
       assert.equal(res.status, 200);
-      const health = (await (await fetch(url.replace(/\/v1$/, '/health'), { headers: { authorization: `Bearer ${token}` } })).json()) as { spawn: { kind: string } };
+      const health = (await (await fetch(url.replace(/\/v1$/, '/health'), { headers: { authorization: `Bearer ${token}` } })).json()) as { spawn: { kind: string }; memory: { heapTuned: boolean; rssMb: number } };
       if (starter === 'node' || starterInfo().kind === 'posix_spawn') assert.equal(health.spawn.kind, starter);
+      // olp serve runs on olp's heap settings unless told not to (the Node-spawn daemon is told).
+      assert.equal(health.memory.heapTuned, starter === 'posix_spawn');
+      assert.ok(health.memory.rssMb > 10 && health.memory.rssMb < 1000, String(health.memory.rssMb));
       const body = (await res.json()) as { choices: { message: { content: string } }[] };
       const report = JSON.parse(body.choices[0]!.message.content) as { fds: string[] };
       assert.ok(report.fds.length >= 3, JSON.stringify(report.fds));

@@ -67,8 +67,11 @@ describe('/health', () => {
   it('with an owner key: CLI paths, versions, logins and the load', async () => {
     const res = await owner();
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'spawn', 'status', 'workers']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'memory', 'spawn', 'status', 'workers']);
     assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
+    // The test process was not started as `olp serve`: V8's own heap settings, and its real size.
+    assert.equal(res.body.memory.heapTuned, false);
+    assert.ok(res.body.memory.heapUsedMb > 1 && res.body.memory.heapUsedMb < res.body.memory.rssMb, JSON.stringify(res.body.memory));
     assert.deepEqual(res.body.workers, { max: 0, live: [] }, 'workers are off in this daemon');
     assert.equal(res.body.status, 'ok');
     assert.deepEqual(res.body.backends.claude, { found: true, path: res.body.backends.claude.path, version: '2.1.197 (Claude Code)', login: 'logged_in', ready: true });
