@@ -56,16 +56,27 @@ export interface CreateOptions {
    */
   slot?: string;
   /** With `slot`: start the slot over (its old CLI session files are deleted). */
-  resetSlot?: boolean;
-  /**
-   * With `resetSlot`: the id of the session the slot held. The CLIs name a session's files after
-   * it, so only paths carrying it are deleted, in the background, and the slot's directories
-   * stay (no directory is made again on the request's path). Without it the whole persistent
-   * dir is set aside (one rename) and made again.
-   */
-  staleSession?: string;
+  resetSlot?: SlotReset;
 }
 
+/** How a slot starts over. */
+export interface SlotReset {
+  /**
+   * The id of the session the slot held. The CLIs name a session's files after it, so only
+   * paths carrying it are deleted, in the background, and the slot's directories stay (no
+   * directory is made again on the request's path). Without it the whole persistent dir is set
+   * aside (one rename) and made again.
+   */
+  staleSession?: string | undefined;
+  /**
+   * What still writes the old session (its CLI, exiting): its files are deleted once this
+   * settles. Only for a reset that `prunes` says is a background deletion; a whole-store reset
+   * renames the directory at once, so its writers must be gone before.
+   */
+  after?: Promise<unknown> | undefined;
+}
+
+const noop = (): void => undefined;
 const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** A CLI session id that can go into a file-name pattern as it is (claude's UUIDs, codex's thread ids). */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]{7,63}$/;
@@ -159,7 +170,7 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
       persistent = join(slotDir, 'state');
       // A rotated slot's previous session is abandoned: its files (all under the persistent dir)
       // go, so slots never grow without bound. The empty working directory stays.
-      if (opts.resetSlot) resetPersistent(persistent, opts.staleSession);
+      if (opts.resetSlot) resetPersistent(persistent, opts.resetSlot);
     }
     let removed = false;
     const ws: Workspace = {
@@ -226,10 +237,17 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     return tracked;
   }
 
+  /** Whether a reset with this stale session deletes only its files, in the background. */
+  function prunable(persistent: string, staleSession: string | undefined): staleSession is string {
+    return staleSession !== undefined && SESSION_ID.test(staleSession) && ready.has(persistent);
+  }
+
   /** A slot's session store starts over: only a known session's files go, or the whole store. */
-  function resetPersistent(persistent: string, staleSession: string | undefined): void {
-    if (staleSession !== undefined && SESSION_ID.test(staleSession) && ready.has(persistent)) track(remover.prune(persistent, staleSession)).catch(() => undefined);
-    else discardLater(persistent);
+  function resetPersistent(persistent: string, reset: SlotReset): void {
+    const { staleSession, after } = reset;
+    if (!prunable(persistent, staleSession)) return discardLater(persistent);
+    const writersGone = after ? after.then(noop, noop) : Promise.resolve();
+    track(writersGone.then(() => remover.prune(persistent, staleSession))).catch(noop);
   }
 
   /**
@@ -276,29 +294,39 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
   }
 
   /** A directory's entries; none when it is missing or not a directory. */
-function list(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
+  function list(dir: string): string[] {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
   }
-}
 
   /**
    * Starts a slot over under a workspace made earlier for it (a pre-started CLI): its previous
    * session files are set aside as `create({ resetSlot })` would, and the persistent directories
    * the workspace's links point into are made again, empty.
    */
-  function resetSlot(keyId: string, slot: string, links: readonly Link[], staleSession?: string): void {
+  function resetSlot(keyId: string, slot: string, links: readonly Link[], reset: SlotReset = {}): void {
     checkSegment(keyId);
     checkSegment(slot);
     const persistent = join(slotsRoot, keyId, slot, 'state');
-    resetPersistent(persistent, staleSession);
+    resetPersistent(persistent, reset);
     ensureOnce(persistent);
     for (const link of links) if (link.persistent) ensureOnce(inside(persistent, link.from));
   }
 
-/** Deletes a slot's stable directories (the CLI's session files with them). */
+  /**
+   * Whether starting this slot over with this stale session is a background deletion of its
+   * files (then the session's CLI may still be exiting: pass it as `after`).
+   */
+  function prunes(keyId: string, slot: string, staleSession: string | undefined): boolean {
+    checkSegment(keyId);
+    checkSegment(slot);
+    return prunable(join(slotsRoot, keyId, slot, 'state'), staleSession);
+  }
+
+  /** Deletes a slot's stable directories (the CLI's session files with them). */
   function removeSlot(keyId: string, slot: string): void {
     checkSegment(keyId);
     checkSegment(slot);
@@ -319,7 +347,6 @@ function list(dir: string): string[] {
     }, 0);
   }
 
-  /** Resolves when every removal started so far has finished. */
   /** Resolves when every removal started so far has finished (or after 10 s: a stuck one is swept at the next start). */
   async function settled(): Promise<void> {
     remover.flush();
@@ -336,7 +363,7 @@ function list(dir: string): string[] {
     }
   }
 
-  return { root, slotsRoot, create, sweep, resetSlot, removeSlot, count, settled, close };
+  return { root, slotsRoot, create, sweep, resetSlot, prunes, removeSlot, count, settled, close };
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;

@@ -60,7 +60,7 @@ describe('workspaces', () => {
     const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0', links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
     writeFileSync(join(a.persistent, 'projects', 'old.jsonl'), 'x');
     a.remove();
-    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true, links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: {}, links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
     assert.deepEqual(readdirSync(join(b.persistent, 'projects')), [], 'the new session starts empty');
     await w.settled();
     assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);
@@ -83,7 +83,7 @@ describe('workspaces', () => {
     writeFileSync(join(a.persistent, 'projects', 'slug', `${other}.jsonl`), 'a session olp still knows');
     a.remove();
     const inode = statSync(join(a.persistent, 'projects')).ino;
-    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true, staleSession: old, links });
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: { staleSession: old }, links });
     assert.equal(statSync(join(b.persistent, 'projects')).ino, inode, 'the session store was not made again');
     await w.settled();
     assert.deepEqual(readdirSync(join(b.persistent, 'projects', 'slug')), [`${other}.jsonl`]);
@@ -91,10 +91,35 @@ describe('workspaces', () => {
     b.remove();
     // A fresh process knows nothing of what the store holds: its first reset clears all of it.
     const w2 = createWorkspaces(dir);
-    const c = w2.create({ keyId: 'k', requestId: 'r3', slot: 's0', resetSlot: true, staleSession: other, links });
+    const c = w2.create({ keyId: 'k', requestId: 'r3', slot: 's0', resetSlot: { staleSession: other }, links });
     assert.deepEqual(readdirSync(join(c.persistent, 'projects')), []);
     await w2.settled();
     c.remove();
+  });
+
+  it("a reset's prune waits for the old session's writer to be gone; prunes() says when a reset is one", async () => {
+    const dir = state();
+    const w = createWorkspaces(dir);
+    const links = [{ from: 'projects', to: '.claude/projects', persistent: true }];
+    const old = '0b7e6f0a-1111-4222-8333-944445555666';
+    assert.equal(w.prunes('k', 's0', old), false, 'a store this process has not made is cleared whole');
+    const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0', links });
+    a.remove();
+    assert.equal(w.prunes('k', 's0', old), true);
+    assert.equal(w.prunes('k', 's0', undefined), false, 'an unknown session: the whole store goes');
+    assert.equal(w.prunes('k', 's0', '../x'), false, 'not a session id');
+    let exited!: () => void;
+    const after = new Promise<void>((resolve) => (exited = resolve));
+    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: { staleSession: old, after }, links });
+    // The old CLI is still exiting: it writes its session after the new turn has started.
+    const file = join(b.persistent, 'projects', `${old}.jsonl`);
+    writeFileSync(file, 'flushed on the way out');
+    await new Promise((r) => setTimeout(r, 400)); // two remover windows
+    assert.ok(existsSync(file), 'nothing is deleted while the old session may still be written');
+    exited();
+    await w.settled();
+    assert.ok(!existsSync(file), 'deleted once its writer is gone');
+    b.remove();
   });
 
   it('the background remover prunes by name with find, or in JavaScript without it', async () => {
@@ -120,7 +145,7 @@ describe('workspaces', () => {
     const w = createWorkspaces(dir);
     w.create({ keyId: 'k', requestId: 'r1', slot: 's0' }).remove();
     rmSync(join(dir, 'slots/k'), { recursive: true, force: true });
-    const again = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: true });
+    const again = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: {} });
     assert.ok(existsSync(again.cwd) && existsSync(again.persistent));
   });
 
