@@ -6,6 +6,7 @@ import { ctx, type RequestContext } from './context.js';
 import { pageRoute } from '../page/index.js';
 import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
+import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
 import { createChatRoute, type EndpointDeps } from './chat.js';
@@ -92,27 +93,29 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(createPathCheck());
   if (deps.corsOrigins.length > 0) app.use(createCors(deps.corsOrigins));
+  // The conversation endpoints first: express tries its routes in order, and these are nearly
+  // every request olp serves. Each authenticates itself, as `/v1` below does for the others.
+  const auth = createAuth(deps);
+  const json = createJsonBody(deps.bodyLimit);
+  app.post('/v1/chat/completions', auth, json, createChatRoute(deps));
+  app.post('/v1/responses', auth, json, createResponsesRoute(deps));
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
   if (deps.metrics?.mode === 'open') app.get('/metrics', metricsRoute(deps.metrics));
-  if (deps.metrics?.mode === 'owner') app.get('/metrics', createAuth(deps), ownerOnlyRoute, metricsRoute(deps.metrics));
+  if (deps.metrics?.mode === 'owner') app.get('/metrics', auth, ownerOnlyRoute, metricsRoute(deps.metrics));
   // The usage page itself holds no data: it asks for a key and fetches the JSON below with it.
   app.get(['/olp', '/olp/'], pageRoute('html'));
   app.get('/olp/app.js', pageRoute('js'));
   app.get('/olp/app.css', pageRoute('css'));
-  app.use('/v1', createAuth(deps));
-  app.use('/olp', createAuth(deps), noStore);
+  app.use('/v1', auth);
+  app.use('/olp', auth, noStore);
   app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
   app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.conversation.plans));
   app.get('/olp/usage', createUsageRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);
-  // Any content type is read as JSON: `curl -d` sends form encoding by default.
-  const json = express.json({ limit: deps.bodyLimit, type: () => true, strict: false });
-  app.post('/v1/chat/completions', json, createChatRoute(deps));
   const stored = createStoredResponseRoutes(deps.store);
-  app.post('/v1/responses', json, createResponsesRoute(deps));
   app.get('/v1/responses/:id', stored.get);
   app.delete('/v1/responses/:id', stored.remove);
   app.get('/v1/responses/:id/input_items', stored.inputItems);
