@@ -41,6 +41,8 @@ const runs = Number(values.runs);
 const hot = await runHotPath(Number(values['hot-runs']));
 if (hot) printHotPath(hot);
 else console.log('native fake CLI: no C compiler (cc) found; skipped');
+const spawned = hot && (await runHotPath(Number(values['hot-runs']), { prestart: false }));
+if (spawned) printHotPath(spawned, 'hotPathSpawn');
 const warm = await runWarmPath(Number(values['hot-runs']));
 if (warm) printWarmPath(warm);
 if (values['hot-only']) process.exit(0);

@@ -2,6 +2,9 @@
 // directly and through a separately running olp daemon (sessions on, default logging), in
 // alternating runs. Prints p50/p90 latency and their difference, time to first token, the daemon's
 // CPU ms per request, throughput at concurrency 16 as a ratio to direct, and the daemon's peak RSS.
+// Two daemons: olp's defaults (a key's next new conversation goes to a CLI pre-started after its
+// last one, as with the real claude) and `--prestart false` (every new conversation spawns its
+// CLI on the request's path: olp's own cost around the same spawn as direct).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -94,10 +97,15 @@ export interface HotPathFigures {
   throughputRatio: number;
   peakRssMb: number;
   load1: number;
+  /** Requests served by a CLI started before they came (olp's `prestarted` runs). */
+  prestartedShare: number;
 }
 
-/** One alternating run of `runs` requests each way; undefined when no C compiler is available. */
-export async function runHotPath(runs: number): Promise<HotPathFigures | undefined> {
+/**
+ * One alternating run of `runs` requests each way; undefined when no C compiler is available.
+ * `prestart: false` starts olp with `--prestart false`.
+ */
+export async function runHotPath(runs: number, opts: { prestart: boolean } = { prestart: true }): Promise<HotPathFigures | undefined> {
   const dir = mkdtempSync(join(tmpdir(), 'olp-hot-'));
   const bin = buildNativeFake(dir);
   if (!bin) {
@@ -111,8 +119,21 @@ export async function runHotPath(runs: number): Promise<HotPathFigures | undefin
   const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
   // OLP_BENCH_NODE_ARGS: Node options for the daemon (V8 heap settings, say), to compare.
   const nodeArgs = (process.env.OLP_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const daemon = spawn(process.execPath, [...nodeArgs, OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  daemon.stderr!.resume(); // default logging, read and dropped
+  const prestart = opts.prestart ? [] : ['--prestart', 'false'];
+  const daemon = spawn(process.execPath, [...nodeArgs, OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin, ...prestart], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Default logging, read: each request's line says how it ran (`"run":"prestarted"`).
+  let logged = '';
+  let prestarted = 0;
+  let counted = 0;
+  daemon.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (logged + chunk).split('\n');
+    logged = lines.pop()!;
+    for (const line of lines) {
+      if (!line.includes('"event":"request"')) continue;
+      counted++;
+      if (line.includes('"run":"prestarted"')) prestarted++;
+    }
+  });
   try {
     const base = await new Promise<string>((resolve, reject) => {
       createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
@@ -125,13 +146,18 @@ export async function runHotPath(runs: number): Promise<HotPathFigures | undefin
     }
     const a: number[] = [];
     const b: number[] = [];
-    let cpu = 0;
+    // The daemon's CPU over the whole phase: what it does after a response (its ledger row, log
+    // line, the next pre-started CLI, deleting workspaces) runs while the direct spawn does.
+    const counted0 = counted;
+    const prestarted0 = prestarted;
+    const c0 = cpuMs(daemon.pid!);
     for (let i = 0; i < runs; i++) {
       a.push((await direct(bin)).total);
-      const c0 = cpuMs(daemon.pid!);
       b.push((await viaOlp(base, token)).total);
-      cpu += cpuMs(daemon.pid!) - c0;
     }
+    await new Promise((r) => setTimeout(r, 300)); // the last request's aftermath
+    const cpu = cpuMs(daemon.pid!) - c0;
+    const share = (prestarted - prestarted0) / Math.max(1, counted - counted0);
     const fa: number[] = [];
     const fb: number[] = [];
     for (let i = 0; i < Math.min(runs, 100); i++) {
@@ -155,6 +181,7 @@ export async function runHotPath(runs: number): Promise<HotPathFigures | undefin
       throughputRatio: rpsOlp / rpsDirect,
       peakRssMb: peakRssMb(daemon.pid!),
       load1: loadavg()[0]!,
+      prestartedShare: share,
     };
     return f;
   } finally {
@@ -164,14 +191,15 @@ export async function runHotPath(runs: number): Promise<HotPathFigures | undefin
   }
 }
 
-/** The figures as the bench prints them. */
-export function printHotPath(f: HotPathFigures): void {
+/** The figures as the bench prints them (`key`: the JSON line's name). */
+export function printHotPath(f: HotPathFigures, key: 'hotPath' | 'hotPathSpawn' = 'hotPath'): void {
   const r = (x: number, d = 2) => x.toFixed(d);
-  console.log('native fake CLI (~1 ms), olp as its own process, sessions on, default logging; alternating runs');
+  const how = key === 'hotPath' ? `olp's defaults: ${Math.round(f.prestartedShare * 100)} % of new conversations on a pre-started CLI` : 'prestart off: every request spawns its CLI, as direct does';
+  console.log(`native fake CLI (~1 ms), olp as its own process, sessions on, default logging, ${how}; alternating runs`);
   console.log(`  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`);
   console.log(`  time to first token (p50): direct ${r(f.ttftDirect)} ms, through olp ${r(f.ttftOlp)} ms`);
   console.log(`  daemon CPU per request: ${r(f.cpuMsPerRequest)} ms`);
   console.log(`  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} req/s, through olp ${r(f.rpsOlp, 1)} req/s (ratio ${r(f.throughputRatio, 3)})`);
   console.log(`  daemon peak RSS: ${r(f.peakRssMb, 1)} MB; load average (1 min): ${r(f.load1)}`);
-  console.log(JSON.stringify({ hotPath: Object.fromEntries(Object.entries(f).map(([k, v]) => [k, +v.toFixed(3)])) }));
+  console.log(JSON.stringify({ [key]: Object.fromEntries(Object.entries(f).map(([k, v]) => [k, +v.toFixed(3)])) }));
 }
