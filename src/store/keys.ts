@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { createWriteWatch, type WriteWatch } from './watch.js';
 import { v4 as uuidv4 } from 'uuid';
 
 /** Every olp token starts with this, so secret scanners and people recognise a leaked one. */
@@ -94,10 +95,9 @@ function hintOf(token: string): string {
 }
 
 /** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
-export function createKeyStore(db: Database) {
+export function createKeyStore(db: Database, watch: WriteWatch = createWriteWatch(db)) {
   const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
-  const dataVersion = db.prepare('PRAGMA data_version').pluck();
-  let seenVersion = -1;
+  let seenGeneration = watch.generation();
   const insert = db.prepare(
     `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at, overage)
      VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at, @overage)`,
@@ -168,12 +168,11 @@ export function createKeyStore(db: Database) {
     authenticate(token: string): KeyRecord | undefined {
       const hash = hashToken(token);
       // Keys are served from memory until the database changes: a change from this process clears
-      // the cache at once, one from another (`olp keys` while olp serves) bumps SQLite's
-      // data_version, checked here on every lookup (a microsecond, against a query and a copy).
-      const version = dataVersion.get() as number;
-      if (version !== seenVersion) {
+      // the cache at once, one from another (`olp keys` while olp serves) within `WATCH_MS`.
+      const generation = watch.generation();
+      if (generation !== seenGeneration) {
         recent.clear();
-        seenVersion = version;
+        seenGeneration = generation;
       }
       const now = Date.now();
       const id = hash.toString('hex');

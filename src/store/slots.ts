@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { createWriteWatch, type WriteWatch } from './watch.js';
 
 /** A session slot: identifiers and hashes only, never conversation content. */
 export interface SlotRecord {
@@ -59,8 +60,27 @@ const toRecord = (r: Row): SlotRecord => ({
   usageBase: r.usage_base === null ? null : (JSON.parse(r.usage_base) as Record<string, number>),
 });
 
-/** Persistent session-slot state for the per-key pools. */
-export function createSlotStore(db: Database) {
+/**
+ * Persistent session-slot state for the per-key pools. Every request reads its key's pool, so the
+ * pools are kept in memory in front of the table: this process's writes go to both, and a write
+ * by another process (`olp sessions rotate` while olp serves) empties the cache within
+ * `WATCH_MS` (see watch.ts). Reading the pool from the table cost 40–80 µs a request.
+ */
+export function createSlotStore(db: Database, watch: WriteWatch = createWriteWatch(db)) {
+  /** Records by key, backend and pool size; the arrays are never handed out, only copies. */
+  const cache = new Map<string, SlotRecord[]>();
+  let seenGeneration = watch.generation();
+  const cacheKey = (keyId: string, backend: string, size: number) => `${keyId}\u0000${backend}\u0000${size}`;
+  /** The cache, emptied first if another process has written since the last look. */
+  const cached = () => {
+    const generation = watch.generation();
+    if (generation !== seenGeneration) {
+      cache.clear();
+      seenGeneration = generation;
+    }
+    return cache;
+  };
+  const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
   const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
   const forKey = db.prepare<[string, string, number], Row>('SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot');
   const all = db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot');
@@ -78,12 +98,19 @@ export function createSlotStore(db: Database) {
   return {
     /** The key's first `size` slots for a backend, created empty if missing. */
     pool(keyId: string, backend: string, size: number): SlotRecord[] {
-      const rows = forKey.all(keyId, backend, size);
-      if (rows.length === size) return rows.map(toRecord);
-      db.transaction(() => {
-        for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
-      })();
-      return forKey.all(keyId, backend, size).map(toRecord);
+      const k = cacheKey(keyId, backend, size);
+      const hit = cached().get(k);
+      if (hit) return copies(hit);
+      let rows = forKey.all(keyId, backend, size);
+      if (rows.length !== size) {
+        db.transaction(() => {
+          for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
+        })();
+        rows = forKey.all(keyId, backend, size);
+      }
+      const records = rows.map(toRecord);
+      cache.set(k, records);
+      return copies(records);
     },
     list(): SlotRecord[] {
       return all.all().map(toRecord);
@@ -93,13 +120,20 @@ export function createSlotStore(db: Database) {
     },
     save(s: SlotRecord): void {
       save.run({ ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) });
+      for (const [k, records] of cached()) {
+        if (!k.startsWith(`${s.keyId}\u0000${s.backend}\u0000`)) continue;
+        const i = records.findIndex((r) => r.slot === s.slot);
+        if (i !== -1) records[i] = { ...s };
+      }
     },
     /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
     rotate(keyId?: string): number {
+      cache.clear();
       return (keyId ? operatorRotate.run(keyId) : operatorRotateAll.run()).changes;
     },
     /** At startup: slots leased by a process that died are marked dirty. Returns how many. */
     recover(): number {
+      cache.clear();
       return recover.run().changes;
     },
   };
