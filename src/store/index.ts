@@ -5,7 +5,7 @@ import { createKeyStore, type KeyStore } from './keys.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
-import { createWriteWatch } from './watch.js';
+import { createWriteBehind, createWriteWatch } from './watch.js';
 import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
 
@@ -147,14 +147,18 @@ export function openStore(stateDir: string): Store {
   for (const extra of ['-wal', '-shm']) if (existsSync(file + extra)) chmodSync(file + extra, 0o600);
   // One look at other processes' writes serves both caches.
   const watch = createWriteWatch(db);
+  const behind = createWriteBehind(db);
   return {
     keys: createKeyStore(db, watch),
-    usage: createUsageStore(db),
-    slots: createSlotStore(db, watch),
+    usage: createUsageStore(db, behind),
+    slots: createSlotStore(db, watch, behind),
     responses: createResponseStore(db),
     plans: createPlanStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
-    close: () => db.close(),
+    close: () => {
+      behind.flush();
+      db.close();
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { createWriteWatch, type WriteWatch } from './watch.js';
+import { createWriteBehind, createWriteWatch, type WriteBehind, type WriteWatch } from './watch.js';
 
 /** A session slot: identifiers and hashes only, never conversation content. */
 export interface SlotRecord {
@@ -65,8 +65,13 @@ const toRecord = (r: Row): SlotRecord => ({
  * pools are kept in memory in front of the table: this process's writes go to both, and a write
  * by another process (`olp sessions rotate` while olp serves) empties the cache within
  * `WATCH_MS` (see watch.ts). Reading the pool from the table cost 40–80 µs a request.
+ *
+ * A slot's state after its turn is written behind (see `createWriteBehind`), in the transaction
+ * of the request's ledger row; every other write of the table first writes what waits. A
+ * `kill -9` before that leaves the slot marked leased, so the next start marks it dirty and its
+ * next turn starts a fresh session, as after a crash mid-turn.
  */
-export function createSlotStore(db: Database, watch: WriteWatch = createWriteWatch(db)) {
+export function createSlotStore(db: Database, watch: WriteWatch = createWriteWatch(db), behind: WriteBehind = createWriteBehind(db)) {
   /** Records by key, backend and pool size; the arrays are never handed out, only copies. */
   const cache = new Map<string, SlotRecord[]>();
   let seenGeneration = watch.generation();
@@ -101,6 +106,7 @@ export function createSlotStore(db: Database, watch: WriteWatch = createWriteWat
       const k = cacheKey(keyId, backend, size);
       const hit = cached().get(k);
       if (hit) return copies(hit);
+      behind.flush();
       let rows = forKey.all(keyId, backend, size);
       if (rows.length !== size) {
         db.transaction(() => {
@@ -113,13 +119,16 @@ export function createSlotStore(db: Database, watch: WriteWatch = createWriteWat
       return copies(records);
     },
     list(): SlotRecord[] {
+      behind.flush();
       return all.all().map(toRecord);
     },
     markLeased(s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>, leased: boolean): void {
+      behind.flush();
       lease.run(leased ? 1 : 0, s.keyId, s.backend, s.slot);
     },
     save(s: SlotRecord): void {
-      save.run({ ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) });
+      const row = { ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) };
+      behind.later(() => save.run(row));
       for (const [k, records] of cached()) {
         if (!k.startsWith(`${s.keyId}\u0000${s.backend}\u0000`)) continue;
         const i = records.findIndex((r) => r.slot === s.slot);
@@ -128,11 +137,13 @@ export function createSlotStore(db: Database, watch: WriteWatch = createWriteWat
     },
     /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
     rotate(keyId?: string): number {
+      behind.flush();
       cache.clear();
       return (keyId ? operatorRotate.run(keyId) : operatorRotateAll.run()).changes;
     },
     /** At startup: slots leased by a process that died are marked dirty. Returns how many. */
     recover(): number {
+      behind.flush();
       cache.clear();
       return recover.run().changes;
     },
