@@ -243,11 +243,29 @@ static napi_value supported(napi_env env, napi_callback_info info) {
   return v;
 }
 
+/*
+ * signal(pid, sig): kill(2), returning 0 or -errno. A process group that has already emptied
+ * (ESRCH) is the normal case after a CLI exits; process.kill reports it by throwing an Error
+ * whose stack trace costs more than the call itself.
+ */
+static napi_value send_signal(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2];
+  int32_t pid = 0, sig = 0;
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < 2 || napi_get_value_int32(env, args[0], &pid) != napi_ok || napi_get_value_int32(env, args[1], &sig) != napi_ok || pid == 0 || pid == -1) {
+    napi_throw_type_error(env, NULL, "signal(pid, sig): a process or group id (not 0 or -1) and a signal number");
+    return NULL;
+  }
+  return int_value(env, kill(pid, sig) == 0 ? 0 : -errno);
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
       {"supported", NULL, supported, NULL, NULL, NULL, napi_default, NULL},
+      {"signal", NULL, send_signal, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 2, props);
+  napi_define_properties(env, exports, 3, props);
   return exports;
 }

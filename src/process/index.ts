@@ -3,5 +3,5 @@ export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js
 export { createReaper, describeProcess, findByHome, killByHome, type Reaper } from './reaper.js';
 export { closeInheritedFds } from './fds.js';
 export { createTreeRemover, type TreeRemover } from './remove.js';
-export { findExecutable, startChild, starterInfo, type Child, type StarterInfo } from './start.js';
+export { findExecutable, signalGroup, startChild, starterInfo, type Child, type StarterInfo } from './start.js';
 export { memoryInfo, tuneHeap } from './heap.js';

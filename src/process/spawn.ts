@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { sanitizeStderr } from '../log/index.js';
 import { createLineSplitter, LineTooLongError } from './lines.js';
 import { createReaper, type Reaper } from './reaper.js';
-import { startChild } from './start.js';
+import { signalGroup, startChild } from './start.js';
 
 /** What to run: a backend builds this; nothing here knows which CLI it is. */
 export interface Invocation {
@@ -103,14 +103,9 @@ interface Tracked {
   exit: Promise<ExitInfo>;
 }
 
-/** Kills a whole process group; ESRCH (already gone) is the normal case after exit. */
+/** Kills a whole process group; an empty group (already gone) is the normal case after exit. */
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is already empty.
-  }
+  if (pid !== undefined) signalGroup(pid, signal);
 }
 
 /** Resolves when the stream has ended or closed, or after `ms`, whichever comes first. */

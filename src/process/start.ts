@@ -29,6 +29,8 @@ export interface StartOptions {
 interface NativeStarter {
   start(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null, signal: number | null) => void): number[] | number;
   supported(): boolean;
+  /** kill(2): 0, or -errno. */
+  signal(pid: number, signal: number): number;
 }
 
 /** How CLI processes are started here: `posix_spawn` (the native starter) or Node's `child_process.spawn`. */
@@ -159,3 +161,21 @@ export const starters: { node: (opts: StartOptions) => Child; native?: (opts: St
   node: startWithNode,
   ...(loaded.native ? { native: (opts: StartOptions) => startNative(loaded.native!, opts) } : {}),
 };
+
+/**
+ * Sends a signal to a process group (`-pid`); false when the group is already empty (ESRCH: the
+ * normal case once a CLI has exited) or the signal could not be sent. Through the native starter
+ * when it is loaded: `process.kill` says ESRCH by throwing an Error, whose stack trace cost about
+ * 0.05 ms on every request.
+ */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  const number = osConstants.signals[signal];
+  if (loaded.native?.signal) return loaded.native.signal(-pid, number) === 0;
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { starterInfo, starters, type Child, type StartOptions } from '../../src/process/start.js';
+import { signalGroup, starterInfo, starters, type Child, type StartOptions } from '../../src/process/start.js';
 import { ROOT } from '../support/paths.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-start-'));
@@ -140,5 +140,29 @@ describe('the starter in use', () => {
       assert.equal(info.kind, 'node');
       assert.ok(info.reason);
     }
+  });
+});
+
+describe('signalGroup', () => {
+  it("signals a child's whole group, and says false, without throwing, once the group is gone", async () => {
+    const start = starters.native ?? starters.node;
+    // A leader and a grandchild in its group; both must go.
+    const child = start({ command: 'sh', args: ['-c', 'sleep 30 & echo $!; wait'], env: { PATH: process.env.PATH ?? '' }, cwd: '/' });
+    child.stdin?.end();
+    const grandchild = Number(await new Promise<string>((resolve) => child.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()))));
+    assert.equal(signalGroup(child.pid!, 'SIGKILL'), true);
+    const exit = await child.exited;
+    assert.equal('signal' in exit ? exit.signal : undefined, 'SIGKILL');
+    for (let i = 0; i < 50 && existsSync(`/proc/${grandchild}`) && !readFileSync(`/proc/${grandchild}/stat`, 'utf8').includes(') Z'); i++) await new Promise((r) => setTimeout(r, 10));
+    const left = existsSync(`/proc/${grandchild}`) ? readFileSync(`/proc/${grandchild}/stat`, 'utf8') : '';
+    assert.ok(left === '' || left.includes(') Z'), `the grandchild still runs: ${left}`);
+    // (The killed grandchild stays in the group until init reaps it, which a sandbox may never do.)
+    const alone = start({ command: 'sleep', args: ['30'], env: { PATH: process.env.PATH ?? '' }, cwd: '/' });
+    alone.stdin?.end();
+    assert.equal(signalGroup(alone.pid!, 'SIGKILL'), true);
+    await alone.exited;
+    assert.equal(signalGroup(alone.pid!, 'SIGTERM'), false, 'an empty group');
+    assert.equal(signalGroup(0, 'SIGKILL'), false, 'never the caller’s own group');
+    assert.equal(signalGroup(1, 'SIGKILL'), false);
   });
 });
