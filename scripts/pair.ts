@@ -1,0 +1,104 @@
+// Two olp builds side by side on the native fake CLI, for changes too small for the bench's
+// spread: each runs as its own daemon (sessions on, default logging), and both are driven in
+// alternating blocks of requests, the order swapped every block, with each daemon's CPU summed
+// over its own blocks. Usage (after building the other tree, e.g. a `git worktree` of main):
+//   npm run pair -- --base ../old/dist/src/cli/main.js [--blocks 12]
+//     [--per 200] [--concurrency 1] [--serve="--prestart false"]
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { OLP_BIN } from '../test/support/paths.js';
+import { buildNativeFake, cpuMs, peakRssMb } from './hot-path.js';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    blocks: { type: 'string', default: '12' },
+    per: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '1' },
+    serve: { type: 'string', default: '' },
+  },
+});
+if (!values.base) {
+  console.error('usage: node dist/scripts/pair.js --base OTHER/dist/src/cli/main.js [--blocks N] [--per N] [--concurrency N] [--serve="FLAGS"]');
+  process.exit(2);
+}
+
+interface Side {
+  name: string;
+  bin: string;
+  daemon?: ChildProcess;
+  url?: string;
+  token?: string;
+  cpu: number;
+  wall: number;
+  n: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'olp-pair-'));
+const fake = buildNativeFake(dir);
+if (!fake) {
+  console.error('needs a C compiler (cc) for the native fake CLI');
+  process.exit(1);
+}
+const sides: Side[] = [
+  { name: 'base', bin: values.base, cpu: 0, wall: 0, n: 0 },
+  { name: 'this', bin: OLP_BIN, cpu: 0, wall: 0, n: 0 },
+];
+
+async function start(s: Side): Promise<void> {
+  const stateDir = join(dir, s.name);
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }) };
+  s.token = execFileSync(process.execPath, [s.bin, 'keys', 'add', 'pair', '--state-dir', stateDir], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1)!;
+  const extra = values.serve.split(' ').filter(Boolean);
+  s.daemon = spawn(process.execPath, [s.bin, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', fake!, ...extra], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  s.daemon.stderr!.resume();
+  s.url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: s.daemon!.stdout! }).once('line', resolve);
+    s.daemon!.once('exit', (code) => reject(new Error(`${s.bin} exited ${code}`)));
+  });
+  s.daemon.stdout!.resume();
+}
+
+async function drive(s: Side, n: number): Promise<void> {
+  let i = 0;
+  const worker = async () => {
+    while (i < n) {
+      i++;
+      const res = await fetch(`${s.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'say ok' }] }),
+      });
+      const body = (await res.json()) as { choices?: { message: { content: string } }[] };
+      if (body.choices?.[0]?.message.content !== 'ok') throw new Error(`${s.name}: unexpected reply ${JSON.stringify(body)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
+}
+
+try {
+  for (const s of sides) await start(s);
+  for (const s of sides) await drive(s, 300); // warm-up
+  for (let b = 0; b < Number(values.blocks); b++) {
+    for (const s of b % 2 === 0 ? sides : [...sides].reverse()) {
+      const c0 = cpuMs(s.daemon!.pid!);
+      const t0 = performance.now();
+      await drive(s, Number(values.per));
+      s.wall += performance.now() - t0;
+      s.cpu += cpuMs(s.daemon!.pid!) - c0;
+      s.n += Number(values.per);
+    }
+  }
+  const f = (x: number) => x.toFixed(3);
+  for (const s of sides) console.log(`${s.name.padEnd(4)} CPU ${f(s.cpu / s.n)} ms/request, wall ${f(s.wall / s.n)} ms/request, peak RSS ${peakRssMb(s.daemon!.pid!).toFixed(1)} MB  (${s.bin})`);
+  const [a, b] = sides as [Side, Side];
+  console.log(`this - base: CPU ${f(b.cpu / b.n - a.cpu / a.n)} ms, wall ${f(b.wall / b.n - a.wall / a.n)} ms per request (concurrency ${values.concurrency})`);
+} finally {
+  for (const s of sides) s.daemon?.kill('SIGTERM');
+  await Promise.all(sides.map((s) => (s.daemon && s.daemon.exitCode === null ? new Promise((r) => s.daemon!.once('exit', r)) : undefined)));
+  rmSync(dir, { recursive: true, force: true });
+}
