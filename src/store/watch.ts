@@ -48,9 +48,18 @@ export type WriteWatch = ReturnType<typeof createWriteWatch>;
 export function createWriteBehind(db: Database) {
   const pending: (() => void)[] = [];
   let scheduled = false;
+  // Each write in a savepoint of its own: one that fails (the slot's row then still says leased,
+  // so the next start marks the slot dirty) does not take the ledger row it rides with along.
+  const alone = db.transaction((write: () => void) => write());
   const inOne = db.transaction(() => drain());
   function drain(): void {
-    for (const write of pending.splice(0)) write();
+    for (const write of pending.splice(0)) {
+      try {
+        alone(write);
+      } catch {
+        // Recovered as said above; the daemon's memory has the slot's state meanwhile.
+      }
+    }
   }
   function flush(): void {
     if (pending.length > 0) inOne();

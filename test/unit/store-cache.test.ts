@@ -55,6 +55,14 @@ describe('store caches', () => {
     daemon.slots.markLeased(pool[1]!, true);
     assert.equal(other(1).sessionId, 'thread-cccc-0003');
     daemon.slots.markLeased(pool[1]!, false);
+    // A slot write that fails does not take the ledger row along (the slot stays marked leased).
+    daemon.slots.save({ ...pool[0]!, turns: { not: 'a number' } as unknown as number });
+    daemon.usage.record({
+      requestId: 'req_behind_2', ts: Date.now(), keyId: key.id, keyName: 'mum', backend: 'codex', model: 'gpt-5.5', servedModel: 'gpt-5.5', outcome: 'ok', errorCode: null,
+      status: 200, queueMs: 0, ttftMs: 1, durationMs: 2, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, rawUsage: null, partial: false,
+      costUsd: null, sessionId: null, sessionMode: 'fresh', rotationReason: 'initial',
+    });
+    assert.equal(cli.usage.get('req_behind_2')?.request_id, 'req_behind_2', 'the ledger row is written');
     // And when the store closes.
     const last = openStore(dir);
     const [slot] = last.slots.pool(key.id, 'codex', 2);
