@@ -9,8 +9,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { OLP_BIN, ROOT } from '../test/support/paths.js';
+import { ROOT } from '../test/support/paths.js';
+import { addKey, serve } from './daemon.js';
 import { createTimings, throughput } from './stats.js';
 
 const REPLY = 'ok';
@@ -116,11 +116,11 @@ export async function runHotPath(runs: number, opts: { prestart: boolean } = { p
   // OLP_NATIVE_SPAWN=0 in the bench's environment measures the daemon on Node's child_process.
   const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
   const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: REPLY }), ...starter };
-  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const token = addKey(stateDir, 'bench', env);
   // OLP_BENCH_NODE_ARGS: Node options for the daemon (V8 heap settings, say), to compare.
   const nodeArgs = (process.env.OLP_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const prestart = opts.prestart ? [] : ['--prestart', 'false'];
-  const daemon = spawn(process.execPath, [...nodeArgs, OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin, ...prestart], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { daemon, base: listening } = serve({ stateDir, env, nodeArgs, args: ['--claude-bin', bin, ...prestart] });
   // Default logging, read: each request's line says how it ran (`"run":"prestarted"`).
   let logged = '';
   let prestarted = 0;
@@ -135,11 +135,7 @@ export async function runHotPath(runs: number, opts: { prestart: boolean } = { p
     }
   });
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
-      daemon.once('exit', (code) => reject(new Error(`olp exited ${code}`)));
-    });
-    daemon.stdout!.resume();
+    const base = await listening;
     for (let i = 0; i < 30; i++) {
       await direct(bin);
       await viaOlp(base, token);

@@ -4,13 +4,13 @@
 // over its own blocks. Usage (after building the other tree, e.g. a `git worktree` of main):
 //   npm run pair -- --base ../old/dist/src/cli/main.js [--blocks 12]
 //     [--per 200] [--concurrency 1] [--serve="--prestart false"]
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { OLP_BIN } from '../test/support/paths.js';
+import { addKey, serve } from './daemon.js';
 import { buildNativeFake, cpuMs, peakRssMb } from './hot-path.js';
 
 const { values } = parseArgs({
@@ -52,15 +52,11 @@ const sides: Side[] = [
 async function start(s: Side): Promise<void> {
   const stateDir = join(dir, s.name);
   const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }) };
-  s.token = execFileSync(process.execPath, [s.bin, 'keys', 'add', 'pair', '--state-dir', stateDir], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1)!;
-  const extra = values.serve.split(' ').filter(Boolean);
-  s.daemon = spawn(process.execPath, [s.bin, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', fake!, ...extra], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  s.token = addKey(stateDir, 'pair', env, s.bin);
+  const started = serve({ stateDir, env, bin: s.bin, args: ['--claude-bin', fake!, ...values.serve.split(' ').filter(Boolean)] });
+  s.daemon = started.daemon;
   s.daemon.stderr!.resume();
-  s.url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: s.daemon!.stdout! }).once('line', resolve);
-    s.daemon!.once('exit', (code) => reject(new Error(`${s.bin} exited ${code}`)));
-  });
-  s.daemon.stdout!.resume();
+  s.url = await started.base;
 }
 
 async function drive(s: Side, n: number): Promise<void> {
@@ -68,7 +64,7 @@ async function drive(s: Side, n: number): Promise<void> {
   const worker = async () => {
     while (i < n) {
       i++;
-      const res = await fetch(`${s.url}/chat/completions`, {
+      const res = await fetch(`${s.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'say ok' }] }),

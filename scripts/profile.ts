@@ -2,13 +2,13 @@
 // `olp serve --cpu-prof` on it (sessions on, default logging), sends N sequential requests, stops
 // it, and prints where the daemon's main thread spent its time (self time by function and by
 // file). Usage: npm run profile -- [--requests 500] [--keep DIR]
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { OLP_BIN, ROOT } from '../test/support/paths.js';
+import { ROOT } from '../test/support/paths.js';
+import { addKey, serve } from './daemon.js';
 
 interface ProfileNode {
   id: number;
@@ -31,11 +31,10 @@ try {
   const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
   const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...starter };
   const state = join(dir, 'state');
-  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'profile', '--state-dir', state], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').at(-1)!;
-  const daemon = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, OLP_BIN, 'serve', '--port', '0', '--state-dir', state, '--claude-bin', bin], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const token = addKey(state, 'profile', env);
+  const { daemon, base } = serve({ stateDir: state, env, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir], args: ['--claude-bin', bin] });
   daemon.stderr!.resume();
-  const url = await new Promise<string>((resolve) => createInterface({ input: daemon.stdout! }).once('line', resolve));
-  daemon.stdout!.resume();
+  const url = `${await base}/v1`;
   const messages: { role: string; content: string }[] = [];
   for (let i = 0; i < requests; i++) {
     if (!values.warm || messages.length >= 40) messages.length = 0;

@@ -3,7 +3,7 @@
 // it costs when it runs cold (a new process), resumed (a new process with --resume) and warm (a
 // live worker), and how much memory a live worker holds. olp runs as its own process; CPU per turn
 // is olp's own plus its CLI children's (reaped ones from /proc/<olp>/stat, live ones from theirs).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,8 @@ import { createInterface } from 'node:readline';
 import { findByHome } from '../src/process/index.js';
 import { runDirFor } from '../src/workspace/index.js';
 import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
-import { OLP_BIN, REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
+import { REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
+import { addKey, serve } from './daemon.js';
 import { codexStandInConfig, startResponsesStandIn, type ResponsesStandIn } from '../test/support/responses-stand-in.js';
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -53,19 +54,14 @@ export async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }
     OLP_CODEX_ENV: JSON.stringify({ CODEX_API_KEY: 'sk-dummy-000' }),
     OLP_CODEX_CONFIG: JSON.stringify(codexConfig),
   };
-  const add = (name: string) => execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', name, '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
-  const token = add('bench');
-  const other = add('other');
-  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers), '--log-level', 'debug'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const token = addKey(stateDir, 'bench', env);
+  const other = addKey(stateDir, 'other', env);
+  const { daemon, base } = serve({ stateDir, env, args: ['--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers), '--log-level', 'debug'] });
   let spawns = 0;
   createInterface({ input: daemon.stderr! }).on('line', (l) => {
     if (l.includes('"event":"spawned"')) spawns++;
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
-    daemon.once('exit', (code) => reject(new Error(`olp exited ${code}`)));
-  });
-  daemon.stdout!.resume();
+  const url = await base;
   return {
     url,
     token,

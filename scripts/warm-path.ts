@@ -2,12 +2,12 @@
 // input and answering one line per turn, driven directly and through olp (a conversation's turns
 // 2..n go to its worker), alternating. Prints the same figures as the hot path: p50/p90 latency
 // and their difference, the daemon's CPU per turn, throughput at concurrency 16 and peak RSS.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
-import { OLP_BIN } from '../test/support/paths.js';
+import { addKey, serve } from './daemon.js';
 import { buildNativeFake, cpuMs, peakRssMb, pct } from './hot-path.js';
 
 const TURNS = 20;
@@ -95,17 +95,13 @@ export async function runWarmPath(runs: number): Promise<WarmPathFigures | undef
   }
   const stateDir = join(dir, 'state');
   const env = { PATH: process.env.PATH ?? '', HOME: dir };
-  const token = execFileSync(process.execPath, [OLP_BIN, 'keys', 'add', 'bench', '--state-dir', stateDir], { env, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const token = addKey(stateDir, 'bench', env);
   // 16 conversations at once need 16 slots and workers.
-  const daemon = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', '--state-dir', stateDir, '--claude-bin', bin, '--session-pool', '17', '--max-workers', '40'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { daemon, base: listening } = serve({ stateDir, env, args: ['--claude-bin', bin, '--session-pool', '17', '--max-workers', '40'] });
   daemon.stderr!.resume();
   const direct = liveFake(bin);
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: daemon.stdout! }).once('line', (l) => resolve(l.replace(/\/v1$/, '')));
-      daemon.once('exit', (code) => reject(new Error(`olp exited ${code}`)));
-    });
-    daemon.stdout!.resume();
+    const base = await listening;
     const olp = conversation(base, token, TURNS);
     for (let i = 0; i < 40; i++) {
       await direct.turn();

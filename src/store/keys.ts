@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { createWriteWatch, type WriteWatch } from './watch.js';
+import type { WriteWatch } from './watch.js';
 import { v4 as uuidv4 } from 'uuid';
 
 /** Every olp token starts with this, so secret scanners and people recognise a leaked one. */
@@ -95,7 +95,7 @@ function hintOf(token: string): string {
 }
 
 /** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
-export function createKeyStore(db: Database, watch: WriteWatch = createWriteWatch(db)) {
+export function createKeyStore(db: Database, watch: WriteWatch) {
   const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
   let seenGeneration = watch.generation();
   const insert = db.prepare(

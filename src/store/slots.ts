@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { createWriteBehind, createWriteWatch, type WriteBehind, type WriteWatch } from './watch.js';
+import type { WriteBehind, WriteWatch } from './watch.js';
 
 /** A session slot: identifiers and hashes only, never conversation content. */
 export interface SlotRecord {
@@ -71,11 +71,11 @@ const toRecord = (r: Row): SlotRecord => ({
  * `kill -9` before that leaves the slot marked leased, so the next start marks it dirty and its
  * next turn starts a fresh session, as after a crash mid-turn.
  */
-export function createSlotStore(db: Database, watch: WriteWatch = createWriteWatch(db), behind: WriteBehind = createWriteBehind(db)) {
-  /** Records by key, backend and pool size; the arrays are never handed out, only copies. */
+export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBehind) {
+  /** A key's pool for a backend, by key and backend; the arrays are never handed out, only copies. */
   const cache = new Map<string, SlotRecord[]>();
   let seenGeneration = watch.generation();
-  const cacheKey = (keyId: string, backend: string, size: number) => `${keyId}\u0000${backend}\u0000${size}`;
+  const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
   /** The cache, emptied first if another process has written since the last look. */
   const cached = () => {
     const generation = watch.generation();
@@ -103,9 +103,9 @@ export function createSlotStore(db: Database, watch: WriteWatch = createWriteWat
   return {
     /** The key's first `size` slots for a backend, created empty if missing. */
     pool(keyId: string, backend: string, size: number): SlotRecord[] {
-      const k = cacheKey(keyId, backend, size);
+      const k = cacheKey(keyId, backend);
       const hit = cached().get(k);
-      if (hit) return copies(hit);
+      if (hit?.length === size) return copies(hit);
       behind.flush();
       let rows = forKey.all(keyId, backend, size);
       if (rows.length !== size) {
@@ -129,11 +129,9 @@ export function createSlotStore(db: Database, watch: WriteWatch = createWriteWat
     save(s: SlotRecord): void {
       const row = { ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) };
       behind.later(() => save.run(row));
-      for (const [k, records] of cached()) {
-        if (!k.startsWith(`${s.keyId}\u0000${s.backend}\u0000`)) continue;
-        const i = records.findIndex((r) => r.slot === s.slot);
-        if (i !== -1) records[i] = { ...s };
-      }
+      const records = cached().get(cacheKey(s.keyId, s.backend));
+      const i = records?.findIndex((r) => r.slot === s.slot) ?? -1;
+      if (i !== -1) records![i] = { ...s };
     },
     /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
     rotate(keyId?: string): number {

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { createWriteBehind, type WriteBehind } from './watch.js';
+import type { WriteBehind } from './watch.js';
 
 /** Version of the row shape in docs/usage-ledger.md; bumped on any change a consumer could notice. */
 export const LEDGER_SCHEMA_VERSION = 4;
@@ -242,7 +242,7 @@ const GROUP_BY = {
  * requests also add to a per-key, per-UTC-day total in the same transaction, so a budget check
  * reads at most 31 small rows instead of summing the whole ledger.
  */
-export function createUsageStore(db: Database, behind: WriteBehind = createWriteBehind(db)) {
+export function createUsageStore(db: Database, behind: WriteBehind) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
        prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode, overage,
