@@ -1,7 +1,7 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
 // script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
 // cost of two per-request steps on their own: admission and a workspace's create + remove.
-// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--hot-only] [--real-only] [--tools-only]
+// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--warmup N] [--hot-only] [--real-only] [--tools-only]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,13 +15,13 @@ import { openStore } from '../src/store/index.js';
 import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings, throughput } from './stats.js';
-import { printHotPath, runHotPath } from './hot-path.js';
+import { DEFAULT_WARMUP, printHotPath, runHotPath } from './hot-path.js';
 import { printRealCli, runRealCli } from './real-cli.js';
 import { printToolTurns, runToolTurns } from './tool-turns.js';
 import { printWarmPath, runWarmPath } from './warm-path.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false }, 'tools-only': { type: 'boolean', default: false } },
+  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, warmup: { type: 'string', default: String(DEFAULT_WARMUP) }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false }, 'tools-only': { type: 'boolean', default: false } },
 });
 if (values['tools-only']) {
   const tools = await runToolTurns();
@@ -38,10 +38,10 @@ if (values['real-only']) {
 const runs = Number(values.runs);
 
 // olp's own cost, visible: the native fake first.
-const hot = await runHotPath(Number(values['hot-runs']));
+const hot = await runHotPath(Number(values['hot-runs']), { prestart: true, warmup: Number(values.warmup) });
 if (hot) printHotPath(hot);
 else console.log('native fake CLI: no C compiler (cc) found; skipped');
-const spawned = hot && (await runHotPath(Number(values['hot-runs']), { prestart: false }));
+const spawned = hot && (await runHotPath(Number(values['hot-runs']), { prestart: false, warmup: Number(values.warmup) }));
 if (spawned) printHotPath(spawned, 'hotPathSpawn');
 const warm = await runWarmPath(Number(values['hot-runs']));
 if (warm) printWarmPath(warm);
