@@ -3,7 +3,7 @@
 // alternating blocks of requests, the order swapped every block, with each daemon's CPU summed
 // over its own blocks. Usage (after building the other tree, e.g. a `git worktree` of main):
 //   npm run pair -- --base ../old/dist/src/cli/main.js [--blocks 12]
-//     [--per 200] [--concurrency 1] [--serve="--prestart false"]
+//     [--per 200] [--warmup 2000] [--concurrency 1] [--serve="--prestart false"]
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ const { values } = parseArgs({
     base: { type: 'string' },
     blocks: { type: 'string', default: '12' },
     per: { type: 'string', default: '200' },
+    warmup: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '1' },
     serve: { type: 'string', default: '' },
   },
@@ -78,7 +79,9 @@ async function drive(s: Side, n: number): Promise<void> {
 
 try {
   for (const s of sides) await start(s);
-  for (const s of sides) await drive(s, 300); // warm-up
+  // Warm both first: a fresh daemon's CPU per request falls by nearly half over its first few
+  // thousand requests, as V8 compiles its hot functions.
+  for (const s of sides) await drive(s, Number(values.warmup));
   for (let b = 0; b < Number(values.blocks); b++) {
     for (const s of b % 2 === 0 ? sides : [...sides].reverse()) {
       const c0 = cpuMs(s.daemon!.pid!);
