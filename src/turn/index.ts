@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type ProcessSupervisor, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, Prepared, Turn, TurnOutcome } from '../backends/types.js';
 import { systemHash } from '../sessions/index.js';
-import { availableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import { recentAvailableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import { toChildEnv, type SlotReset, type Workspace, type Workspaces } from '../workspace/index.js';
 import type { ToolSpec } from '../tools/index.js';
 import { runToolTurn, type ToolParkedTurn, type ToolTurnDeps } from './tools.js';
@@ -338,7 +338,7 @@ function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, 
 function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
   const { backend } = input;
   if (!deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
-  if (availableMemory() < deps.prestart.minFreeBytes) return;
+  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
   const next = deps.prestart.nextSlot(input.keyId, backend.id);
   if (next === undefined) return;
   const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };

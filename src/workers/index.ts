@@ -100,6 +100,18 @@ export function availableMemory(): number {
   return freemem();
 }
 
+let memorySeen = { at: -Infinity, bytes: 0 };
+
+/**
+ * `availableMemory()` read at most every `maxAgeMs`: a pre-start after every request asks, and
+ * /proc/meminfo is the kernel adding up its counters each time (about 30 µs).
+ */
+export function recentAvailableMemory(maxAgeMs = 500): number {
+  const now = performance.now();
+  if (now - memorySeen.at >= maxAgeMs) memorySeen = { at: now, bytes: availableMemory() };
+  return memorySeen.bytes;
+}
+
 /** The memory-derived default for `--max-workers`: ~300 MiB each from half the machine, at most 4 per core. */
 export function defaultMaxWorkers(totalBytes: number, cpus: number): number {
   return Math.max(0, Math.min(Math.floor(totalBytes / 2 / (300 * 1024 * 1024)), cpus * 4));

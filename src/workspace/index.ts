@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { createTreeRemover, killByHome } from '../process/index.js';
 import { ensurePrivateDir } from '../store/index.js';
 
@@ -148,9 +148,9 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     checkSegment(opts.requestId);
     if (opts.slot !== undefined) checkSegment(opts.slot);
     ensureOnce(root);
-    const keyDir = join(root, opts.keyId);
+    const keyDir = under(root, opts.keyId);
     ensureOnce(keyDir);
-    const dir = join(keyDir, opts.requestId);
+    const dir = under(keyDir, opts.requestId);
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (err) {
@@ -160,14 +160,14 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
       ensureOnce(keyDir);
       mkdirSync(dir, { mode: 0o700 });
     }
-    const home = join(dir, 'home');
-    let cwd = join(dir, 'work');
-    let persistent = join(dir, 'state');
+    const home = under(dir, 'home');
+    let cwd = under(dir, 'work');
+    let persistent = under(dir, 'state');
     if (opts.slot !== undefined) {
       ensureOnce(slotsRoot);
-      const slotDir = join(slotsRoot, opts.keyId, opts.slot);
-      cwd = join(slotDir, 'work');
-      persistent = join(slotDir, 'state');
+      const slotDir = under(under(slotsRoot, opts.keyId), opts.slot);
+      cwd = under(slotDir, 'work');
+      persistent = under(slotDir, 'state');
       // A rotated slot's previous session is abandoned: its files (all under the persistent dir)
       // go, so slots never grow without bound. The empty working directory stays.
       if (opts.resetSlot) resetPersistent(persistent, opts.resetSlot);
@@ -368,7 +368,20 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;
 
+/**
+ * `join(base, seg)` for a base that is already normal (made by `join`) and a segment known to be
+ * one plain name (checked, or a constant): path.join re-normalises the whole string each time.
+ */
+function under(base: string, seg: string): string {
+  return base.endsWith(sep) ? base + seg : base + sep + seg;
+}
+
+/** A relative path of plain names only: no empty, `.` or `..` segment, no NUL. */
+const PLAIN_RELATIVE = /^(?!\.\.?(?:\/|$))(?:[^/\0]+\/(?!\.\.?(?:\/|$)))*[^/\0]+$/;
+
 function inside(base: string, rel: string): string {
+  // The common case (`.claude/projects`) needs no resolving: plain names cannot climb out of base.
+  if (PLAIN_RELATIVE.test(rel) && isAbsolute(base)) return under(base, rel);
   const full = resolve(base, rel);
   if (!full.startsWith(base + sep)) throw new Error(`path '${rel}' escapes the workspace`);
   return full;

@@ -26,6 +26,11 @@ describe('workspaces', () => {
     assert.equal(statSync(ws.path('system-prompt.txt')).mode & 0o777, 0o600);
     assert.throws(() => ws.writeFile('system-prompt.txt', 'again'), /EEXIST/);
     assert.throws(() => ws.path('../../escape'), /escapes/);
+    // Plain names take a short cut; anything that could climb out is resolved and refused.
+    for (const bad of ['..', 'a/../../x', 'a/./../..', '/etc/passwd', '.', 'a/..']) assert.throws(() => ws.path(bad), /escapes/, bad);
+    assert.equal(ws.path('a/../b'), join(ws.dir, 'b'));
+    assert.equal(ws.path('.claude/projects'), join(ws.dir, '.claude/projects'));
+    assert.equal(ws.path('..x/...'), join(ws.dir, '..x/...'));
     assert.equal(w.count(), 1);
     ws.remove();
     ws.remove();
