@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { v4 as uuidv4 } from 'uuid';
 import { ownerOnly, routeNotFound } from '../errors/index.js';
 import { bounded, type Logger } from '../log/index.js';
@@ -9,6 +9,7 @@ import { createErrorHandler } from './errors.js';
 import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
+import { routeDirect } from './direct.js';
 import { createChatRoute, type EndpointDeps } from './chat.js';
 import { createResponsesRoute, createStoredResponseRoutes } from './responses.js';
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
@@ -55,7 +56,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  const context = (req: Request, res: Response, next: NextFunction): void => {
     const requestId = `req_${uuidv4().replaceAll('-', '')}`;
     // The request is finished when the response has closed and every hold is released.
     let holds = 1;
@@ -89,16 +90,21 @@ export function createApp(deps: AppDeps): express.Express {
       release();
     });
     next();
-  });
+  };
+  app.use(context);
 
   app.use(createPathCheck());
-  if (deps.corsOrigins.length > 0) app.use(createCors(deps.corsOrigins));
+  const cors = deps.corsOrigins.length > 0 ? [createCors(deps.corsOrigins)] : [];
+  if (cors.length > 0) app.use(cors);
   // The conversation endpoints first: express tries its routes in order, and these are nearly
   // every request olp serves. Each authenticates itself, as `/v1` below does for the others.
   const auth = createAuth(deps);
   const json = createJsonBody(deps.bodyLimit);
-  app.post('/v1/chat/completions', auth, json, createChatRoute(deps));
-  app.post('/v1/responses', auth, json, createResponsesRoute(deps));
+  const conversations = new Map<string, RequestHandler[]>([
+    ['/v1/chat/completions', [auth, json, createChatRoute(deps)]],
+    ['/v1/responses', [auth, json, createResponsesRoute(deps)]],
+  ]);
+  for (const [path, handlers] of conversations) app.post(path, ...handlers);
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
   if (deps.metrics?.mode === 'open') app.get('/metrics', metricsRoute(deps.metrics));
@@ -119,10 +125,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/v1/responses/:id', stored.get);
   app.delete('/v1/responses/:id', stored.remove);
   app.get('/v1/responses/:id/input_items', stored.inputItems);
+  const notFound = (req: Request) => routeNotFound(req.method, req.path);
   app.use((req: Request) => {
-    throw routeNotFound(req.method, req.path);
+    throw notFound(req);
   });
-  app.use(createErrorHandler(deps.bodyLimit));
+  const onError = createErrorHandler(deps.bodyLimit);
+  app.use(onError);
+  // The same conversation chains, without the router's walk, for their exact paths (a plain
+  // path needs no percent-decoding check); a query string or any other request takes the router.
+  routeDirect(app, new Map([...conversations].map(([path, handlers]) => [path, [context, ...cors, ...handlers]])), onError, notFound);
   return app;
 }
 
