@@ -14,7 +14,9 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
  * falls off its end with `next()` gets `notFound`, as the router would answer that path.
  *
  * Installed by replacing `app.handle`, which the app function calls for every request, so a
- * server made from the app (`http.createServer(app)`, supertest) takes the short way too.
+ * server made from the app (`http.createServer(app)`, supertest) takes the short way too. For a
+ * top-level app only: mounted inside another app, it would answer these paths itself and never
+ * hand them back to the parent (its `done` is not called).
  */
 export function routeDirect(
   app: express.Express,
@@ -47,30 +49,35 @@ export function routeDirect(
     let failed = false;
     const next: NextFunction = (err?: unknown) => {
       if (failed) return;
-      if (err !== undefined && err !== null && err !== 'route' && err !== 'router') {
+      // As the router reads it: any truthy value but 'route' and 'router' is an error.
+      if (err && err !== 'route' && err !== 'router') {
         fail(err);
         return;
       }
-      const fn = err === undefined || err === null ? chain[i++] : undefined;
+      const fn = err ? undefined : chain[i++];
       if (fn === undefined) {
         fail(notFound(req));
         return;
       }
       try {
         const ret = fn(req, res, next) as unknown;
-        if (ret instanceof Promise) ret.then(undefined, (e: unknown) => next(e ?? new Error('Rejected promise')));
+        if (ret instanceof Promise) ret.then(undefined, (e: unknown) => next(e || new Error('Rejected promise')));
       } catch (e) {
         next(e);
       }
     };
     const fail = (err: unknown): void => {
       failed = true;
-      try {
-        onError(err, req, res, () => undefined);
-      } catch (e) {
-        // The error handler itself failed: end the response as express's final handler would.
+      // The error handler itself failed: end the response as express's final handler would.
+      const last = (e: unknown): void => {
         if (!res.headersSent && !res.destroyed) res.status(500).end();
-        else res.destroy(e as Error);
+        else res.destroy(e instanceof Error ? e : undefined);
+      };
+      try {
+        const ret = onError(err, req, res, () => undefined) as unknown;
+        if (ret instanceof Promise) ret.then(undefined, last);
+      } catch (e) {
+        last(e);
       }
     };
     next();

@@ -381,7 +381,7 @@ const PLAIN_RELATIVE = /^(?!\.\.?(?:\/|$))(?:[^/\0]+\/(?!\.\.?(?:\/|$)))*[^/\0]+
 
 function inside(base: string, rel: string): string {
   // The common case (`.claude/projects`) needs no resolving: plain names cannot climb out of base.
-  if (PLAIN_RELATIVE.test(rel) && isAbsolute(base)) return under(base, rel);
+  if (sep === '/' && PLAIN_RELATIVE.test(rel) && isAbsolute(base)) return under(base, rel);
   const full = resolve(base, rel);
   if (!full.startsWith(base + sep)) throw new Error(`path '${rel}' escapes the workspace`);
   return full;

@@ -94,6 +94,20 @@ describe('routeDirect', () => {
     assert.deepEqual(res.body, { error: 'no route POST /fast' });
   });
 
+  it('reads next() as the router does: falsy is no error, a falsy rejection is one', async () => {
+    const seen: string[] = [];
+    const app = appWith(
+      [
+        (_req, _res, next) => next(false as unknown as Error),
+        async () => Promise.reject(0),
+      ],
+      seen,
+    );
+    const res = await request(app).post('/fast');
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.body, { error: 'Rejected promise' });
+  });
+
   it('ends the response with a 500 when the error handler itself fails', async () => {
     const app = express();
     const chain: RequestHandler[] = [
@@ -105,7 +119,13 @@ describe('routeDirect', () => {
       throw new Error('handler broke');
     };
     routeDirect(app, new Map([['/fast', chain]]), broken, () => new Error('none'));
-    const res = await request(app).post('/fast');
-    assert.equal(res.status, 500);
+    assert.equal((await request(app).post('/fast')).status, 500);
+    const rejecting: ErrorRequestHandler = async () => {
+      await Promise.resolve();
+      throw new Error('async handler broke');
+    };
+    const other = express();
+    routeDirect(other, new Map([['/fast', chain]]), rejecting, () => new Error('none'));
+    assert.equal((await request(other).post('/fast')).status, 500);
   });
 });
