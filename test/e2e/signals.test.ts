@@ -140,6 +140,10 @@ describe('daemon signals', () => {
     const { stateDir, records, token } = setup('escaped');
     const first = await serve(stateDir, records);
     const requests = await hang(first, token, records, 1, 'setsid-hang');
+    // The fake starts its grandchild after it has read its prompt: wait for it (a loaded machine
+    // can be slower than the crash below).
+    const deadline = Date.now() + 10_000;
+    while (recordedPids(records).grandchildren.filter(isAlive).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     first.child.kill('SIGKILL');
     await first.exited;
     await Promise.all(requests);
