@@ -58,7 +58,8 @@ function direct(bin: string): Promise<{ total: number; first: number }> {
   });
 }
 
-async function viaOlp(url: string, token: string, stream = false): Promise<{ total: number; first: number }> {
+/** One chat request through olp (`url` without `/v1`), its reply checked; total time and time to first text. */
+export async function viaOlp(url: string, token: string, stream = false): Promise<{ total: number; first: number }> {
   const started = performance.now();
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',

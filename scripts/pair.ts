@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OLP_BIN } from '../test/support/paths.js';
 import { addKey, serve } from './daemon.js';
-import { buildNativeFake, cpuMs, peakRssMb } from './hot-path.js';
+import { buildNativeFake, cpuMs, peakRssMb, viaOlp } from './hot-path.js';
+import { throughput } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,21 +61,9 @@ async function start(s: Side): Promise<void> {
   s.url = await started.base;
 }
 
+/** `n` requests through one daemon at the chosen concurrency. */
 async function drive(s: Side, n: number): Promise<void> {
-  let i = 0;
-  const worker = async () => {
-    while (i < n) {
-      i++;
-      const res = await fetch(`${s.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'say ok' }] }),
-      });
-      const body = (await res.json()) as { choices?: { message: { content: string } }[] };
-      if (body.choices?.[0]?.message.content !== 'ok') throw new Error(`${s.name}: unexpected reply ${JSON.stringify(body)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Number(values.concurrency) }, worker));
+  await throughput(n, Number(values.concurrency), () => viaOlp(s.url!, s.token!));
 }
 
 try {

@@ -97,7 +97,7 @@ function hintOf(token: string): string {
 /** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
 export function createKeyStore(db: Database, watch: WriteWatch) {
   const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
-  let seenGeneration = watch.generation();
+  const fresh = watch.guard(recent);
   const insert = db.prepare(
     `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at, overage)
      VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at, @overage)`,
@@ -169,14 +169,9 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
       const hash = hashToken(token);
       // Keys are served from memory until the database changes: a change from this process clears
       // the cache at once, one from another (`olp keys` while olp serves) within `WATCH_MS`.
-      const generation = watch.generation();
-      if (generation !== seenGeneration) {
-        recent.clear();
-        seenGeneration = generation;
-      }
       const now = Date.now();
       const id = hash.toString('hex');
-      const hit = recent.get(id);
+      const hit = fresh().get(id);
       if (hit && now - hit.at < KEY_CACHE_MS) return hit.key;
       const row = byHash.get(hash);
       const key = row && timingSafeEqual(row.token_hash, hash) ? toRecord(row) : undefined;

@@ -74,17 +74,8 @@ const toRecord = (r: Row): SlotRecord => ({
 export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBehind) {
   /** A key's pool for a backend, by key and backend; the arrays are never handed out, only copies. */
   const cache = new Map<string, SlotRecord[]>();
-  let seenGeneration = watch.generation();
+  const cached = watch.guard(cache);
   const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
-  /** The cache, emptied first if another process has written since the last look. */
-  const cached = () => {
-    const generation = watch.generation();
-    if (generation !== seenGeneration) {
-      cache.clear();
-      seenGeneration = generation;
-    }
-    return cache;
-  };
   const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
   const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
   const forKey = db.prepare<[string, string, number], Row>('SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot');

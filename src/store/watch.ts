@@ -17,19 +17,34 @@ export function createWriteWatch(db: Database, everyMs = WATCH_MS, now: () => nu
   let seen = dataVersion.get() as number;
   let lookedAt = now();
   let generation = 0;
-  return {
-    /** A number that changes each time another process's write has been noticed. */
-    generation(): number {
-      const t = now();
-      if (t - lookedAt >= everyMs) {
-        lookedAt = t;
-        const version = dataVersion.get() as number;
-        if (version !== seen) {
-          seen = version;
-          generation++;
-        }
+  /** A number that changes each time another process's write has been noticed. */
+  function generationNow(): number {
+    const t = now();
+    if (t - lookedAt >= everyMs) {
+      lookedAt = t;
+      const version = dataVersion.get() as number;
+      if (version !== seen) {
+        seen = version;
+        generation++;
       }
-      return generation;
+    }
+    return generation;
+  }
+  return {
+    /**
+     * A cache in front of the database: the returned function hands it out, emptied first
+     * whenever another process has written since it was last handed out.
+     */
+    guard<C extends { clear(): void }>(cache: C): () => C {
+      let seenGeneration = generationNow();
+      return () => {
+        const g = generationNow();
+        if (g !== seenGeneration) {
+          cache.clear();
+          seenGeneration = g;
+        }
+        return cache;
+      };
     },
   };
 }

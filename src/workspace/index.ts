@@ -165,9 +165,9 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     let persistent = under(dir, 'state');
     if (opts.slot !== undefined) {
       ensureOnce(slotsRoot);
-      const slotDir = under(under(slotsRoot, opts.keyId), opts.slot);
-      cwd = under(slotDir, 'work');
-      persistent = under(slotDir, 'state');
+      const stable = slotDir(opts.keyId, opts.slot);
+      cwd = under(stable, 'work');
+      persistent = under(stable, 'state');
       // A rotated slot's previous session is abandoned: its files (all under the persistent dir)
       // go, so slots never grow without bound. The empty working directory stays.
       if (opts.resetSlot) resetPersistent(persistent, opts.resetSlot);
@@ -197,7 +197,7 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
       else {
         // A slot's stable directories are made once per process (and again after a reset); one
         // stat notices a slot deleted behind olp's back (`olp sessions rotate` while it serves).
-        if (ready.has(cwd) && !existsSync(cwd)) forget(join(slotsRoot, opts.keyId, opts.slot!));
+        if (ready.has(cwd) && !existsSync(cwd)) forget(slotDir(opts.keyId, opts.slot));
         ensureOnce(cwd);
         ensureOnce(persistent);
       }
@@ -308,9 +308,7 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
    * the workspace's links point into are made again, empty.
    */
   function resetSlot(keyId: string, slot: string, links: readonly Link[], reset: SlotReset = {}): void {
-    checkSegment(keyId);
-    checkSegment(slot);
-    const persistent = join(slotsRoot, keyId, slot, 'state');
+    const persistent = under(slotDir(keyId, slot), 'state');
     resetPersistent(persistent, reset);
     ensureOnce(persistent);
     for (const link of links) if (link.persistent) ensureOnce(inside(persistent, link.from));
@@ -321,16 +319,19 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
    * files (then the session's CLI may still be exiting: pass it as `after`).
    */
   function prunes(keyId: string, slot: string, staleSession: string | undefined): boolean {
+    return prunable(under(slotDir(keyId, slot), 'state'), staleSession);
+  }
+
+  /** A slot's stable directory, from checked names. */
+  function slotDir(keyId: string, slot: string): string {
     checkSegment(keyId);
     checkSegment(slot);
-    return prunable(join(slotsRoot, keyId, slot, 'state'), staleSession);
+    return under(under(slotsRoot, keyId), slot);
   }
 
   /** Deletes a slot's stable directories (the CLI's session files with them). */
   function removeSlot(keyId: string, slot: string): void {
-    checkSegment(keyId);
-    checkSegment(slot);
-    const dir = join(slotsRoot, keyId, slot);
+    const dir = slotDir(keyId, slot);
     forget(dir);
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }
