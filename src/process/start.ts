@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { Socket } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { getSystemErrorName } from 'node:util';
+import { nativeAddon, type NativeAddon, type StarterInfo } from './native.js';
+
+export type { StarterInfo } from './native.js';
 
 /** A started CLI process, whichever way it was started. */
 export interface Child {
@@ -25,37 +27,7 @@ export interface StartOptions {
   cwd: string;
 }
 
-/** The native starter (src/native/spawn.c). */
-interface NativeStarter {
-  start(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null, signal: number | null) => void): number[] | number;
-  supported(): boolean;
-  /** kill(2): 0, or -errno. */
-  signal(pid: number, signal: number): number;
-}
-
-/** How CLI processes are started here: `posix_spawn` (the native starter) or Node's `child_process.spawn`. */
-export interface StarterInfo {
-  kind: 'posix_spawn' | 'node';
-  /** Why the native starter is not in use, when it is not. */
-  reason?: string;
-}
-
-const ADDON = '../../../src/native/build/Release/olp_spawn.node';
-
-function loadNative(): { native?: NativeStarter; info: StarterInfo } {
-  if (process.env.OLP_NATIVE_SPAWN === '0') return { info: { kind: 'node', reason: 'turned off (OLP_NATIVE_SPAWN=0)' } };
-  if (process.platform !== 'linux') return { info: { kind: 'node', reason: `not built for ${process.platform}` } };
-  try {
-    const native = createRequire(import.meta.url)(ADDON) as NativeStarter;
-    if (!native.supported()) return { info: { kind: 'node', reason: 'this kernel has no pidfd_open (Linux 5.3+)' } };
-    return { native, info: { kind: 'posix_spawn' } };
-  } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
-    return { info: { kind: 'node', reason: missing ? 'the native starter was not built (npm run build:native)' : `the native starter did not load: ${(err as Error).message}` } };
-  }
-}
-
-const loaded = loadNative();
+const loaded = nativeAddon();
 
 /** Which starter this daemon uses (for /health and `olp doctor`). */
 export function starterInfo(): StarterInfo {
@@ -100,7 +72,7 @@ function resolveCommand(command: string, path: string | undefined): string | num
   return candidates(command, path).some((f) => statSync(f, { throwIfNoEntry: false })?.isFile()) ? -osConstants.errno.EACCES : -osConstants.errno.ENOENT;
 }
 
-function startNative(native: NativeStarter, opts: StartOptions): Child {
+function startNative(native: NativeAddon, opts: StartOptions): Child {
   let onExit!: (r: { code: number | null; signal: NodeJS.Signals | null } | { spawnError: NodeJS.ErrnoException }) => void;
   const exited = new Promise<Parameters<typeof onExit>[0]>((resolve) => (onExit = resolve));
   const file = resolveCommand(opts.command, opts.env.PATH);

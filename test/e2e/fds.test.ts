@@ -46,10 +46,12 @@ describe('olp serve and inherited descriptors', { skip: process.platform !== 'li
         body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] }),
       });
       assert.equal(res.status, 200);
-      const health = (await (await fetch(url.replace(/\/v1$/, '/health'), { headers: { authorization: `Bearer ${token}` } })).json()) as { spawn: { kind: string }; memory: { heapTuned: boolean; rssMb: number } };
+      const health = (await (await fetch(url.replace(/\/v1$/, '/health'), { headers: { authorization: `Bearer ${token}` } })).json()) as { spawn: { kind: string }; memory: { heapTuned: boolean; mallocArenas: number | null; rssMb: number } };
       if (starter === 'node' || starterInfo().kind === 'posix_spawn') assert.equal(health.spawn.kind, starter);
       // olp serve runs on olp's heap settings unless told not to (the Node-spawn daemon is told).
       assert.equal(health.memory.heapTuned, starter === 'posix_spawn');
+      // ...and, where the addon is loaded (glibc), on at most two malloc arenas.
+      assert.equal(health.memory.mallocArenas, starter === 'posix_spawn' && starterInfo().kind === 'posix_spawn' ? 2 : null);
       assert.ok(health.memory.rssMb > 10 && health.memory.rssMb < 1000, String(health.memory.rssMb));
       const body = (await res.json()) as { choices: { message: { content: string } }[] };
       const report = JSON.parse(body.choices[0]!.message.content) as { fds: string[] };

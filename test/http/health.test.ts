@@ -71,6 +71,7 @@ describe('/health', () => {
     assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
     // The test process was not started as `olp serve`: V8's own heap settings, and its real size.
     assert.equal(res.body.memory.heapTuned, false);
+    assert.equal(res.body.memory.mallocArenas, null);
     assert.ok(res.body.memory.heapUsedMb > 1 && res.body.memory.heapUsedMb < res.body.memory.rssMb, JSON.stringify(res.body.memory));
     assert.deepEqual(res.body.workers, { max: 0, live: [] }, 'workers are off in this daemon');
     assert.equal(res.body.status, 'ok');
