@@ -4,6 +4,8 @@
 // over its own blocks. Usage (after building the other tree, e.g. a `git worktree` of main):
 //   npm run pair -- --base ../old/dist/src/cli/main.js [--blocks 12]
 //     [--per 200] [--warmup 2000] [--concurrency 1] [--serve="--prestart false"]
+//     [--base-env="OLP_HEAP_TUNING=0"]   (environment for the base daemon only: with --base set to
+//                                         this build, it compares a setting instead of a change)
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,16 +24,18 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '1' },
     serve: { type: 'string', default: '' },
+    'base-env': { type: 'string', default: '' },
   },
 });
 if (!values.base) {
-  console.error('usage: node dist/scripts/pair.js --base OTHER/dist/src/cli/main.js [--blocks N] [--per N] [--concurrency N] [--serve="FLAGS"]');
+  console.error('usage: node dist/scripts/pair.js --base OTHER/dist/src/cli/main.js [--blocks N] [--per N] [--concurrency N] [--serve="FLAGS"] [--base-env="K=V ..."]');
   process.exit(2);
 }
 
 interface Side {
   name: string;
   bin: string;
+  env: Record<string, string>;
   daemon?: ChildProcess;
   url?: string;
   token?: string;
@@ -47,13 +51,18 @@ if (!fake) {
   process.exit(1);
 }
 const sides: Side[] = [
-  { name: 'base', bin: values.base, cpu: 0, wall: 0, n: 0 },
-  { name: 'this', bin: OLP_BIN, cpu: 0, wall: 0, n: 0 },
+  { name: 'base', bin: values.base, env: envOf(values['base-env']), cpu: 0, wall: 0, n: 0 },
+  { name: 'this', bin: OLP_BIN, env: {}, cpu: 0, wall: 0, n: 0 },
 ];
+
+/** `A=1 B=2` as an environment. */
+function envOf(pairs: string): Record<string, string> {
+  return Object.fromEntries(pairs.split(' ').filter(Boolean).map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+}
 
 async function start(s: Side): Promise<void> {
   const stateDir = join(dir, s.name);
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }) };
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...s.env };
   s.token = addKey(stateDir, 'pair', env, s.bin);
   const started = serve({ stateDir, env, bin: s.bin, args: ['--claude-bin', fake!, ...values.serve.split(' ').filter(Boolean)] });
   s.daemon = started.daemon;
