@@ -8,7 +8,7 @@ import { createBackends, createDetector, withoutOwnBins, type Detection } from '
 export { createBackends };
 import type { Config } from './config/index.js';
 import type { ConversationDeps } from './conversation/index.js';
-import { createApp, createHttpServer, createLifecycle } from './http/index.js';
+import { createApp, createHttpServer, createLifecycle, expressMessages } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
@@ -188,7 +188,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
   const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked } = composeDaemon(options);
   await bridge.start();
-  const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections });
+  const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

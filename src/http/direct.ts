@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type express from 'express';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -84,4 +84,28 @@ export function routeDirect(
   }
 
   withHandle.handle = handle;
+}
+
+/**
+ * Classes for the HTTP server that make each request and response with express's prototypes
+ * from the start (`createServer({ IncomingMessage, ServerResponse })`). Express (and `routeDirect`)
+ * otherwise re-parents Node's objects with `Object.setPrototypeOf` on every request, which gives
+ * each a new hidden class: V8's inline caches in Node's HTTP code and in express then see two
+ * shapes of every object and fall back to slow lookups. Setting a prototype an object already
+ * has changes nothing, so express's own `setPrototypeOf` calls stay harmless.
+ */
+export function expressMessages(app: express.Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+  // Node's constructors are plain functions, called here on the new object (Node 20 and 24).
+  const initRequest = IncomingMessage as unknown as (this: unknown, socket: unknown) => void;
+  const initResponse = ServerResponse as unknown as (this: unknown, req: unknown, options: unknown) => void;
+  function Request(this: unknown, socket: unknown): void {
+    initRequest.call(this, socket);
+  }
+  function Response(this: unknown, req: unknown, options: unknown): void {
+    initResponse.call(this, req, options);
+  }
+  // app.request and app.response inherit from Node's own prototypes.
+  Request.prototype = app.request;
+  Response.prototype = app.response;
+  return { IncomingMessage: Request as unknown as typeof IncomingMessage, ServerResponse: Response as unknown as typeof ServerResponse };
 }

@@ -8,6 +8,8 @@ export interface HttpServerOptions {
   bodyTimeoutMs?: number;
   /** Open connections one client address may hold (default 256). */
   maxClientConnections?: number;
+  /** The classes requests and responses are made from (Node's own by default; see `expressMessages`). */
+  messages?: { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse };
 }
 
 /** How long an answered connection stays open to drain what the client is still sending. */
@@ -58,6 +60,7 @@ export function createHttpServer(app: RequestListener, opts: HttpServerOptions =
 
   const server = createServer(
     {
+      ...opts.messages,
       noDelay: true,
       // Node bounds only receiving a request, from its first byte to its last, not the response
       // (measured on Node 20: a 2.5 s reply under a 1 s requestTimeout is not cut, and an idle

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import request from 'supertest';
 import { describe, it } from 'node:test';
-import { routeDirect } from '../../src/http/direct.js';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expressMessages, routeDirect } from '../../src/http/direct.js';
 
 function appWith(chain: RequestHandler[], seen: string[] = []) {
   const app = express();
@@ -127,5 +129,29 @@ describe('routeDirect', () => {
     const other = express();
     routeDirect(other, new Map([['/fast', chain]]), rejecting, () => new Error('none'));
     assert.equal((await request(other).post('/fast')).status, 500);
+  });
+
+  it('expressMessages: a server makes requests and responses with express prototypes from the start', async () => {
+    const seen: string[] = [];
+    const app = appWith([(req, res) => res.json({ ip: req.ip, query: req.query, n: res.locals.n ?? null, isReq: req instanceof IncomingMessage, isRes: res instanceof ServerResponse })], seen);
+    const born: boolean[] = [];
+    const server = createServer({ ...expressMessages(app) }, (req, res) => {
+      born.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response);
+      app(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const fast = await fetch(`${base}/fast`, { method: 'POST' });
+      assert.deepEqual(await fast.json(), { ip: '127.0.0.1', query: {}, n: null, isReq: true, isRes: true });
+      // With a query string the request takes the router (the same handler).
+      const routed = await fetch(`${base}/fast?a=1`, { method: 'POST' });
+      assert.deepEqual(await routed.json(), { ip: '127.0.0.1', query: { a: '1' }, n: null, isReq: true, isRes: true });
+      assert.equal((await fetch(`${base}/nowhere`, { method: 'POST' })).status, 404);
+      assert.deepEqual(born, [true, true, true], 'made with the prototypes, before express saw them');
+      assert.deepEqual(seen, ['router POST /fast?a=1', 'router POST /nowhere', 'error no route POST /nowhere']);
+    } finally {
+      server.close();
+    }
   });
 });
