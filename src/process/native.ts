@@ -6,8 +6,8 @@ export interface NativeAddon {
   supported(): boolean;
   /** kill(2): 0, or -errno. */
   signal(pid: number, signal: number): number;
-  /** mallopt(M_ARENA_MAX, n); false where the C library has no such setting. */
-  limitArenas(n: number): boolean;
+  /** mallopt(M_ARENA_MAX, n); false where the C library has no such setting (absent from an addon built by an older olp). */
+  limitArenas?(n: number): boolean;
 }
 
 /** How CLI processes are started here: `posix_spawn` (the native starter) or Node's `child_process.spawn`. */
