@@ -1,4 +1,4 @@
-import { v4 as uuidv4 } from 'uuid';
+import { randomUUID } from 'node:crypto';
 import type { SlotRecord, SlotStore } from '../store/index.js';
 import { renderTurns, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
@@ -100,7 +100,7 @@ export function createSessionPool(o: PoolOptions) {
     const sys = systemHash(transcript.system);
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: uuidv4(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
+      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -145,7 +145,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: uuidv4(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason, ...previousOf(slot) };
+        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason, ...previousOf(slot) };
       },
       commit(result) {
         committed = true;
