@@ -1,6 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startChild } from './start.js';
+import { findExecutable, startChild } from './start.js';
 
 /** Most directories (or prunes) one process takes. */
 const BATCH_MAX = 256;
@@ -12,11 +12,20 @@ interface Job {
   done: () => void;
 }
 
+const PATH = process.env.PATH ?? '/usr/bin:/bin';
+/** Where `rm` and `find` are, looked up on PATH once (each lookup stats every PATH entry). */
+const resolved = new Map<string, string>();
+
 /** Runs a short command quietly; false when it could not be started. */
-async function runQuiet(command: string, args: string[]): Promise<boolean> {
+async function runQuiet(name: string, args: string[]): Promise<boolean> {
+  let command = resolved.get(name);
+  if (command === undefined) {
+    command = findExecutable(name, PATH) ?? name;
+    if (command !== name) resolved.set(name, command);
+  }
   // Started like a CLI (posix_spawn where the native starter is built): a fork of the daemon
   // for every batch would copy its page tables.
-  const child = startChild({ command, args, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, cwd: '/' });
+  const child = startChild({ command, args, env: { PATH }, cwd: '/' });
   for (const s of [child.stdin, child.stdout, child.stderr]) s?.on('error', () => {});
   child.stdin?.end();
   child.stdout?.resume();

@@ -46,11 +46,12 @@ function spawnErrorOf(command: string, args: readonly string[], errno: number): 
 export function findExecutable(bin: string, pathEnv: string | undefined): string | undefined {
   for (const file of candidates(bin, pathEnv)) {
     try {
-      if (!statSync(file).isFile()) continue;
+      // Most PATH entries do not have it: asked without an exception for those.
+      if (!statSync(file, { throwIfNoEntry: false })?.isFile()) continue;
       accessSync(file, fsConstants.X_OK);
       return file;
     } catch {
-      // not here
+      // not here (ENOTDIR, EACCES…), or not ours to run
     }
   }
   return undefined;

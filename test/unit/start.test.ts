@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { signalGroup, starterInfo, starters, type Child, type StartOptions } from '../../src/process/start.js';
+import { findExecutable, signalGroup, starterInfo, starters, type Child, type StartOptions } from '../../src/process/start.js';
 import { ROOT } from '../support/paths.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-start-'));
@@ -164,5 +164,27 @@ describe('signalGroup', () => {
     assert.equal(signalGroup(alone.pid!, 'SIGTERM'), false, 'an empty group');
     assert.equal(signalGroup(0, 'SIGKILL'), false, 'never the caller’s own group');
     assert.equal(signalGroup(1, 'SIGKILL'), false);
+  });
+});
+
+describe('findExecutable', () => {
+  it('takes the first runnable file on PATH, past missing dirs, files in the way and files it may not run', () => {
+    const dir = mkdtempSync(join(base, 'path-'));
+    const notDir = join(dir, 'a-file');
+    writeFileSync(notDir, '');
+    const withTool = (name: string, mode: number) => {
+      const d = join(dir, name);
+      mkdirSync(d);
+      writeFileSync(join(d, 'tool'), '#!/bin/sh\n');
+      chmodSync(join(d, 'tool'), mode);
+      return d;
+    };
+    const plain = withTool('plain', 0o644);
+    const runnable = withTool('runnable', 0o755);
+    // ENOENT, ENOTDIR (a file where a directory should be), a file it may not run, then the one.
+    const before = [join(dir, 'missing'), notDir, plain];
+    assert.equal(findExecutable('tool', [...before, runnable].join(':')), join(runnable, 'tool'));
+    assert.equal(findExecutable('tool', before.join(':')), undefined);
+    assert.equal(findExecutable(join(runnable, 'tool'), ''), join(runnable, 'tool'));
   });
 });
