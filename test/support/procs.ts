@@ -32,11 +32,16 @@ export function recordedPids(dir: string): { runs: number[]; grandchildren: numb
     if (f.endsWith('.json')) runs.push(pid);
     else if (f.endsWith('.grandchild')) grandchildren.push(pid);
   }
+  // Oldest run first, by when each started: directory order is a hash's on ext4, and pids wrap.
+  const started = new Map(runs.map((pid) => [pid, readRecord(dir, pid).startedAt ?? Infinity]));
+  runs.sort((a, b) => started.get(a)! - started.get(b)!);
   return { runs, grandchildren };
 }
 
 export interface RunRecord {
   pid: number;
+  /** When the run's process started (ms since the epoch). */
+  startedAt?: number;
   argv: string[];
   cwd: string;
   stdinBytes?: number;
