@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { randomFillSync } from 'node:crypto';
 import { ownerOnly, routeNotFound } from '../errors/index.js';
+import { randomText } from '../ids/index.js';
 import { bounded, type Logger } from '../log/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { pageRoute } from '../page/index.js';
@@ -50,23 +50,9 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
   );
 }
 
-const ID_BYTES = 16;
-const idPool = Buffer.allocUnsafe(ID_BYTES * 256);
-let idOffset = idPool.length;
-
-/**
- * `req_` and 32 random hex digits, as OpenAI's request ids. Taken from a pool of random bytes
- * refilled 256 ids at a time, as Node's own randomUUID does: a request's id was its costliest
- * line before its handlers (uuid's v4 through the global webcrypto object, then a replaceAll).
- */
+/** `req_` and 32 random hex digits, as OpenAI's request ids. */
 export function newRequestId(): string {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = `req_${idPool.toString('hex', idOffset, idOffset + ID_BYTES)}`;
-  idOffset += ID_BYTES;
-  return id;
+  return `req_${randomText(16, 'hex')}`;
 }
 
 /** Builds the express app from its dependencies; holds no state of its own. */

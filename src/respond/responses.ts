@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../ids/index.js';
 import type { Response as HttpResponse } from 'express';
 import type { Usage } from '../backends/index.js';
 import type { ConversationResult } from '../conversation/index.js';
@@ -109,15 +109,15 @@ export interface ResponseObject {
 }
 
 export function newResponseId(): string {
-  return `resp_${randomBytes(24).toString('hex')}`;
+  return `resp_${randomText(24, 'hex')}`;
 }
 
 export function newMessageId(): string {
-  return `msg_${randomBytes(24).toString('hex')}`;
+  return `msg_${randomText(24, 'hex')}`;
 }
 
 export function newFunctionCallId(): string {
-  return `fc_${randomBytes(24).toString('hex')}`;
+  return `fc_${randomText(24, 'hex')}`;
 }
 
 /** The Responses usage object, with the same cache-aware counts as chat's. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../ids/index.js';
 import type { FinishReason, Usage } from '../backends/types.js';
 
 // Wire shapes, named as the openai SDK names them (tests check them with `satisfies`).
@@ -54,7 +54,7 @@ export interface ChatCompletionChunk {
 }
 
 export function newCompletionId(): string {
-  return `chatcmpl-${randomBytes(18).toString('base64url')}`;
+  return `chatcmpl-${randomText(18, 'base64url')}`;
 }
 
 /** OpenAI's usage object from a backend's normalised counts (zeros when the CLI reported none). */

@@ -1,9 +1,6 @@
-import * as crypto from 'node:crypto';
+import { sha256 as h } from '../ids/index.js';
 import type { Turn } from '../transcript/index.js';
 
-// crypto.hash (Node 20.12+) hashes in one call without making a Hash object: about a third of
-// createHash's cost, and a request hashes its transcript a few times.
-const h: (s: string) => string = typeof crypto.hash === 'function' ? (s) => crypto.hash('sha256', s, 'hex') : (s) => crypto.createHash('sha256').update(s, 'utf8').digest('hex');
 const ROOT = h('olp-session-v1');
 
 /** Hash of a system prompt (null and empty are the same: none). */
@@ -18,9 +15,12 @@ export function systemHash(system: string | null): string {
  */
 export function toChain(turns: readonly Turn[]): string[] {
   const chain = [ROOT];
-  for (const t of turns) {
-    const images = (t.images ?? []).map((i) => i.sha256).join(',');
-    chain.push(h(`${chain[chain.length - 1]}\u0000${t.role}\u0000${t.name ?? ''}\u0000${t.text}\u0000${images}`));
-  }
+  for (const t of turns) chain.push(nextLink(chain[chain.length - 1]!, t));
   return chain;
+}
+
+/** The chain's next value: `link` (covering some turns) followed by turn `t`. */
+export function nextLink(link: string, t: Turn): string {
+  const images = (t.images ?? []).map((i) => i.sha256).join(',');
+  return h(`${link}\u0000${t.role}\u0000${t.name ?? ''}\u0000${t.text}\u0000${images}`);
 }

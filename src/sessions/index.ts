@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SlotRecord, SlotStore } from '../store/index.js';
 import { renderTurns, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
-import { systemHash, toChain } from './fingerprint.js';
+import { nextLink, systemHash, toChain } from './fingerprint.js';
 
 export { systemHash, toChain } from './fingerprint.js';
 
@@ -40,6 +40,12 @@ export interface Lease {
   /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
   commit(result: { ok: true; reply: string; rawUsage?: Record<string, number>; sessionId?: string } | { ok: false; aborted: boolean }): void;
   release(): void;
+}
+
+/** A request's hash chain over its turns and its system prompt's hash, computed once per request. */
+interface Hashes {
+  chain: string[];
+  sys: string;
 }
 
 export interface PoolOptions {
@@ -91,13 +97,11 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
-  function choose(keyId: string, backend: string, transcript: Transcript): { slot: SlotRecord; plan: SessionPlan } | undefined {
+  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes): { slot: SlotRecord; plan: SessionPlan } | undefined {
     const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
     if (slots.length === 0) return undefined;
     const t = now();
     const { turns } = transcript;
-    const chain = toChain(turns);
-    const sys = systemHash(transcript.system);
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
       plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
@@ -133,7 +137,7 @@ export function createSessionPool(o: PoolOptions) {
     return full(lru, reason);
   }
 
-  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript): Lease {
+  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes): Lease {
     const key = id(slot);
     busy.add(key);
     o.store.markLeased(slot, true);
@@ -157,12 +161,11 @@ export function createSessionPool(o: PoolOptions) {
           ? { ...slot, sessionId: id, createdAt: t, turns: 0, rotations: slot.rotations + 1, lastReason: current.reason ?? 'initial' }
           : { ...slot };
         if (result.ok) {
-          const seen: Turn[] = [...transcript.turns, { role: 'assistant', text: result.reply }];
-          const chain = toChain(seen);
+          // The chain of the request's turns, then the reply.
           Object.assign(next, {
-            fingerprint: chain[chain.length - 1]!,
-            msgCount: seen.length,
-            systemHash: systemHash(transcript.system),
+            fingerprint: nextLink(chain[chain.length - 1]!, { role: 'assistant', text: result.reply }),
+            msgCount: transcript.turns.length + 1,
+            systemHash: sys,
             turns: next.turns + 1,
             lastUsedAt: t,
             dirty: false,
@@ -201,9 +204,10 @@ export function createSessionPool(o: PoolOptions) {
      */
     async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal): Promise<Lease> {
       const deadline = now() + o.waitMs;
+      const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
       for (;;) {
-        const picked = choose(keyId, backend, transcript);
-        if (picked) return lease(picked.slot, picked.plan, transcript);
+        const picked = choose(keyId, backend, transcript, hashes);
+        if (picked) return lease(picked.slot, picked.plan, transcript, hashes);
         const left = deadline - now();
         if (left <= 0) return ephemeral(transcript);
         await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { sha256 } from '../ids/index.js';
 import type { WriteWatch } from './watch.js';
 import { v4 as uuidv4 } from 'uuid';
 
@@ -44,7 +45,7 @@ export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** sha256 of a token; the only form in which tokens are stored. */
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return sha256(token, 'buffer');
 }
 
 export function createToken(): string {
@@ -166,13 +167,13 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     },
     /** The active key whose token this is, compared in constant time; undefined otherwise. */
     authenticate(token: string): KeyRecord | undefined {
-      const hash = hashToken(token);
       // Keys are served from memory until the database changes: a change from this process clears
       // the cache at once, one from another (`olp keys` while olp serves) within `WATCH_MS`.
       const now = Date.now();
-      const id = hash.toString('hex');
+      const id = sha256(token);
       const hit = fresh().get(id);
       if (hit && now - hit.at < KEY_CACHE_MS) return hit.key;
+      const hash = Buffer.from(id, 'hex');
       const row = byHash.get(hash);
       const key = row && timingSafeEqual(row.token_hash, hash) ? toRecord(row) : undefined;
       if (recent.size >= KEY_CACHE_SIZE) recent.clear();

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../../ids/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
@@ -77,7 +77,7 @@ export function createCodexParser(model?: string): EventParser {
           if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id || started.has(item.id)) return [];
           started.add(item.id);
           const index = calls.length;
-          const call = { id: `call_${randomBytes(12).toString('base64url')}`, name: item.tool, arguments: JSON.stringify(item.arguments ?? {}) };
+          const call = { id: `call_${randomText(12, 'base64url')}`, name: item.tool, arguments: JSON.stringify(item.arguments ?? {}) };
           calls.push(call);
           toolStep = { calls: [...calls], usage: null, open: true };
           return [
