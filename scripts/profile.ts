@@ -28,8 +28,9 @@ const profDir = values.keep ?? join(dir, 'prof');
 try {
   const bin = join(dir, 'fast-claude');
   if (spawnSync('cc', ['-O2', '-o', bin, join(ROOT, 'test/fixtures/native/fast-claude.c')]).status !== 0) throw new Error('needs a C compiler (cc) for the native fake CLI');
-  const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...starter };
+  // The daemon's settings that a profile may vary, from this process's environment.
+  const passed = Object.fromEntries(['OLP_NATIVE_SPAWN', 'OLP_PRESTART', 'OLP_WORKERS'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])));
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...passed };
   const state = join(dir, 'state');
   const token = addKey(state, 'profile', env);
   const { daemon, base } = serve({ stateDir: state, env, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir], args: ['--claude-bin', bin] });
