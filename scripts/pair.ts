@@ -5,7 +5,8 @@
 // same build started first (eight runs here, all one way), so each round starts a fresh pair,
 // the order of start swapped every round, and the figures are summed over the rounds.
 // Usage (after building the other tree, e.g. a `git worktree` of main):
-//   npm run pair -- --base ../old/dist/src/cli/main.js [--rounds 2] [--blocks 12]
+//   npm run pair -- --base ../old/dist/src/cli/main.js [--this OTHER/dist/src/cli/main.js]
+//     [--rounds 2] [--blocks 12]
 //     [--per 200] [--warmup 2000] [--concurrency 1] [--serve="--prestart false"]
 //     [--base-env="OLP_HEAP_TUNING=0"]   (environment for the base daemon only: with --base set to
 //                                         this build, it compares a setting instead of a change)
@@ -22,6 +23,7 @@ import { throughput } from './stats.js';
 const { values } = parseArgs({
   options: {
     base: { type: 'string' },
+    this: { type: 'string', default: OLP_BIN },
     rounds: { type: 'string', default: '2' },
     blocks: { type: 'string', default: '12' },
     per: { type: 'string', default: '200' },
@@ -59,7 +61,7 @@ if (!fake) {
 }
 const sides: Side[] = [
   { name: 'base', bin: values.base, env: envOf(values['base-env']), cpu: 0, wall: 0, n: 0, peakRss: 0, perRound: [] },
-  { name: 'this', bin: OLP_BIN, env: {}, cpu: 0, wall: 0, n: 0, peakRss: 0, perRound: [] },
+  { name: 'this', bin: values.this, env: {}, cpu: 0, wall: 0, n: 0, peakRss: 0, perRound: [] },
 ];
 
 /** `A=1 B=2` as an environment. */
