@@ -16,9 +16,10 @@ import { nativeAddon } from './native.js';
  *   left, instead of up to 300 %;
  * - the young generation is collected on the main thread alone: with 1 MB to collect, handing
  *   the work to helper threads and waiting for them costs more than it saves. Paired against
- *   parallel scavenges in the same window: 0.22–0.30 ms less CPU per sequential request (four
- *   runs), 0.06–0.45 with pre-start off (three), and −0.19 to +0.02 ms at concurrency 16 (wall
- *   −0.10 to +0.10 ms).
+ *   parallel scavenges in the same window, with the start order swapped between two rounds:
+ *   0.26 ms less CPU per sequential request (0.45 and 0.08 by round). One-round runs read
+ *   0.22–0.30 (four), 0.06–0.45 with pre-start off (three) and −0.19 to +0.02 ms at
+ *   concurrency 16, but lean about 0.2 ms towards the daemon started second.
  *
  * The first two must be set before the heap has grown: loading olp's modules alone takes the young
  * generation past its starting size (11 MB more at rest, measured), and it does not shrink back.
