@@ -109,6 +109,12 @@ describe('the snippets of the README and docs/ keep an olp key with olp', () => 
     assert.deepEqual(problems, []);
   });
 
+  it("no hint olp itself prints (commands, start-up, usage page, error messages) mentions OPENAI_API_KEY or OPENAI_BASE_URL", () => {
+    const files = ['src/cli', 'src/page', 'src/errors'].flatMap((dir) => readdirSync(join(ROOT, dir)).filter((f) => f.endsWith('.ts')).map((f) => join(dir, f)));
+    assert.ok(files.length > 10);
+    assert.deepEqual(files.filter((f) => /OPENAI_(API_KEY|BASE_URL)/.test(readFileSync(join(ROOT, f), 'utf8'))), []);
+  });
+
   it('no prose line tells anyone to put an olp key into OPENAI_API_KEY either', () => {
     const problems = documents().flatMap(({ file, text }) =>
       text.split('\n').flatMap((line, i) => (/OPENAI_API_KEY['"\]]*\s*[:=]\s*\S*(olpk_|OLP_KEY)/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
