@@ -44,7 +44,6 @@ export function createSink(stream: NodeJS.WritableStream): Sink {
 
 // C0 controls (ESC, BEL, CR, line breaks…), DEL, C1 controls (U+009B is a CSI to many terminals),
 // the line and paragraph separators, and the bidirectional overrides and isolates.
-// eslint-disable-next-line no-control-regex
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /**

@@ -11,7 +11,6 @@ import { OLP_BIN } from '../support/paths.js';
 /** Sets the terminal title to "pwned", rings the bell, clears the screen; a C1 CSI and a line break for good measure. */
 const HOSTILE = '\x1b]0;pwned\x07\x1b[2J\x9b31m\nfake-row';
 const SHOWN = '\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x0afake-row';
-// eslint-disable-next-line no-control-regex
 const RAW_CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
 
 function olp(args: string[]) {
