@@ -137,9 +137,9 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
   const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
-  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor, workers, plans });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
+  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor, workers, plans, models: registry });
   const conversation: ConversationDeps = {
     store,
     registry,

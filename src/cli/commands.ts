@@ -7,7 +7,7 @@ import { runDoctor } from './doctor.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
 import { toOlpCommand } from './invocation.js';
 import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
-import { createSink, type Sink } from './output.js';
+import { createSink, printable, type Sink } from './output.js';
 import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_HELP, runRecordings } from './recordings.js';
 import { runServe } from './serve-command.js';
 import { RESPONSES_FLAGS, RESPONSES_HELP, runResponses } from './responses.js';
@@ -50,7 +50,7 @@ function keys(argv: string[], io: Io): number {
     return runKeys(store, sub, names, values as Flat, (s) => io.stdout.write(s), (s) => io.stderr.write(s));
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) throw err;
-    io.stderr.write(`olp: ${(err as Error).message}\n`);
+    io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
     return 1;
   } finally {
     store.close();

@@ -10,6 +10,7 @@ import { readPlanStates } from '../store/index.js';
 import { findByHome, describeProcess, starterInfo } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
+import { printable } from './output.js';
 import { inspectStateDir } from './state-dir.js';
 
 /** Whether host:port can be bound right now. */
@@ -63,7 +64,7 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
     .map(describeProcess)
     .filter((p) => p !== null);
   out(`CLIs       ${clis.length === 0 ? 'none running' : `${clis.length} running for this state dir (live workers and turns in flight)`}\n`);
-  for (const p of clis) out(`           pid ${p.pid}  ${p.command}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
+  for (const p of clis) out(`           pid ${p.pid}  ${printable(p.command)}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
   const plans = describePlans(readPlanStates(config.stateDir), Date.now());
   out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
   for (const line of plans.slice(1)) out(`           ${line}\n`);

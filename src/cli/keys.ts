@@ -2,6 +2,7 @@ import { budgetPeriods } from '../admit/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { COMMON_OPTIONS } from './help.js';
+import { printable } from './output.js';
 
 /** Raised for bad command lines; main prints the reason and where the help is, and exits 2. */
 export class UsageError extends Error {}
@@ -121,7 +122,8 @@ function status(k: KeyRecord): string {
   return k.policy.enabled ? 'active' : 'disabled';
 }
 
-function table(rows: string[][]): string {
+function table(cells: string[][]): string {
+  const rows = cells.map((r) => r.map(printable));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
 }

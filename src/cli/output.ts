@@ -41,3 +41,20 @@ export function createSink(stream: NodeJS.WritableStream): Sink {
     },
   };
 }
+
+// C0 controls (ESC, BEL, CR, line breaks…), DEL, C1 controls (U+009B is a CSI to many terminals),
+// the line and paragraph separators, and the bidirectional overrides and isolates.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A stored string as a terminal may show it: every control character written as an escape
+ * (`\x1b`, `\u{202e}`). A model id, key name or file name is chosen by a client or a script; printed
+ * raw, an ESC or BEL in it sets the owner's terminal title, clears the screen or rewrites what
+ * the owner reads, and a line break in it forges a table row.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+  });
+}

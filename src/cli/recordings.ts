@@ -3,6 +3,7 @@ import { updateConfigFile, type Config } from '../config/index.js';
 import { createRecording, deleteRecording, listRecordings, loadRecording, managedPath, resolveRecording } from '../record/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
+import { printable } from './output.js';
 
 export const RECORDINGS_HELP = `Usage: olp recordings COMMAND [options]
 
@@ -98,7 +99,7 @@ export async function runRecordings(config: Config, version: string, sub: string
         out('no recordings (start one with: olp recordings record)\n');
         return 0;
       }
-      const rows = [['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'], ...all.map((r) => [r.id, r.calls === null ? '-' : String(r.calls), String(r.bytes), r.modified, r.valid ? 'yes' : 'NO'])];
+      const rows = [['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'], ...all.map((r) => [printable(r.id), r.calls === null ? '-' : String(r.calls), String(r.bytes), r.modified, r.valid ? 'yes' : 'NO'])];
       const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
       out(rows.map((r) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd()).join('\n') + '\n');
       return 0;
@@ -120,10 +121,11 @@ export async function runRecordings(config: Config, version: string, sub: string
         out(`${JSON.stringify({ file: rec.file, header: rec.header, calls }, null, 2)}\n`);
         return 0;
       }
-      out(`${rec.file}\nformat ${rec.header.format}, olp ${rec.header.olp_version}, created ${rec.header.created}, ${calls.length} call(s)\n`);
+      // A recording is a file anyone may hand over (a bug report): every string in it is printed escaped.
+      out(`${printable(rec.file)}\nformat ${printable(String(rec.header.format))}, olp ${printable(String(rec.header.olp_version))}, created ${printable(String(rec.header.created))}, ${calls.length} call(s)\n`);
       for (const c of calls) {
-        out(`  #${c.index} ${c.backend} ${c.model} prompt ${c.prompt_sha256.slice(0, 12)}… ${c.events} line(s), exit ${c.exit_code ?? c.signal}, ${c.duration_ms} ms\n`);
-        for (const l of c.lines ?? []) out(`      ${l}\n`);
+        out(`  #${c.index} ${printable(String(c.backend))} ${printable(String(c.model))} prompt ${printable(String(c.prompt_sha256).slice(0, 12))}… ${c.events} line(s), exit ${printable(String(c.exit_code ?? c.signal))}, ${printable(String(c.duration_ms))} ms\n`);
+        for (const l of c.lines ?? []) out(`      ${printable(l)}\n`);
       }
       return 0;
     }

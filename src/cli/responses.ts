@@ -1,6 +1,7 @@
 import type { Store } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
+import { printable } from './output.js';
 
 export const RESPONSES_HELP = `Usage: olp responses COMMAND [options]
 
@@ -39,7 +40,7 @@ export function runResponses(store: Store, sub: string | undefined, values: Reco
       const table = [['ID', 'KEY', 'MODEL', 'STATUS', 'AGE', 'REPLY CHARS', 'PREVIOUS']];
       for (const r of rows) {
         const age = Math.round((now - r.createdAt) / 60_000);
-        table.push([r.id, r.keyName ?? '(revoked)', r.model, r.status, age < 90 ? `${age}m` : `${(age / 60).toFixed(1)}h`, String(r.outputText.length), r.previousResponseId ?? '-']);
+        table.push([r.id, r.keyName ?? '(revoked)', r.model, r.status, age < 90 ? `${age}m` : `${(age / 60).toFixed(1)}h`, String(r.outputText.length), r.previousResponseId ?? '-'].map(printable));
       }
       const widths = table[0]!.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
       out(`${table.map((t) => t.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
+import { printable } from './output.js';
 
 export const SESSIONS_HELP = `Usage: olp sessions COMMAND [options]
 
@@ -61,7 +62,7 @@ export function runSessions(store: Store, slotsDir: string, sub: string | undefi
           s.lastReason ?? '-',
           s.dirty ? 'will rotate' : s.sessionId ? 'ready' : 'empty',
           share === null ? '-' : `${Math.round(share * 100)}%`,
-        ]);
+        ].map(printable));
       }
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
       out(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');

@@ -2,7 +2,7 @@ import { describePlans } from '../plan/index.js';
 import type { Store, UsageFilter } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
-import type { Sink } from './output.js';
+import { printable, type Sink } from './output.js';
 
 export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
 
@@ -86,14 +86,15 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
     out(`${JSON.stringify({ by, groups }, null, 2)}\n`);
     return 0;
   }
-  const planLines = plans.length > 0 ? `\nplan limits (as the CLIs last reported):\n${plans.map((l) => `  ${l}\n`).join('')}` : '';
+  const planLines = plans.length > 0 ? `\nplan limits (as the CLIs last reported):\n${plans.map((l) => `  ${printable(l)}\n`).join('')}` : '';
   if (groups.length === 0) {
     out(`no usage recorded in that range\n${planLines}`);
     return 0;
   }
   const rows = [[by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD']];
   for (const g of groups) {
-    rows.push([g.group, String(g.requests), String(g.ok), String(g.errors), String(g.promptTokens), String(g.cachedTokens), String(g.completionTokens), pct(g.cacheHitShare), g.costUsd === null ? '-' : g.costUsd.toFixed(4)]);
+    // The group is a key name, a day or a model id as the client sent it (refused ones too).
+    rows.push([printable(g.group), String(g.requests), String(g.ok), String(g.errors), String(g.promptTokens), String(g.cachedTokens), String(g.completionTokens), pct(g.cacheHitShare), g.costUsd === null ? '-' : g.costUsd.toFixed(4)]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   out(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') + '\n' + planLines);

@@ -10,12 +10,15 @@ export interface MetricsSources {
   supervisor: { readonly active: number };
   workers?: { list(): readonly { state: string }[] } | undefined;
   plans?: Plans | undefined;
+  /** The model table: only its ids become label values. */
+  models?: { listed(id: string): boolean } | undefined;
 }
 
 /**
  * olp's metrics in the Prometheus text format (prom-client): requests, tokens and latencies as
  * they finish; queue, CLIs, workers and plan windows read at each scrape. Labels are key names,
- * models, backends, status and outcome: never tokens or prompts.
+ * the model table's ids (`other` for pass-through ids), backends, status and outcome: never
+ * tokens, prompts or other strings a client chooses.
  */
 export function createMetrics(sources: MetricsSources) {
   // Loaded only when metrics are on (they are off by default): prom-client and what it brings
@@ -65,8 +68,10 @@ export function createMetrics(sources: MetricsSources) {
     registry,
     /** One finished request. */
     observe(principal: Principal, r: ConversationResult): void {
-      // The model olp served (from its registry), never the client's raw string: labels stay bounded.
-      const model = r.backend ? (r.servedModel ?? '(unresolved)') : '(unresolved)';
+      // Only the model table's ids are label values: a pass-through id is the client's own string
+      // (`claude-anything`), and each new one would add four series to every scrape from then on.
+      const served = r.backend ? r.servedModel : null;
+      const model = served === null ? '(unresolved)' : sources.models?.listed(served) ? served : 'other';
       const backend = r.backend ?? 'none';
       requests.inc({ key: principal.name, model, backend, status: String(r.status), outcome: r.outcome });
       if (r.usage) {

@@ -51,6 +51,10 @@ export function createModelRegistry(backends: readonly Backend[], overrides: Mod
       const some = backends.flatMap((b) => listed.filter((m) => m.owned_by === b.owner).slice(0, 3).map((m) => m.id));
       throw modelNotFound(id, some);
     },
+    /** Whether an id is one of the table's own (not a pass-through id a client made up). */
+    listed(id: string): boolean {
+      return table.has(id);
+    },
     /** Models whose backend's CLI is installed. */
     list(): ModelInfo[] {
       return [...table.values()].filter((r) => isAvailable(r.backend)).map((r) => ({ id: r.id, object: 'model', created: r.created, owned_by: r.backend.owner }));

@@ -68,6 +68,29 @@ describe('GET /metrics', () => {
     }
   });
 
+  it("labels only the model table's ids: 50 invented pass-through ids share the label 'other'", async () => {
+    const t = await startTestDaemon({ config: { metrics: 'open' } });
+    try {
+      for (let i = 0; i < 50; i++) {
+        const r = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: `claude-made-up-${i}`, messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(r.status, 200);
+      }
+      // A table id keeps its own label; an id no CLI takes is '(unresolved)'.
+      assert.equal((await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] })).status, 200);
+      assert.equal((await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: 'nobody-routes-this', messages: [{ role: 'user', content: 'hi' }] })).status, 404);
+      await new Promise((r) => setTimeout(r, 50));
+      const { samples } = parseExposition((await request(t.url).get('/metrics')).text);
+      const series = samples.filter((s) => s.name === 'olp_requests_total' || s.name === 'olp_tokens_total');
+      assert.deepEqual([...new Set(series.map((s) => s.labels.model))].sort(), ['(unresolved)', 'other', 'sonnet']);
+      // requests: other, sonnet, (unresolved); tokens: 3 kinds each for other and sonnet.
+      assert.equal(series.length, 9, series.map((s) => JSON.stringify(s.labels)).join('\n'));
+      assert.equal(samples.find((s) => s.name === 'olp_requests_total' && s.labels.model === 'other')?.value, 50);
+      assert.ok(!series.some((s) => s.labels.model?.startsWith('claude-made-up')));
+    } finally {
+      await t.close();
+    }
+  });
+
   it('open mode needs no key (for a trusted scrape on loopback)', async () => {
     const t = await startTestDaemon({ config: { metrics: 'open' } });
     try {
