@@ -23,6 +23,10 @@ function runModes(): string[] {
 
 const answer = (said: string) => `Hello from fake claude. You said: ${said}`;
 
+function warmTurns(): number {
+  return t.logs.filter((l) => l.event === 'worker_turn' && l.mode === 'warm').length;
+}
+
 /** A streamed chat completion off the wire: its text and its in-band error, if any. */
 async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promise<{ text: string; error?: { code: string; message: string }; done: boolean }> {
   const res = await fetch(`${t.baseURL}/chat/completions`, {
@@ -62,42 +66,70 @@ describe('a message claude abandons mid-stream and answers again', () => {
       assert.deepEqual(runModes().slice(modes), ['cold', 'warm', 'warm']);
     });
 
-    it(`${scenario}: streamed, cold and warm: the sent part of the abandoned attempt, then the retryable in-band error`, async () => {
+    it(`${scenario}: streamed, cold and warm, a retry that says something else: the sent part of the abandoned attempt, then the retryable in-band error`, async () => {
       const cold = `[[fake:${scenario}]] streamed cold`;
       const r1 = await streamChat([{ role: 'user', content: cold }]);
       assert.equal(r1.error?.code, 'backend_retry_mid_stream', JSON.stringify(r1));
       assert.match(r1.error?.message ?? '', /send the request again/);
       assert.equal(r1.done, false);
-      assert.ok(`partial reply echo: ${answer(cold)}`.startsWith(r1.text) && !r1.text.includes('Hello from fake claude. You said: [[fake'), `only the abandoned attempt's text: ${r1.text}`);
+      assert.equal(r1.text, `partial reply echo: ${answer(cold).slice(0, 20)}`, 'only the abandoned attempt, nothing of the retry');
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'warm up' }];
       const w = await client.chat.completions.create({ model: 'sonnet', messages });
-      const modes = runModes().length;
       messages.push({ role: 'assistant', content: w.choices[0]!.message.content! }, { role: 'user', content: `[[fake:${scenario}]] streamed warm` });
-      const warmTurns = () => t.logs.filter((l) => l.event === 'worker_turn' && l.mode === 'warm').length;
       const warmBefore = warmTurns();
       const r2 = await streamChat(messages);
       assert.equal(r2.error?.code, 'backend_retry_mid_stream', JSON.stringify(r2));
-      assert.ok(r2.text.startsWith('partial reply echo: ') && !r2.text.includes('You said: [[fake'), r2.text);
+      assert.equal(r2.text, `partial reply echo: ${answer(`[[fake:${scenario}]] streamed warm`).slice(0, 20)}`);
       assert.equal(warmTurns(), warmBefore + 1, 'the streamed turn went to the live worker');
-      // The client's retry of the same request is answered whole.
+      // The client's retry is answered whole.
       const again = await client.chat.completions.create({ model: 'sonnet', messages: [...messages.slice(0, -1), { role: 'user', content: 'streamed warm, retried' }] });
       assert.equal(again.choices[0]?.message.content, answer('streamed warm, retried'));
-      assert.equal(runModes().length - modes, 2);
+    });
+
+    it(`${scenario}-same: streamed, cold and warm, a retry that says the same again: the stream goes on, whole and once`, async () => {
+      const cold = `[[fake:${scenario}-same]] streamed cold`;
+      assert.deepEqual(await streamChat([{ role: 'user', content: cold }]), { text: answer(cold), done: true });
+      const modes = runModes().length;
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'warm up' }];
+      for (const said of [`[[fake:${scenario}-same]] streamed warm`, 'after it']) {
+        const w = await client.chat.completions.create({ model: 'sonnet', messages });
+        messages.push({ role: 'assistant', content: w.choices[0]!.message.content! }, { role: 'user', content: said });
+        assert.deepEqual(await streamChat(messages), { text: answer(said), done: true });
+        messages.push({ role: 'assistant', content: answer(said) }, { role: 'user', content: 'and on' });
+      }
+      assert.deepEqual(runModes().slice(modes), ['cold', 'warm', 'warm', 'warm'], 'the worker goes on through the cut turn');
     });
 
     it(`${scenario}: /v1/responses, not streamed and streamed`, async () => {
       const whole = await client.responses.create({ model: 'sonnet', input: `[[fake:${scenario}]] responses` });
       assert.equal(whole.output_text, answer(`[[fake:${scenario}]] responses`));
-      const stream = await client.responses.create({ model: 'sonnet', input: `[[fake:${scenario}]] responses streamed`, stream: true });
-      let text = '';
-      let end: OpenAI.Responses.Response | undefined;
-      for await (const ev of stream) {
-        if (ev.type === 'response.output_text.delta') text += ev.delta;
-        if (ev.type === 'response.completed' || ev.type === 'response.failed') end = ev.response;
+      for (const same of ['', '-same']) {
+        const input = `[[fake:${scenario}${same}]] responses streamed`;
+        const stream = await client.responses.create({ model: 'sonnet', input, stream: true });
+        let text = '';
+        let end: OpenAI.Responses.Response | undefined;
+        for await (const ev of stream) {
+          if (ev.type === 'response.output_text.delta') text += ev.delta;
+          if (ev.type === 'response.completed' || ev.type === 'response.failed') end = ev.response;
+        }
+        if (same) {
+          assert.equal(end?.status, 'completed');
+          assert.equal(text, answer(input));
+        } else {
+          assert.equal(end?.status, 'failed');
+          assert.match(end?.error?.message ?? '', /started the answer again/);
+          assert.equal(text, `partial reply echo: ${answer(input).slice(0, 20)}`);
+        }
       }
-      assert.equal(end?.status, 'failed');
-      assert.match(end?.error?.message ?? '', /started the answer again/);
-      assert.ok(text.startsWith('partial reply echo: ') && !text.includes('You said: [[fake'), text);
     });
   }
+
+  it('a retry that starts like the sent text and then says something else, or says less than was sent: the retryable in-band error, nothing of the retry sent', async () => {
+    for (const variant of ['diverge', 'longer']) {
+      const said = `[[fake:stream-cut-retry-${variant}]] streamed`;
+      const r = await streamChat([{ role: 'user', content: said }]);
+      assert.equal(r.error?.code, 'backend_retry_mid_stream', `${variant}: ${JSON.stringify(r)}`);
+      assert.equal(r.text, variant === 'diverge' ? `${answer(said).slice(0, 12)}ZZZZ` : `${answer(said)} and more`);
+    }
+  });
 });

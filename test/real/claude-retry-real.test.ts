@@ -42,9 +42,15 @@ function warmTurns(): number {
   return t.logs.filter((l) => l.event === 'worker_turn' && l.mode === 'warm').length;
 }
 
-/** Cuts the next streamed reply once, after two text deltas ("stand-in hea"). */
-function cutOnce(how: 'reset' | 'malformed'): void {
-  api.cut = { how, afterDeltas: 2, times: 1 };
+/** What the cut attempt said before the cut, when it is not the retried answer's start. */
+const OTHER = 'partial reply echo: an attempt that is not the answer';
+
+/**
+ * Cuts the next streamed reply once, after two text deltas: of the real answer (the retry says
+ * the same again), or of another text (`other`).
+ */
+function cutOnce(how: 'reset' | 'malformed', other = false): void {
+  api.cut = { how, afterDeltas: 2, times: 1, ...(other ? { text: OTHER } : {}) };
 }
 
 function assertCut(): void {
@@ -77,13 +83,18 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
 }
 
 /**
- * A streamed reply after a cut: never text of two attempts. Either the whole answer, or (the cut
- * attempt's text already sent) what was sent of it and then the retryable in-band error.
+ * A streamed reply after a cut: never text of two attempts. A retry that says again what the
+ * client has goes on seamlessly; one that says something else ends the stream with the retryable
+ * in-band error, after only what the client already had.
  */
-function assertNotGlued(r: { text: string; error?: { code: string }; done: boolean }, answer: string): void {
-  assert.ok(answer.startsWith(r.text), `the streamed text is one attempt's, not two glued: ${JSON.stringify(r.text)}`);
-  if (r.error) assert.equal(r.error.code, 'backend_retry_mid_stream');
-  else assert.equal(r.text, answer);
+function assertStreamed(r: { text: string; error?: { code: string }; done: boolean }, answer: string, other: boolean): void {
+  if (!other) {
+    assert.deepEqual(r, { text: answer, done: true }, 'the retry said the same again: the stream went on');
+    return;
+  }
+  assert.equal(r.error?.code, 'backend_retry_mid_stream', JSON.stringify(r));
+  assert.equal(r.done, false);
+  assert.equal(r.text, OTHER.slice(0, 12), 'only what the cut attempt had sent');
 }
 
 describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-message, the CLI retries`, () => {
@@ -91,57 +102,73 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
     it(`chat, not streamed, cold then warm (${how}): the reply is the CLI's final answer`, async () => {
       const modes = runModes().length;
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `first cut turn ${how}` }];
-      cutOnce(how);
+      cutOnce(how, true);
       const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
       assertCut();
       assert.equal(r1.choices[0]?.message.content, standInReply(`first cut turn ${how}`));
       messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `second cut turn ${how}` });
-      cutOnce(how);
+      cutOnce(how, true);
       const r2 = await client.chat.completions.create({ model: 'sonnet', messages });
       assertCut();
       assert.equal(r2.choices[0]?.message.content, standInReply(`second cut turn ${how}`));
       assert.equal(runModes().slice(modes)[1], 'warm', `the second turn ran on the live worker: ${runModes().slice(modes).join(', ')}`);
     });
 
-    it(`chat, streamed, cold and warm (${how}): one attempt's text, or the retryable in-band error`, async () => {
-      const cold = `cold streamed cut ${how}`;
-      cutOnce(how);
-      assertNotGlued(await streamChat([{ role: 'user', content: cold }]), standInReply(cold));
-      assertCut();
-      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `warm-up ${how}` }];
-      const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
-      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `warm streamed cut ${how}` });
-      cutOnce(how);
-      const warm = warmTurns();
-      assertNotGlued(await streamChat(messages), standInReply(`warm streamed cut ${how}`));
-      assertCut();
-      assert.equal(warmTurns(), warm + 1, 'the cut streamed turn ran on the live worker');
-      // The conversation goes on: the client's retry is answered (by a new session that is sent
-      // the whole conversation when the cut turn ended the worker's).
-      const before = api.requests.length;
-      const again = await client.chat.completions.create({ model: 'sonnet', messages });
-      assert.match(again.choices[0]?.message.content ?? '', /^stand-in heard: /);
-      assert.match(JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages), new RegExp(`warm streamed cut ${how}`));
-    });
+    for (const other of [false, true]) {
+      const retry = other ? 'a retry that says something else' : 'a retry that says the same again';
+      it(`chat, streamed, cold and warm (${how}, ${retry})`, async () => {
+        const cold = `cold streamed cut ${how} ${other}`;
+        cutOnce(how, other);
+        assertStreamed(await streamChat([{ role: 'user', content: cold }]), standInReply(cold), other);
+        assertCut();
+        const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `warm-up ${how} ${other}` }];
+        const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
+        messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `warm streamed cut ${how} ${other}` });
+        cutOnce(how, other);
+        const warm = warmTurns();
+        assertStreamed(await streamChat(messages), standInReply(`warm streamed cut ${how} ${other}`), other);
+        assertCut();
+        assert.equal(warmTurns(), warm + 1, 'the cut streamed turn ran on the live worker');
+        // The conversation goes on: the client's retry (or next turn) is answered.
+        if (other) {
+          const before = api.requests.length;
+          const again = await client.chat.completions.create({ model: 'sonnet', messages });
+          assert.match(again.choices[0]?.message.content ?? '', /^stand-in heard: /);
+          assert.match(JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages), new RegExp(`warm streamed cut ${how}`));
+        } else {
+          messages.push({ role: 'assistant', content: standInReply(`warm streamed cut ${how} ${other}`) }, { role: 'user', content: 'and after it' });
+          const next = await client.chat.completions.create({ model: 'sonnet', messages });
+          assert.equal(next.choices[0]?.message.content, standInReply('and after it'));
+          assert.equal(warmTurns(), warm + 2, 'the worker goes on with the conversation');
+        }
+      });
+    }
 
     it(`/v1/responses, not streamed and streamed (${how})`, async () => {
-      cutOnce(how);
+      cutOnce(how, true);
       const whole = await client.responses.create({ model: 'sonnet', input: `responses cut ${how}` });
       assertCut();
       assert.equal(whole.output_text, standInReply(`responses cut ${how}`));
-      cutOnce(how);
-      const stream = await client.responses.create({ model: 'sonnet', input: `responses streamed cut ${how}`, stream: true });
-      let text = '';
-      let end: OpenAI.Responses.Response | undefined;
-      for await (const ev of stream) {
-        if (ev.type === 'response.output_text.delta') text += ev.delta;
-        if (ev.type === 'response.completed' || ev.type === 'response.failed') end = ev.response;
+      for (const other of [false, true]) {
+        cutOnce(how, other);
+        const stream = await client.responses.create({ model: 'sonnet', input: `responses streamed cut ${how} ${other}`, stream: true });
+        let text = '';
+        let end: OpenAI.Responses.Response | undefined;
+        for await (const ev of stream) {
+          if (ev.type === 'response.output_text.delta') text += ev.delta;
+          if (ev.type === 'response.completed' || ev.type === 'response.failed') end = ev.response;
+        }
+        assertCut();
+        if (other) {
+          assert.equal(end?.status, 'failed');
+          assert.match(end?.error?.message ?? '', /started the answer again/);
+          assert.equal(text, OTHER.slice(0, 12));
+        } else {
+          assert.equal(end?.status, 'completed');
+          assert.equal(text, standInReply(`responses streamed cut ${how} ${other}`));
+          assert.equal(end?.output_text, text);
+        }
       }
-      assertCut();
-      const answer = standInReply(`responses streamed cut ${how}`);
-      assert.ok(answer.startsWith(text), `one attempt's text: ${JSON.stringify(text)}`);
-      if (end?.status === 'failed') assert.match(end.error?.message ?? '', /started the answer again/);
-      else assert.equal(text, answer);
     });
   }
 });
