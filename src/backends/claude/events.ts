@@ -90,7 +90,8 @@ export function toFinishReason(stop: string | null | undefined): FinishReason {
  * goes on with an `assistant` line of another message id (a non-streamed retry), 2.1.332 closes the
  * broken message with a `message_stop` of its own (no `message_delta`) and goes on with an
  * `api_retry` line and a new `message_start`, or with an `assistant` line of another id. At the
- * first of these the parser says `abandoned`, and forgets the message's text and tool calls.
+ * next message (not at the `api_retry`, which could be another request's) the parser says
+ * `abandoned`, and forgets the message's text and tool calls.
  */
 export function createClaudeParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -186,7 +187,7 @@ export function createClaudeParser(model?: string): EventParser {
         case 'system':
           if (typeof line.subtype === 'string' && !KNOWN_SYSTEM.test(line.subtype)) unknown.add(`system/${line.subtype}`);
           // claude 2.1.197: one `api_retry` per failed API attempt (up to 10 by default, ~3 min in all).
-          if (line.subtype === 'api_retry') return [...abandon(), { type: 'retry', message: toRetryMessage(line) }];
+          if (line.subtype === 'api_retry') return [{ type: 'retry', message: toRetryMessage(line) }];
           if (line.subtype === 'init' && Array.isArray(line.tools)) structured = line.tools.includes(STRUCTURED_TOOL);
           if (line.subtype === 'init' && typeof line.session_id === 'string' && sessionId === undefined) {
             sessionId = line.session_id;
