@@ -133,3 +133,34 @@ describe('a message claude abandons mid-stream and answers again', () => {
     }
   });
 });
+
+describe('a response codex asks for again after its stream broke', () => {
+  const heard = (said: string) => `Hello from fake codex. You said: ${said}`;
+  it('non-streamed, cold (exec) then warm (app-server): the reply is the kept message; streamed: the retryable in-band error', async () => {
+    const codexWarm = () => t.logs.filter((l) => l.event === 'worker_turn' && l.mode === 'warm').length;
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: '[[fake:stream-cut-retry]] codex first' }];
+    const r1 = await client.chat.completions.create({ model: 'codex', messages });
+    assert.equal(r1.choices[0]?.message.content, heard('[[fake:stream-cut-retry]] codex first'));
+    // The app-server worker loads the thread after the cold turn.
+    for (let i = 0; i < 200; i++) {
+      const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
+      const live = ((await res.json()) as { workers: { live: { slot: string; state: string }[] } }).workers.live;
+      if (live.some((l) => l.slot.includes('/codex/') && l.state === 'idle')) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: '[[fake:stream-cut-retry]] codex second' });
+    const warm = codexWarm();
+    const r2 = await client.chat.completions.create({ model: 'codex', messages });
+    assert.equal(r2.choices[0]?.message.content, heard('[[fake:stream-cut-retry]] codex second'));
+    assert.equal(codexWarm(), warm + 1, 'the second turn went to the app-server');
+    const cold = '[[fake:stream-cut-retry]] codex streamed';
+    const res = await fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'codex', messages: [{ role: 'user', content: cold }], stream: true }),
+    });
+    const body = await res.text();
+    assert.match(body, /"code":"backend_retry_mid_stream"/);
+    assert.ok(!body.includes('You said: [[fake:stream-cut-retry]] codex streamed"'), 'nothing of the retried message');
+  });
+});
