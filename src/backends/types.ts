@@ -31,7 +31,13 @@ export type BackendEvent =
   /** A piece of that call's JSON arguments. */
   | { type: 'tool_args'; index: number; text: string }
   /** What the CLI says of its login's plan window (see src/plan). */
-  | { type: 'plan'; report: PlanReport };
+  | { type: 'plan'; report: PlanReport }
+  /**
+   * The CLI abandoned the model message it was streaming (the provider's stream broke and it asks
+   * the model again): the last `events` text and tool events of this turn, `text` among them,
+   * belong to no answer. Always the newest events: it is said before the next attempt's first.
+   */
+  | { type: 'abandoned'; text: string; events: number };
 
 /** How a turn ended, decided once stdout is exhausted and the process has exited. */
 export type TurnOutcome =

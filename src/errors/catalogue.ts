@@ -59,6 +59,8 @@ export const ERROR_CATALOGUE = {
   backend_overloaded: { status: 503, type: 'server_error', retryable: true, retryAfter: 10 },
   backend_unavailable: { status: 503, type: 'server_error', retryable: true, retryAfter: 30 },
   backend_timeout: { status: 504, type: 'server_error', retryable: true },
+  // Only ever in-band: a streamed reply whose text came partly from an attempt the CLI abandoned.
+  backend_retry_mid_stream: { status: 502, type: 'server_error', retryable: true },
   backend_error: { status: 502, type: 'server_error', retryable: true },
   session_not_found: { status: 502, type: 'server_error', retryable: true },
   backend_bad_output: { status: 502, type: 'server_error', retryable: false },

@@ -163,6 +163,18 @@ export function backendTimeout(backend: string, kind: 'total' | 'idle', seconds:
   return createProxyError('backend_timeout', `The ${backend} CLI ${what} and was stopped.`, { cause });
 }
 
+/**
+ * A streamed reply stopped because the CLI abandoned the model message it was streaming (the
+ * provider's stream broke and the CLI asked again): what the client already has would not fit the
+ * retried answer.
+ */
+export function backendRetryMidStream(backend: string): ProxyError {
+  return createProxyError(
+    'backend_retry_mid_stream',
+    `The ${backend} CLI lost its provider's stream in the middle of the reply and started the answer again; the text streamed so far belongs to the abandoned attempt. Discard it and send the request again.`,
+  );
+}
+
 export function backendFailed(backend: string, detail: string, cause?: unknown): ProxyError {
   return createProxyError('backend_error', `The ${backend} CLI failed: ${detail}`, { cause });
 }

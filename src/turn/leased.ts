@@ -42,10 +42,12 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       // Each attempt gets its own workspace (the previous one may still be being removed).
       gen = runTurn(deps, { ...input, turn, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
       attempt++;
-      const reply: string[] = [];
+      let reply = '';
       let step = await gen.next();
       while (!step.done) {
-        if (step.value.type === 'text') reply.push(step.value.text);
+        if (step.value.type === 'text') reply += step.value.text;
+        // The slot remembers the answer the CLI kept, not an attempt it gave up.
+        if (step.value.type === 'abandoned' && reply.endsWith(step.value.text)) reply = reply.slice(0, reply.length - step.value.text.length);
         yield step.value;
         step = await gen.next();
       }
@@ -53,7 +55,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       // A CLI that reports the session's running total (codex): this request's share is the difference.
       const outcome =
         total.usage && plan.mode === 'resumed' && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
-      if (!outcome.ok && reply.length === 0 && plan.mode === 'resumed' && outcome.error.code === 'session_not_found') {
+      if (!outcome.ok && reply === '' && plan.mode === 'resumed' && outcome.error.code === 'session_not_found') {
         input.log.warn({ event: 'resume_refused', sessionId: plan.sessionId, retried }, 'the CLI refused to resume the session');
         if (!retried) {
           retried = true;
@@ -65,7 +67,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       }
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
-      lease.commit(outcome.ok ? { ok: true, reply: reply.join(''), ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) } : { ok: false, aborted: false });
+      lease.commit(outcome.ok ? { ok: true, reply, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) } : { ok: false, aborted: false });
       return outcome;
     }
   } catch (err) {

@@ -36,6 +36,13 @@ export interface StandIn {
    * as usual with the window's status and utilization.
    */
   plan?: { status: 'allowed' | 'allowed_warning' | 'rejected'; claim: 'five_hour' | 'seven_day'; resetInS: number; utilization?: number; surpassedThreshold?: number } | undefined;
+  /**
+   * Cuts the next `times` streamed text replies after `afterDeltas` text deltas (each cut counts
+   * one down): `reset` destroys the connection, `malformed` sends an SSE event whose data is not
+   * JSON and ends the response. The CLI's retry then gets the whole reply. `text`, when set, is
+   * the cut reply's text (else the real one: a retry that says the same again).
+   */
+  cut?: { how: 'reset' | 'malformed'; afterDeltas: number; times: number; text?: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -169,10 +176,19 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    const pieces = text.match(/.{1,6}/gs) ?? [];
-    for (const p of pieces) {
+    const cut = state.cut && state.cut.times > 0 ? state.cut : undefined;
+    if (cut) cut.times--;
+    const pieces = (cut?.text ?? text).match(/.{1,6}/gs) ?? [];
+    for (const [i, p] of pieces.entries()) {
       if (state.mode === 'slow') await new Promise((r) => setTimeout(r, 200));
       if (res.destroyed) return;
+      if (cut && i === cut.afterDeltas) {
+        // Let the deltas so far reach the CLI before the cut.
+        await new Promise((r) => setTimeout(r, 50));
+        if (cut.how === 'reset') res.socket?.resetAndDestroy();
+        else res.end('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_de\n\n');
+        return;
+      }
       send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } });
     }
     send('content_block_stop', { type: 'content_block_stop', index: 0 });

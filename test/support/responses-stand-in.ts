@@ -19,6 +19,19 @@ export interface ResponsesStandIn {
    * A request carrying outputs is answered with their texts.
    */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[] | undefined;
+  /**
+   * Stream a text reply as the API does (`response.output_text.delta` pieces of 6 characters
+   * between the message's `output_item.added` and `output_item.done`), not as one finished item.
+   */
+  deltas?: boolean;
+  /**
+   * Cuts the next `times` text replies after `afterDeltas` text deltas (each cut counts one down;
+   * implies `deltas`): `reset` destroys the connection, `malformed` sends an event whose data is
+   * not JSON and ends the response. `text`, when set, is the cut reply's text (else the real one).
+   * With `afterDeltas` past the text's last piece the cut comes after the message is done and
+   * before `response.completed`.
+   */
+  cut?: { how: 'reset' | 'malformed'; afterDeltas: number; times: number; text?: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -31,8 +44,8 @@ function lastUserText(body: { input?: unknown }): string {
 }
 
 /** codex's config pointing it at a stand-in: a model provider of its own (the key in CODEX_API_KEY). */
-export function codexStandInConfig(url: string): string[] {
-  return ['model_provider="standin"', `model_providers.standin={name="standin",base_url="${url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=0}`];
+export function codexStandInConfig(url: string, streamRetries = 0): string[] {
+  return ['model_provider="standin"', `model_providers.standin={name="standin",base_url="${url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=${streamRetries}}`];
 }
 
 /** codex's environment for a stand-in: a dummy key. */
@@ -89,6 +102,38 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
       },
     ];
     res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const cut = calls.length === 0 && state.cut && state.cut.times > 0 ? state.cut : undefined;
+    if (cut) cut.times--;
+    if (calls.length === 0 && (state.deltas || cut)) {
+      const send = (e: Record<string, unknown>) => res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
+      const said = cut?.text ?? text;
+      const item = { type: 'message', role: 'assistant', id: `msg_${n}`, status: 'in_progress', content: [] };
+      send(events[0]!);
+      send({ type: 'response.output_item.added', output_index: 0, item });
+      send({ type: 'response.content_part.added', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      for (const [i, piece] of (said.match(/.{1,6}/gs) ?? []).entries()) {
+        if (cut && i === cut.afterDeltas) {
+          // Let the deltas so far reach the CLI before the cut.
+          await new Promise((r) => setTimeout(r, 50));
+          if (cut.how === 'reset') res.socket?.resetAndDestroy();
+          else res.end('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"msg_\n\n');
+          return;
+        }
+        send({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: piece });
+      }
+      send({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text: said });
+      send({ type: 'response.content_part.done', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: said, annotations: [] } });
+      send({ type: 'response.output_item.done', output_index: 0, item: { ...item, status: 'completed', content: [{ type: 'output_text', text: said, annotations: [] }] } });
+      if (cut) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (cut.how === 'reset') res.socket?.resetAndDestroy();
+        else res.end('event: response.completed\ndata: {"type":"response.comp\n\n');
+        return;
+      }
+      send(events.at(-1)!);
+      res.end();
+      return;
+    }
     for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     res.end();
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createClaudeParser } from '../../src/backends/index.js';
@@ -166,5 +166,101 @@ describe('event types a newer CLI may add', () => {
       p.push(JSON.stringify(line));
     }
     assert.deepEqual([...(p.unknown ?? [])].sort(), ['shiny_new_event', 'system/brand_new_subtype']);
+  });
+});
+
+/** What a consumer keeps of a turn's events: text and calls, an abandoned attempt's taken back. */
+function kept(events: ReturnType<ReturnType<typeof createClaudeParser>['push']>) {
+  const out: typeof events = [];
+  for (const e of events) {
+    if (e.type === 'abandoned') out.splice(out.length - e.events);
+    else if (e.type === 'text' || e.type === 'tool_call' || e.type === 'tool_args') out.push(e);
+  }
+  return { text: out.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), out };
+}
+
+describe('a message the CLI abandons when the provider stream breaks (captured, stand-in cuts once, the retry answers)', () => {
+  const answer = 'stand-in heard: say something long please';
+  for (const version of ['2.1.197', '2.1.332']) {
+    for (const how of ['reset', 'malformed']) {
+      it(`claude ${version}, ${how}: the streamed part is taken back once, the reply is the CLI's final answer`, () => {
+        const { events, outcome } = run(`claude-${version}-stream-cut-${how}-retried.jsonl`, 97);
+        const abandoned = events.filter((e) => e.type === 'abandoned');
+        assert.deepEqual(abandoned, [{ type: 'abandoned', text: 'stand-in hea', events: 2 }]);
+        // Said before anything of the retried message.
+        const at = events.findIndex((e) => e.type === 'abandoned');
+        assert.equal(events.slice(0, at).filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), 'stand-in hea');
+        assert.equal(kept(events).text, answer);
+        assert.equal(outcome.ok, true);
+      });
+    }
+  }
+
+  it('no captured run of a whole reply says abandoned', () => {
+    for (const file of readdirSync(REFERENCE).filter((f) => f.endsWith('.jsonl') && !f.includes('-cut-') && !f.startsWith('codex'))) {
+      const { events } = run(file, 4096);
+      assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [], file);
+    }
+  });
+
+  const line = (event: Record<string, unknown>) => JSON.stringify({ type: 'stream_event', event, parent_tool_use_id: null });
+  const start = (id: string) => line({ type: 'message_start', message: { id, usage: { input_tokens: 3, output_tokens: 1 } } });
+  const delta = (text: string) => line({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+  const end = (stop: string) => [line({ type: 'message_delta', delta: { stop_reason: stop }, usage: { output_tokens: 4 } }), line({ type: 'message_stop' })];
+  const result = (text: string) => JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 4 } });
+
+  it('tool calls streamed in an abandoned message are taken back and never become a tool step', () => {
+    const p = createClaudeParser();
+    const events = [
+      start('msg_1'),
+      line({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'mcp__olp__get_weather' } }),
+      line({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"ci' } }),
+      // 2.1.332 closes the broken message itself, without a message_delta.
+      line({ type: 'content_block_stop', index: 0 }),
+      line({ type: 'message_stop' }),
+    ].flatMap((l) => p.push(l));
+    assert.equal(p.toolStep, undefined, 'a broken message is no tool step');
+    events.push(...p.push(JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, error_status: null, error: 'unknown' })));
+    events.push(
+      ...[
+        start('msg_2'),
+        line({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_2', name: 'mcp__olp__get_weather' } }),
+        line({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city":"Oslo"}' } }),
+        line({ type: 'content_block_stop', index: 0 }),
+        ...end('tool_use'),
+      ].flatMap((l) => p.push(l)),
+    );
+    assert.deepEqual(events.find((e) => e.type === 'abandoned'), { type: 'abandoned', text: '', events: 2 });
+    assert.deepEqual((p.toolStep as { calls: unknown[] } | undefined)?.calls, [{ id: 'toolu_2', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+    assert.deepEqual(kept(events).out, [
+      { type: 'tool_call', index: 0, id: 'toolu_2', name: 'get_weather' },
+      { type: 'tool_args', index: 0, text: '{"city":"Oslo"}' },
+    ]);
+  });
+
+  it('a finished message is never taken back; a new message_start after an unfinished one is', () => {
+    const p = createClaudeParser();
+    const events = [start('msg_1'), delta('Hello'), ...end('end_turn'), start('msg_2'), delta('part'), start('msg_3'), delta('whole'), ...end('end_turn'), result('whole')].flatMap((l) => p.push(l));
+    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [{ type: 'abandoned', text: 'part', events: 1 }]);
+    assert.equal(kept(events).text, 'Hellowhole');
+  });
+
+  it('an abandoned message before a non-streamed retry whose text is the result: the result text is the reply', () => {
+    const p = createClaudeParser();
+    const events = [
+      start('msg_1'),
+      delta('partial reply'),
+      JSON.stringify({ type: 'assistant', message: { id: 'msg_2', model: 'claude-sonnet-5', content: [{ type: 'text', text: 'the real answer' }] }, parent_tool_use_id: null }),
+      result('the real answer'),
+    ].flatMap((l) => p.push(l));
+    assert.equal(kept(events).text, 'the real answer');
+  });
+
+  it('structured output: text held back in an abandoned message is dropped too', () => {
+    const p = createClaudeParser();
+    p.push(JSON.stringify({ type: 'system', subtype: 'init', session_id: 's', tools: ['StructuredOutput'] }));
+    const events = [start('msg_1'), delta('Sure, here'), start('msg_2'), delta('Plain answer'), ...end('end_turn'), result('Plain answer')].flatMap((l) => p.push(l));
+    assert.equal(kept(events).text, 'Plain answer');
+    assert.equal(events.some((e) => e.type === 'abandoned'), false, 'nothing held back was ever emitted');
   });
 });

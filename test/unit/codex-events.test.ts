@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createCodexParser, toCodexUsage } from '../../src/backends/index.js';
 import { subtractUsage } from '../../src/backends/codex/usage.js';
+import { createAppServerParser } from '../../src/backends/codex/live.js';
+import type { BackendEvent } from '../../src/backends/index.js';
 import type { ExitInfo } from '../../src/process/index.js';
 import { createLineSplitter } from '../../src/process/index.js';
 import { REFERENCE } from '../support/paths.js';
@@ -94,4 +96,43 @@ describe('codex usage on resumed threads', () => {
     const u = toCodexUsage(subtractUsage(second, first));
     assert.deepEqual([u?.promptTokens, u?.cachedTokens, u?.completionTokens, u?.totalTokens], [1200, 200, 12, 1212]);
   });
+});
+
+/** What a consumer keeps of a turn's events: text and calls, an abandoned attempt's taken back. */
+function kept(events: BackendEvent[]): string {
+  const out: BackendEvent[] = [];
+  for (const e of events) {
+    if (e.type === 'abandoned') out.splice(out.length - e.events);
+    else if (e.type === 'text' || e.type === 'tool_call' || e.type === 'tool_args') out.push(e);
+  }
+  return out.map((e) => (e.type === 'text' ? e.text : '')).join('');
+}
+
+describe('codex 0.171: the provider stream cut once, codex asks again (captured against the stand-in)', () => {
+  const answer = 'responses stand-in heard: say something please';
+  it('exec, cut mid-message: no message of the cut attempt was printed; nothing to take back', () => {
+    const { events, outcome } = run('codex-0.171.0-exec-json-cut-mid-message-retried.jsonl', 50);
+    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), []);
+    assert.equal(kept(events), answer);
+    assert.equal(outcome.ok, true);
+  });
+
+  it('exec, cut after the message was done: the printed message is taken back at the retry, no blank-line glue', () => {
+    const { events, outcome } = run('codex-0.171.0-exec-json-cut-after-message-retried.jsonl', 50);
+    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [{ type: 'abandoned', text: 'partial reply echo: abandoned attempt', events: 1 }]);
+    assert.equal(kept(events), answer);
+    assert.equal(outcome.ok, true);
+  });
+
+  for (const where of ['mid-message', 'after-message']) {
+    it(`app-server, cut ${where}: the streamed part is taken back, the reply is the turn's message`, () => {
+      const parser = createAppServerParser();
+      const events = readFileSync(join(REFERENCE, `codex-0.171.0-app-server-cut-${where}-retried.jsonl`), 'utf8').split('\n').filter(Boolean).flatMap((l) => parser.push(l));
+      const gone = events.filter((e) => e.type === 'abandoned');
+      assert.equal(gone.length, 1);
+      assert.equal((gone[0] as { text: string }).text, where === 'mid-message' ? 'partial repl' : 'partial reply echo: abandoned attempt');
+      assert.equal(kept(events), answer);
+      assert.equal(parser.finish(exit()).ok, true);
+    });
+  }
 });

@@ -84,6 +84,14 @@ export function toFinishReason(stop: string | null | undefined): FinishReason {
  * Text comes from `text_delta` stream events as they arrive; if a message arrives without deltas
  * (older CLIs, no partial messages) its `assistant` event's text is used; usage and success come
  * from the `result` line only (the `assistant` usage is a message_start snapshot).
+ *
+ * A streamed message is finished by its `message_delta` (the stop reason). When the provider's
+ * stream breaks before that, the CLI asks the model again, and the message is abandoned: 2.1.197
+ * goes on with an `assistant` line of another message id (a non-streamed retry), 2.1.332 closes the
+ * broken message with a `message_stop` of its own (no `message_delta`) and goes on with an
+ * `api_retry` line and a new `message_start`, or with an `assistant` line of another id. At the
+ * next message (not at the `api_retry`, which could be another request's) the parser says
+ * `abandoned`, and forgets the message's text and tool calls.
  */
 export function createClaudeParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -92,7 +100,6 @@ export function createClaudeParser(model?: string): EventParser {
   let assistantError: string | undefined;
   let currentMessage: string | undefined;
   let stopReason: string | null | undefined;
-  let emittedAny = false;
   const streamed = new Set<string>();
   // Tool calls of the message being read: block index -> the call's place in the step.
   let calls: { id: string; name: string; arguments: string }[] = [];
@@ -110,13 +117,44 @@ export function createClaudeParser(model?: string): EventParser {
   let structured = false;
   const structuredBlocks = new Set<number>();
   let held = '';
+  /** Characters of reply text emitted this turn (after any abandoned message's were taken back). */
+  let emittedText = 0;
+  /**
+   * The top-level message being streamed, until its `message_delta`: what it emitted (and held),
+   * so that all of it can be taken back if the CLI abandons it.
+   */
+  let attempt: { id: string | undefined; text: string; events: number; held: number; calls: number } | undefined;
+
+  /** Reply events of the streaming message count towards what its abandonment takes back. */
+  function counted(events: BackendEvent[]): BackendEvent[] {
+    if (attempt) {
+      for (const ev of events) {
+        if (ev.type === 'text') attempt.text += ev.text;
+        if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') attempt.events++;
+      }
+    }
+    return events;
+  }
+
+  /** The streaming message was abandoned by the CLI (see above): its events are void. */
+  function abandon(): BackendEvent[] {
+    const gone = attempt;
+    attempt = undefined;
+    if (!gone) return [];
+    held = held.slice(0, gone.held);
+    calls = calls.slice(0, gone.calls);
+    blockCall.clear();
+    structuredBlocks.clear();
+    emittedText -= gone.text.length;
+    return gone.events > 0 ? [{ type: 'abandoned', text: gone.text, events: gone.events }] : [];
+  }
 
   function text(t: string): BackendEvent[] {
     if (structured) {
       held += t;
       return [];
     }
-    emittedAny = true;
+    emittedText += t.length;
     return [{ type: 'text', text: t }];
   }
 
@@ -160,14 +198,22 @@ export function createClaudeParser(model?: string): EventParser {
           const ev = line.event;
           if (!topLevel || !ev) return [];
           if (ev.type === 'message_start') {
+            // The message before never finished: the CLI asks again.
+            const gone = abandon();
             currentMessage = ev.message?.id;
             messageUsage = rawCounts(ev.message?.usage);
+            stopReason = undefined;
+            attempt = { id: currentMessage, text: '', events: 0, held: held.length, calls: calls.length };
+            return gone;
           }
-          if (ev.type === 'message_delta' && ev.delta && 'stop_reason' in ev.delta) stopReason = ev.delta.stop_reason;
+          if (ev.type === 'message_delta' && ev.delta && 'stop_reason' in ev.delta) {
+            stopReason = ev.delta.stop_reason;
+            attempt = undefined;
+          }
           if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
           if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' && typeof ev.delta.text === 'string' && ev.delta.text !== '') {
             if (currentMessage) streamed.add(currentMessage);
-            return text(ev.delta.text);
+            return counted(text(ev.delta.text));
           }
           if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.name === STRUCTURED_TOOL) {
             if (currentMessage) streamed.add(currentMessage);
@@ -177,13 +223,13 @@ export function createClaudeParser(model?: string): EventParser {
           if (ev.type === 'content_block_delta' && structuredBlocks.has(ev.index ?? -1)) return [];
           if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.id && ev.content_block.name) {
             if (currentMessage) streamed.add(currentMessage);
-            return [startCall(ev.index, ev.content_block.id, ev.content_block.name)];
+            return counted([startCall(ev.index, ev.content_block.id, ev.content_block.name)]);
           }
           if (ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' && typeof ev.delta.partial_json === 'string' && ev.delta.partial_json !== '') {
             const index = blockCall.get(ev.index ?? -1);
             if (index === undefined) return [];
             calls[index]!.arguments += ev.delta.partial_json;
-            return [{ type: 'tool_args', index, text: ev.delta.partial_json }];
+            return counted([{ type: 'tool_args', index, text: ev.delta.partial_json }]);
           }
           if (ev.type === 'message_stop') structuredBlocks.clear();
           if (ev.type === 'message_stop' && stopReason === 'tool_use' && calls.length > 0) {
@@ -210,7 +256,8 @@ export function createClaudeParser(model?: string): EventParser {
             }
           }
           if (!msg || msg.model === '<synthetic>' || line.error || (msg.id && streamed.has(msg.id))) return [];
-          const out: BackendEvent[] = [];
+          // Another message than the one streaming: the CLI gave that one up and asked again.
+          const out: BackendEvent[] = attempt && msg.id !== attempt.id ? abandon() : [];
           for (const c of msg.content ?? []) {
             if (c.type === 'text' && typeof c.text === 'string' && c.text !== '') out.push(...text(c.text));
             // Without partial messages a tool call arrives whole.
@@ -239,7 +286,7 @@ export function createClaudeParser(model?: string): EventParser {
             if (checked !== undefined) return text(JSON.stringify(checked));
             if (held !== '') return text(held);
           }
-          if (!emittedAny && typeof result.result === 'string' && result.result !== '') return text(result.result);
+          if (emittedText === 0 && typeof result.result === 'string' && result.result !== '') return text(result.result);
           return [];
         }
         default:

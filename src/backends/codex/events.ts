@@ -20,6 +20,11 @@ interface Line {
  * sends no text deltas), so each is forwarded the moment it is complete; `item.updated` text, if a
  * build sends it, is forwarded as it grows. Usage is the thread's running total (`turn.completed`);
  * the session layer turns it into this request's share.
+ *
+ * When the provider's stream breaks before `response.completed`, codex asks the model again
+ * (`Reconnecting... n/5`): a message it completed from the broken stream is not part of the
+ * answer (the turn keeps only the retried one; 0.171, captured). At the retry the parser says
+ * `abandoned` for everything it forwarded since the model was last asked.
  */
 export function createCodexParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -34,6 +39,24 @@ export function createCodexParser(model?: string): EventParser {
   const started = new Set<string>();
   let toolStep: ToolStep | undefined;
   const unknown = new Set<string>();
+  /** What was forwarded since the model was last asked (the turn began, or went on after tools). */
+  let attempt = { text: '', events: 0, messages: 0 };
+
+  function counted(events: BackendEvent[]): BackendEvent[] {
+    for (const ev of events) {
+      if (ev.type === 'text') attempt.text += ev.text;
+      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') attempt.events++;
+    }
+    return events;
+  }
+
+  /** codex asks the model again: what the broken attempt produced is void. */
+  function retry(message: string): BackendEvent[] {
+    const gone = attempt;
+    attempt = { text: '', events: 0, messages: gone.messages };
+    messages = gone.messages;
+    return [...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []), { type: 'retry', message }];
+  }
 
   /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
   function emit(id: string, text: string): BackendEvent[] {
@@ -59,6 +82,7 @@ export function createCodexParser(model?: string): EventParser {
     continueAfterTools() {
       toolStep = undefined;
       calls = [];
+      attempt = { text: '', events: 0, messages };
     },
     push(raw: string): BackendEvent[] {
       const line = reader.read(raw);
@@ -80,16 +104,16 @@ export function createCodexParser(model?: string): EventParser {
           const call = { id: `call_${randomText(12, 'base64url')}`, name: item.tool, arguments: JSON.stringify(item.arguments ?? {}) };
           calls.push(call);
           toolStep = { calls: [...calls], usage: null, open: true };
-          return [
+          return counted([
             { type: 'tool_call', index, id: call.id, name: call.name },
             { type: 'tool_args', index, text: call.arguments },
-          ];
+          ]);
         }
         case 'item.updated':
         case 'item.completed':
-          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text);
+          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return counted(emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text));
           // codex 0.171: a transport fallback is reported as an error item mid-retry.
-          if (line.item?.type === 'error') return [{ type: 'retry', message: String((line.item as { message?: unknown }).message ?? 'error') }];
+          if (line.item?.type === 'error') return retry(String((line.item as { message?: unknown }).message ?? 'error'));
           return [];
         case 'turn.started':
           return [];
@@ -104,7 +128,7 @@ export function createCodexParser(model?: string): EventParser {
           lastError = line.message;
           if (LIMIT_TEXT.test(line.message)) return spentReport(line.message);
           // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
-          return /^Reconnecting\b/.test(line.message) ? [{ type: 'retry', message: line.message }] : [];
+          return /^Reconnecting\b/.test(line.message) ? retry(line.message) : [];
         default:
           if (typeof line.type === 'string') unknown.add(line.type);
           return [];

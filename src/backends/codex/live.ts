@@ -118,7 +118,9 @@ function toRawTotal(total: Record<string, unknown>): Record<string, number> {
  * Reads one turn of an app-server worker: the agent message's deltas as they come (a message
  * that arrives without deltas is forwarded whole), the thread's running token total as of this
  * turn (an update replayed for an earlier turn is ignored), retries (`error` with willRetry) as
- * retries, and the end at this turn's `turn/completed`.
+ * retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
+ * asks the model again: the messages streamed so far (whole or in part) are not the turn's (its
+ * `turn/completed` lists only the retried one; 0.171, captured), and are said `abandoned`.
  */
 export function createAppServerParser(model?: string): EventParser {
   const reader = createLineReader<Message>();
@@ -130,6 +132,8 @@ export function createAppServerParser(model?: string): EventParser {
   let lastError: string | undefined;
   let messages = 0;
   const streamed = new Set<string>();
+  /** What was forwarded since the model was last asked. */
+  let attempt = { text: '', events: 0 };
 
   const ours = (id: string | undefined) => turnId === undefined || id === undefined || id === turnId;
 
@@ -138,7 +142,10 @@ export function createAppServerParser(model?: string): EventParser {
       streamed.add(itemId);
       if (messages++ > 0) t = `\n\n${t}`;
     }
-    return t ? [{ type: 'text', text: t }] : [];
+    if (!t) return [];
+    attempt.text += t;
+    attempt.events++;
+    return [{ type: 'text', text: t }];
   }
 
   return {
@@ -185,7 +192,12 @@ export function createAppServerParser(model?: string): EventParser {
         case 'error': {
           if (!ours(p.turnId)) return [];
           const message = p.error?.message ?? 'error';
-          if (p.willRetry) return [{ type: 'retry', message }];
+          if (p.willRetry) {
+            const gone = attempt;
+            attempt = { text: '', events: 0 };
+            messages = 0;
+            return [...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []), { type: 'retry', message }];
+          }
           lastError = message;
           return spentReport(message);
         }
