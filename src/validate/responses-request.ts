@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ChatMessage } from './chat-request.js';
+import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
 
 // Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
@@ -119,7 +120,8 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
 /** Validates a `POST /v1/responses` body or throws a 400 whose `param` names the offending field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
-  const r = responsesRequestSchema.safeParse(raw);
+  checkDepth(raw);
+  const r = responsesRequestSchema.safeParse(raw, { reportInput: true });
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
   const body = r.data;
   const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
@@ -129,7 +131,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
     const type = (entry as { type?: unknown } | null)?.type;
     if (type === 'function_call') {
-      const f = functionCall.safeParse(entry);
+      const f = functionCall.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       items.push({ type: 'function_call', call_id: f.data.call_id, name: f.data.name, arguments: f.data.arguments });
       // Calls in a row (or after the assistant's text) are one assistant message with tool calls.
@@ -140,7 +142,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       return;
     }
     if (type === 'function_call_output') {
-      const f = functionCallOutput.safeParse(entry);
+      const f = functionCallOutput.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       const output = typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
       items.push({ type: 'function_call_output', call_id: f.data.call_id, output });
@@ -150,7 +152,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     if (type !== undefined && type !== 'message') {
       throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`);
     }
-    const m = message.safeParse(entry);
+    const m = message.safeParse(entry, { reportInput: true });
     if (!m.success) {
       const [text, param] = firstIssue(m.error, at);
       throw invalidRequest(text, param);
@@ -163,6 +165,24 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     throw invalidRequest("'input' must contain at least one user message, not only system or developer messages.", 'input');
   }
   return { body, items, messages };
+}
+
+/**
+ * Every `function_call_output` must answer a function call made before it: by a `function_call`
+ * item earlier in the input, or by the conversation `previous_response_id` continues (`earlier`,
+ * its call ids). An output answering nothing is a 400, as chat's orphan `tool` message.
+ */
+export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlySet<string>): void {
+  const calls = new Set(earlier);
+  items.forEach((item, i) => {
+    if (item.type === 'function_call') calls.add(item.call_id);
+    else if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
+      throw invalidRequest(
+        `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a 'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation 'previous_response_id' continues.`,
+        `input.${i}.call_id`,
+      );
+    }
+  });
 }
 
 /**
