@@ -97,3 +97,15 @@ describe('bad input is a 400 naming the param on both endpoints, before a spawn'
     assert.equal(second.body.output_text, 'echo: sunny');
   });
 });
+
+describe('tool_choice allowed_tools on /v1/responses', () => {
+  it('is served: the allowed function is called, and the choice is echoed as sent', async () => {
+    const ask = `Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Oslo' } }])}]]`;
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }, { type: 'function', name: 'get_time' }];
+    const tool_choice = { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_weather' }] };
+    const res = await responses({ model: 'sonnet', input: ask, tools, tool_choice });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.tool_choice, tool_choice);
+    assert.deepEqual((res.body.output as { type: string; name?: string }[]).filter((o) => o.type === 'function_call').map((o) => o.name), ['get_weather']);
+  });
+});

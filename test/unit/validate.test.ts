@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
-import { MAX_JSON_DEPTH, checkCallOutputs, parseChatRequest, parseResponsesRequest } from '../../src/validate/index.js';
+import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
+import { MAX_JSON_DEPTH, checkCallOutputs, parseChatRequest, parseResponsesRequest, toChatTools } from '../../src/validate/index.js';
 
 const ok = { model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -212,4 +213,29 @@ describe('checkCallOutputs', () => {
   it('an output before its call is a 400', () => {
     assert.equal(rejection(() => checkCallOutputs([user, output('c1'), call], new Set())).param, 'input.1.call_id');
   });
+});
+
+describe("Responses tool_choice in the Responses shape", () => {
+  const tools = [{ type: 'function', name: 'a' }, { type: 'function', name: 'b' }];
+  const parse = (tool_choice: unknown) => parseToolRequest(toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body));
+  it('allowed_tools {mode, tools: [{type, name}]} offers only those, with the mode', () => {
+    const t = parse({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] })!;
+    assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
+    assert.deepEqual(parse({ type: 'function', name: 'a' })!.choice, { name: 'a' });
+  });
+  const cases: [string, unknown, string, RegExp][] = [
+    ['an unknown choice, answered with the Responses shapes', { type: 'web_search' }, 'tool_choice', /\{"type": "function", "name": …\} or \{"type": "allowed_tools", "mode"/],
+    ['allowed_tools in the chat shape', { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } }, 'tool_choice.mode', /expected 'auto' or 'required'/],
+    ['allowed_tools without tools', { type: 'allowed_tools', mode: 'auto', tools: [] }, 'tool_choice.tools', /non-empty array/],
+    ['allowed_tools naming a hosted tool', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] }, 'tool_choice.tools.0.type', /function tools only/],
+    ['allowed_tools naming a function not given', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'zz' }] }, 'tool_choice', /named 'zz'/],
+  ];
+  for (const [name, choice, param, message] of cases) {
+    it(`${name}: 400 naming ${param}`, () => {
+      const err = rejection(() => parse(choice));
+      assert.equal(err.param, param);
+      assert.match(err.message, message);
+      assert.doesNotMatch(err.message, /"function": \{"name"/, 'no chat shape quoted');
+    });
+  }
 });
