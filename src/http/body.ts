@@ -1,9 +1,22 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 
 /** A body-parser style client error: the error handler maps it by `type` (see errors.ts). */
-function bodyError(message: string, type: string, cause?: Error): Error {
+function bodyError(message: string, type: string, cause?: Error, status = 400): Error {
   const err = cause ?? new Error(message);
-  return Object.assign(err, { status: 400, statusCode: 400, expose: true, type });
+  return Object.assign(err, { status, statusCode: status, expose: true, type });
+}
+
+/**
+ * An uncompressed body whose Content-Length is over the limit (express.json says 413 only once the
+ * whole body has arrived). A compressed body's limit is on what it inflates to, so it is left to
+ * express.json.
+ */
+function declaredTooLarge(req: Request, limit: number): boolean {
+  const h = req.headers;
+  const raw = h['content-length'];
+  if (raw === undefined || h['transfer-encoding'] !== undefined || !/^\d{1,20}$/.test(raw)) return false;
+  const encoding = h['content-encoding'];
+  return (encoding === undefined || encoding.toLowerCase() === 'identity') && Number(raw) > limit;
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
@@ -37,6 +50,13 @@ function plainLength(req: Request, limit: number): number | undefined {
 export function createJsonBody(limit: number): RequestHandler {
   const general = express.json({ limit, type: () => true, strict: false });
   return (req: Request, res: Response, next: NextFunction): void => {
+    // A declared length over the limit is refused at once, and the connection closed after the
+    // answer: express.json answers only after reading the body, so a client that declares 50 MB
+    // and sends none waited for the body timeout (408) instead of hearing 413.
+    if (declaredTooLarge(req, limit)) {
+      res.setHeader('connection', 'close');
+      return next(bodyError('request entity too large', 'entity.too.large', undefined, 413));
+    }
     const length = plainLength(req, limit);
     if (length === undefined || req.complete || req.readableEnded) return general(req, res, next);
     const chunks: Buffer[] = [];

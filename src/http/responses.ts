@@ -4,7 +4,7 @@ import { invalidRequest, responseNotFound, shuttingDown } from '../errors/index.
 import { parseToolRequest } from '../tools/index.js';
 import { newMessageId, newResponseId, writeResponseJson, writeResponseStream, type ResponseMeta } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import { parseResponsesRequest, toChatTools, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
+import { checkCallOutputs, describeType, parseResponsesRequest, toChatTools, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
 import { disconnectSignal, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 
@@ -44,11 +44,15 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
 function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): ChatMessage[] {
   const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
   const previous = p.body.previous_response_id;
-  if (!previous) return [...system, ...p.messages];
+  if (!previous) {
+    checkCallOutputs(p.items, new Set());
+    return [...system, ...p.messages];
+  }
   // A response belongs to the key that made it: any other key is told it does not exist.
   const chain = store.responses.chain(keyId, previous);
   if (chain.length === 0) throw responseNotFound(previous, 'previous_response_id');
   const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...toAssistant(r.outputText, r.toolCalls)]);
+  checkCallOutputs(p.items, new Set(history.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []))));
   return [...system, ...history, ...p.messages];
 }
 
@@ -59,26 +63,46 @@ function toAssistant(text: string, calls: readonly { callId: string; name: strin
   return [{ role: 'assistant', content: text || null, tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })) } as ChatMessage];
 }
 
+/** The most `item_reference` items one request may carry (a conversation of thousands of turns). */
+export const MAX_ITEM_REFERENCES = 10_000;
+
 /**
  * `item_reference` input items (the Vercel AI SDK sends them for earlier output when it stores
- * responses) replaced by the items they name, from this key's stored responses.
+ * responses) replaced by the items they name, from this key's stored responses: one indexed
+ * look-up for all of them. What they expand to is bounded like a body (`--body-limit`), so a
+ * short request cannot make olp handle more than a long one could.
  */
-function resolveReferences(store: Store, keyId: string, body: unknown): unknown {
+function resolveReferences(store: Store, keyId: string, body: unknown, limitBytes: number): unknown {
   const input = (body as { input?: unknown } | null)?.input;
-  if (!Array.isArray(input) || !input.some((i) => (i as { type?: unknown } | null)?.type === 'item_reference')) return body;
+  if (!Array.isArray(input)) return body;
+  const ids: string[] = [];
+  input.forEach((entry, i) => {
+    const ref = entry as { type?: unknown; id?: unknown } | null;
+    if (ref?.type !== 'item_reference') return;
+    if (typeof ref.id !== 'string') throw invalidRequest(`Invalid type for 'input.${i}.id': expected a string, but got ${describeType(ref.id)} instead.`, `input.${i}.id`);
+    ids.push(ref.id);
+  });
+  if (ids.length === 0) return body;
+  if (ids.length > MAX_ITEM_REFERENCES) {
+    throw invalidRequest(`Invalid value for 'input': at most ${MAX_ITEM_REFERENCES} items of type 'item_reference' per request, got ${ids.length}.`, 'input');
+  }
+  const found = store.responses.items(keyId, ids);
+  let bytes = 0;
   const resolved = input.map((entry, i) => {
-    const ref = entry as { type?: unknown; id?: unknown };
+    const ref = entry as { type?: unknown; id?: unknown } | null;
     if (ref?.type !== 'item_reference') return entry;
-    const item = typeof ref.id === 'string' ? store.responses.item(keyId, ref.id) : undefined;
-    if (!item) throw invalidRequest(`Item with id '${String(ref.id).slice(0, 80)}' not found.`, `input.${i}.id`);
-    if (item.type === 'message') return { type: 'message', role: 'assistant', content: item.content };
-    return item;
+    const hit = found.get(ref.id as string);
+    if (!hit) throw invalidRequest(`Item with id '${String(ref.id).slice(0, 80)}' not found.`, `input.${i}.id`);
+    bytes += hit.bytes;
+    if (bytes > limitBytes) throw invalidRequest(`Invalid value for 'input': the items it references add up to more than ${limitBytes} bytes (olp's --body-limit).`, 'input');
+    if (hit.item.type === 'message') return { type: 'message', role: 'assistant', content: hit.item.content };
+    return hit.item;
   });
   return { ...(body as Record<string, unknown>), input: resolved };
 }
 
 /** POST /v1/responses: parse → run → write, then store the response unless `store: false`. */
-export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
+export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLimit: number }) {
   return async (req: Request, res: Response): Promise<void> => {
     if (deps.lifecycle.draining) throw shuttingDown();
     const c = ctx(res);
@@ -92,7 +116,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store }) {
       let messages: ChatMessage[];
       let tools;
       try {
-        parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body));
+        parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
         messages = toMessages(deps.store, principal.keyId, parsed);
         tools = parseToolRequest(toChatTools(parsed.body));
       } catch (err) {

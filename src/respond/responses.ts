@@ -51,7 +51,7 @@ export interface ResponseFunctionTool {
   strict: boolean | null;
 }
 
-export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string } | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: { type: 'function'; name: string }[] };
 
 export type TextFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
 

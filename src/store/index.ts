@@ -14,7 +14,7 @@ export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type
 export { LEDGER_SCHEMA_VERSION, CLIENT_NAME, type DailyRow, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
-export { MAX_CHAIN, type ResponseStore, type StoredResponse } from './responses.js';
+export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE keys (
@@ -119,6 +119,27 @@ const MIGRATIONS: string[] = [
    );
    ALTER TABLE keys ADD COLUMN overage TEXT;
    ALTER TABLE usage ADD COLUMN overage INTEGER NOT NULL DEFAULT 0;`,
+  // Output items by id (what item_reference names) and in order per response (the function calls a
+  // previous_response_id chain replays), so neither look-up reads a stored Response body. A rowid
+  // table: an item can be 1 MB, and WITHOUT ROWID B-trees with rows that large made 2,000 primary
+  // key look-ups 4 times slower (14 ms against 3.5).
+  `CREATE TABLE response_items (
+     key_id TEXT NOT NULL,
+     item_id TEXT NOT NULL,
+     response_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     type TEXT,
+     item TEXT NOT NULL,
+     PRIMARY KEY (key_id, item_id)
+   );
+   CREATE INDEX response_items_response ON response_items (response_id, seq);
+   INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item)
+     SELECT r.key_id, json_extract(o.value, '$.id'), r.id, o.key, json_extract(o.value, '$.type'), o.value
+     FROM responses r, json_each(r.body, '$.output') o
+     WHERE o.type = 'object' AND json_type(o.value, '$.id') = 'text';
+   CREATE TRIGGER responses_items_gone AFTER DELETE ON responses BEGIN
+     DELETE FROM response_items WHERE response_id = old.id;
+   END;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

@@ -51,52 +51,84 @@ export interface StoredToolCall {
 /** The longest chain of `previous_response_id` olp follows to rebuild a conversation. */
 export const MAX_CHAIN = 2_000;
 
+/** A stored output item found by its id: the item, and the length of its JSON text. */
+export interface ReferencedItem {
+  item: Record<string, unknown>;
+  bytes: number;
+}
+
+type OutputItem = { id?: unknown; type?: unknown; call_id?: unknown; name?: unknown; arguments?: unknown };
+
+/** The function calls among a Response's output items, as a chain replays them. */
+function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
+  return output
+    .filter((o) => o.type === 'function_call' && typeof o.call_id === 'string' && o.call_id && typeof o.name === 'string' && o.name)
+    .map((o) => ({ callId: o.call_id as string, name: o.name as string, arguments: typeof o.arguments === 'string' ? o.arguments : '{}' }));
+}
+
 /** Stored responses, each readable only by the key that made it. */
 export function createResponseStore(db: Database) {
   const insert = db.prepare(
     `INSERT INTO responses (id, key_id, created_at, previous_response_id, items, messages, output_text, body)
      VALUES (@id, @keyId, @createdAt, @previousResponseId, @items, @messages, @outputText, @body)`,
   );
+  const insertItem = db.prepare<[string, string, string, number, string | null, string]>('INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item) VALUES (?, ?, ?, ?, ?, ?)');
   const byId = db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?');
-  const link = db.prepare<[string, string], Pick<Row, 'previous_response_id' | 'messages' | 'output_text' | 'body'>>('SELECT previous_response_id, messages, output_text, body FROM responses WHERE id = ? AND key_id = ?');
-  // Output item ids are long random strings: a text search of the key's own responses finds one.
-  const withItem = db.prepare<[string, string], Pick<Row, 'body'>>('SELECT body FROM responses WHERE key_id = ? AND instr(body, ?) > 0 ORDER BY created_at DESC LIMIT 5');
+  // One indexed walk down the chain (ids are primary keys), newest first, at most MAX_CHAIN links,
+  // with each link's function-call items from the item index: the body column (the row's largest,
+  // on overflow pages) is never read.
+  const links = db.prepare<[string, string, string, number], Pick<Row, 'messages' | 'output_text'> & { calls: string }>(
+    `WITH RECURSIVE c(id, previous, depth) AS (
+       SELECT id, previous_response_id, 1 FROM responses WHERE id = ? AND key_id = ?
+       UNION ALL
+       SELECT r.id, r.previous_response_id, c.depth + 1 FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
+     )
+     SELECT r.messages, r.output_text,
+       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type = 'function_call' ORDER BY seq) i) AS calls
+     FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
+  );
+  // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
+  const itemsById = db.prepare<[string, string], { item_id: string; item: string }>('SELECT item_id, item FROM response_items WHERE key_id = ? AND item_id IN (SELECT value FROM json_each(?))');
   const remove = db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?');
   const prune = db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?');
   const list = db.prepare<[number], Row & { key_name: string | null }>(
     'SELECT r.*, k.name AS key_name FROM responses r LEFT JOIN keys k ON k.id = r.key_id ORDER BY r.created_at DESC LIMIT ?',
   );
+  const save = db.transaction((r: StoredResponse) => {
+    const output = Array.isArray(r.body.output) ? (r.body.output as OutputItem[]) : [];
+    insert.run({ ...r, items: JSON.stringify(r.items), messages: JSON.stringify(r.messages), body: JSON.stringify(r.body) });
+    output.forEach((o, seq) => {
+      if (typeof o.id === 'string' && o.id) insertItem.run(r.keyId, o.id, r.id, seq, typeof o.type === 'string' ? o.type : null, JSON.stringify(o));
+    });
+  });
   return {
     save(r: StoredResponse): void {
-      insert.run({ ...r, items: JSON.stringify(r.items), messages: JSON.stringify(r.messages), body: JSON.stringify(r.body) });
+      save(r);
     },
     /** The response if it exists and belongs to this key. */
     get(keyId: string, id: string): StoredResponse | undefined {
       const row = byId.get(id, keyId);
       return row && toStored(row);
     },
-    /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain). */
+    /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain); no Response body is read. */
     chain(keyId: string, id: string): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] {
-      const out: (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] = [];
-      let next: string | null = id;
-      while (next && out.length < MAX_CHAIN) {
-        const row = link.get(next, keyId);
-        if (!row) break;
-        const output = ((JSON.parse(row.body) as { output?: { type?: string; call_id?: string; name?: string; arguments?: string }[] }).output ?? []);
-        const toolCalls = output.filter((o) => o.type === 'function_call' && o.call_id && o.name).map((o) => ({ callId: o.call_id!, name: o.name!, arguments: o.arguments ?? '{}' }));
-        out.push({ messages: JSON.parse(row.messages) as unknown[], outputText: row.output_text, toolCalls });
-        next = row.previous_response_id;
-      }
-      return out.reverse();
+      return links.all(id, keyId, keyId, MAX_CHAIN).map((row) => ({
+        messages: JSON.parse(row.messages) as unknown[],
+        outputText: row.output_text,
+        toolCalls: toToolCalls(JSON.parse(row.calls) as OutputItem[]),
+      }));
     },
-    /** An output item (message or function call) of one of this key's stored responses, by its id. */
-    item(keyId: string, itemId: string): Record<string, unknown> | undefined {
-      for (const row of withItem.all(keyId, `"${itemId}"`)) {
-        const output = (JSON.parse(row.body) as { output?: Record<string, unknown>[] }).output ?? [];
-        const found = output.find((o) => o.id === itemId);
-        if (found) return found;
+    /**
+     * Output items (messages, function calls) of this key's stored responses, by id, found in the
+     * item index: the ids not found are missing from the map. Each distinct item is parsed once.
+     */
+    items(keyId: string, itemIds: readonly string[]): Map<string, ReferencedItem> {
+      const found = new Map<string, ReferencedItem>();
+      if (itemIds.length === 0) return found;
+      for (const row of itemsById.all(keyId, JSON.stringify([...new Set(itemIds)]))) {
+        found.set(row.item_id, { item: JSON.parse(row.item) as Record<string, unknown>, bytes: row.item.length });
       }
-      return undefined;
+      return found;
     },
     delete(keyId: string, id: string): boolean {
       return remove.run(id, keyId).changes > 0;

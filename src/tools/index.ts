@@ -79,9 +79,36 @@ export function parseToolRequest(req: RawTools): ToolRequest | undefined {
     }
     return { name: fn.name, ...(typeof fn.description === 'string' ? { description: fn.description } : {}), parameters: { type: 'object', ...(parameters as Record<string, unknown>) } };
   });
+  const parallel = req.parallel_tool_calls !== false;
+  const allowed = legacy ? undefined : parseAllowedTools(req.tool_choice, seen);
+  if (allowed) return { tools: tools.filter((t) => allowed.names.has(t.name)), choice: allowed.mode, parallel };
   const choice = parseChoice(legacy ? req.function_call : req.tool_choice, legacy ? 'function_call' : 'tool_choice', seen);
   if (choice === 'none' || tools.length === 0) return undefined;
-  return { tools, choice, parallel: req.parallel_tool_calls !== false };
+  return { tools, choice, parallel };
+}
+
+/**
+ * `tool_choice: {type: "allowed_tools", allowed_tools: {mode, tools: [{type: "function", function: {name}}]}}`:
+ * only those functions are offered, `mode` (auto or required) applies to them. Undefined for any other choice.
+ */
+function parseAllowedTools(raw: unknown, names: ReadonlySet<string>): { names: Set<string>; mode: 'auto' | 'required' } | undefined {
+  const choice = raw as { type?: unknown; allowed_tools?: { mode?: unknown; tools?: unknown } } | null;
+  if (!choice || typeof choice !== 'object' || choice.type !== 'allowed_tools') return undefined;
+  const at = 'tool_choice.allowed_tools';
+  const spec = choice.allowed_tools;
+  if (!spec || typeof spec !== 'object') throw invalidRequest(`Missing required parameter: '${at}'.`, at);
+  if (spec.mode !== 'auto' && spec.mode !== 'required') throw invalidRequest(`Invalid value for '${at}.mode': expected 'auto' or 'required'.`, `${at}.mode`);
+  if (!Array.isArray(spec.tools) || spec.tools.length === 0) throw invalidRequest(`Invalid value for '${at}.tools': expected a non-empty array of tools.`, `${at}.tools`);
+  const allowed = new Set<string>();
+  (spec.tools as unknown[]).forEach((entry, i) => {
+    const tool = entry as { type?: unknown; function?: { name?: unknown } } | null;
+    const name = tool?.type === 'function' ? tool.function?.name : undefined;
+    if (typeof name !== 'string') throw invalidRequest(`Invalid value for '${at}.tools[${i}]': expected {"type": "function", "function": {"name": …}}.`, `${at}.tools[${i}]`);
+    // Worded without the request's shape: the Responses endpoint comes through here too.
+    if (!names.has(name)) throw invalidRequest(`Invalid value for 'tool_choice': it allows a function named '${name}', and none of that name was given in 'tools'.`, 'tool_choice');
+    allowed.add(name);
+  });
+  return { names: allowed, mode: spec.mode };
 }
 
 function parseChoice(raw: unknown, param: string, names: ReadonlySet<string>): ToolChoice {
@@ -90,7 +117,7 @@ function parseChoice(raw: unknown, param: string, names: ReadonlySet<string>): T
   const named = raw as { type?: unknown; function?: { name?: unknown }; name?: unknown };
   const name = param === 'function_call' ? named.name : named.type === 'function' ? named.function?.name : undefined;
   if (typeof name !== 'string') {
-    throw invalidRequest(`Invalid value for '${param}': expected 'none', 'auto', 'required' or ${param === 'function_call' ? '{"name": …}' : '{"type": "function", "function": {"name": …}}'}.`, param);
+    throw invalidRequest(`Invalid value for '${param}': expected 'none', 'auto', 'required' or ${param === 'function_call' ? '{"name": …}' : '{"type": "function", "function": {"name": …}} or {"type": "allowed_tools", "allowed_tools": {"mode": …, "tools": […]}}'}.`, param);
   }
   if (!names.has(name)) throw invalidRequest(`Invalid value for '${param}': no function named '${name}' was given in '${param === 'function_call' ? 'functions' : 'tools'}'.`, param);
   return { name };

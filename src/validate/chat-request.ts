@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 
@@ -137,7 +138,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object with `model` and `messages`.', null);
   }
-  const r = chatRequestSchema.safeParse(body);
+  checkDepth(body);
+  const r = chatRequestSchema.safeParse(body, { reportInput: true });
   if (!r.success) {
     const [message, param] = firstIssue(r.error);
     throw invalidRequest(message, param, 'invalid_request', r.error);

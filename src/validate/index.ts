@@ -1,2 +1,4 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
-export { parseResponsesRequest, toChatTools, type InputItem, type ParsedResponsesRequest, type ResponsesRequest } from './responses-request.js';
+export { MAX_JSON_DEPTH } from './depth.js';
+export { describeType } from './issues.js';
+export { checkCallOutputs, parseResponsesRequest, toChatTools, type InputItem, type ParsedResponsesRequest, type ResponsesRequest } from './responses-request.js';

@@ -5,8 +5,27 @@ export function toParam(path: readonly PropertyKey[]): string | null {
   return path.length === 0 ? null : path.map(String).join('.');
 }
 
+/** A JSON value's type in OpenAI's words ("a string", "an integer", "a decimal"). */
+export function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a decimal';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const EXPECTED: Record<string, string> = { string: 'a string', boolean: 'a boolean', number: 'a number', int: 'an integer', array: 'an array', object: 'an object', record: 'an object' };
+
 function describe(issue: z.core.$ZodIssue, param: string | null): string {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `Missing required parameter: '${param}'.`;
+  // Every parse reports its input, so an issue without one is about a field left out.
+  if (issue.code === 'invalid_union' && issue.input === undefined && param) return `Missing required parameter: '${param}'.`;
+  if (issue.code === 'invalid_type') {
+    if (issue.input === undefined) return `Missing required parameter: '${param}'.`;
+    // OpenAI's wording for a value of the wrong type (parses need `reportInput` for `input`).
+    const expected = EXPECTED[issue.expected];
+    if (expected && param) return `Invalid type for '${param}': expected ${expected}, but got ${describeType(issue.input)} instead.`;
+  }
   return param ? `Invalid value for '${param}': ${issue.message}.` : `Invalid request body: ${issue.message}.`;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ChatMessage } from './chat-request.js';
+import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
 
 // Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
@@ -119,7 +120,8 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
 /** Validates a `POST /v1/responses` body or throws a 400 whose `param` names the offending field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
-  const r = responsesRequestSchema.safeParse(raw);
+  checkDepth(raw);
+  const r = responsesRequestSchema.safeParse(raw, { reportInput: true });
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
   const body = r.data;
   const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
@@ -129,7 +131,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
     const type = (entry as { type?: unknown } | null)?.type;
     if (type === 'function_call') {
-      const f = functionCall.safeParse(entry);
+      const f = functionCall.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       items.push({ type: 'function_call', call_id: f.data.call_id, name: f.data.name, arguments: f.data.arguments });
       // Calls in a row (or after the assistant's text) are one assistant message with tool calls.
@@ -140,7 +142,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       return;
     }
     if (type === 'function_call_output') {
-      const f = functionCallOutput.safeParse(entry);
+      const f = functionCallOutput.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       const output = typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
       items.push({ type: 'function_call_output', call_id: f.data.call_id, output });
@@ -150,7 +152,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     if (type !== undefined && type !== 'message') {
       throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`);
     }
-    const m = message.safeParse(entry);
+    const m = message.safeParse(entry, { reportInput: true });
     if (!m.success) {
       const [text, param] = firstIssue(m.error, at);
       throw invalidRequest(text, param);
@@ -166,6 +168,24 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
 }
 
 /**
+ * Every `function_call_output` must answer a function call made before it: by a `function_call`
+ * item earlier in the input, or by the conversation `previous_response_id` continues (`earlier`,
+ * its call ids). An output answering nothing is a 400, as chat's orphan `tool` message.
+ */
+export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlySet<string>): void {
+  const calls = new Set(earlier);
+  items.forEach((item, i) => {
+    if (item.type === 'function_call') calls.add(item.call_id);
+    else if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
+      throw invalidRequest(
+        `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a 'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation 'previous_response_id' continues.`,
+        `input.${i}.call_id`,
+      );
+    }
+  });
+}
+
+/**
  * The request's function tools in the chat shape `parseToolRequest` reads: Responses tools are
  * flat (`{type, name, description, parameters}`), its named tool_choice `{type, name}`.
  */
@@ -175,7 +195,31 @@ export function toChatTools(body: ResponsesRequest): { tools?: unknown; tool_cho
     if (tool?.type !== 'function') throw unsupportedValue(`tools.${i}.type`, `Invalid value for 'tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`);
     return { type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}) } };
   });
-  const choice = body.tool_choice as { type?: unknown; name?: unknown } | string | undefined;
-  const toolChoice = choice && typeof choice === 'object' && choice.type === 'function' ? { type: 'function', function: { name: choice.name } } : choice;
+  const toolChoice = toChatToolChoice(body.tool_choice);
   return { ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}), ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}) };
+}
+
+const CHOICES = `'none', 'auto', 'required', {"type": "function", "name": …} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function", "name": …}, …]}`;
+
+/**
+ * A Responses `tool_choice` in the chat shape the tools module reads, checked in the Responses
+ * shape (so a 400 quotes what this endpoint takes): a named function is `{type, name}`, allowed
+ * tools `{type: "allowed_tools", mode, tools: [{type: "function", name}]}`.
+ */
+function toChatToolChoice(raw: unknown): unknown {
+  if (raw === undefined || raw === null || raw === 'none' || raw === 'auto' || raw === 'required') return raw;
+  const choice = raw as { type?: unknown; name?: unknown; mode?: unknown; tools?: unknown };
+  if (choice && typeof choice === 'object' && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  if (choice && typeof choice === 'object' && choice.type === 'allowed_tools') {
+    if (choice.mode !== 'auto' && choice.mode !== 'required') throw invalidRequest("Invalid value for 'tool_choice.mode': expected 'auto' or 'required'.", 'tool_choice.mode');
+    if (!Array.isArray(choice.tools) || choice.tools.length === 0) throw invalidRequest("Invalid value for 'tool_choice.tools': expected a non-empty array of tools.", 'tool_choice.tools');
+    const tools = (choice.tools as unknown[]).map((entry, i) => {
+      const tool = entry as { type?: unknown; name?: unknown } | null;
+      if (tool?.type !== 'function') throw unsupportedValue(`tool_choice.tools.${i}.type`, `Invalid value for 'tool_choice.tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`);
+      if (typeof tool.name !== 'string') throw invalidRequest(`Missing required parameter: 'tool_choice.tools.${i}.name'.`, `tool_choice.tools.${i}.name`);
+      return { type: 'function', function: { name: tool.name } };
+    });
+    return { type: 'allowed_tools', allowed_tools: { mode: choice.mode, tools } };
+  }
+  throw invalidRequest(`Invalid value for 'tool_choice': expected ${CHOICES}.`, 'tool_choice');
 }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
+import { MAX_ITEM_REFERENCES } from '../../src/http/responses.js';
 import { toFinalResponse, toResponse, type ResponseMeta } from '../../src/respond/index.js';
 import { readRecord, recordedPids } from '../support/procs.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -131,6 +132,38 @@ describe('the Responses API', () => {
     await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].function.name');
     await bad({ model: 'sonnet', input: 'x', temperature: 7 }, 'temperature');
     await bad({ model: 'sonnet', input: [{ role: 'system', content: 'only instructions' }] }, 'input');
+  });
+
+  it('item_reference: 2,000 references against 20 stored 0.7 MB responses are looked up by index, and bounded', async () => {
+    // 23 s of a blocked event loop when each reference scanned the key's stored bodies (instr, then JSON.parse).
+    const keyId = t.daemon.store.keys.list().find((k) => k.name === 'tester')!.id;
+    const small: string[] = [];
+    const big: string[] = [];
+    for (let r = 0; r < 20; r++) {
+      const output = Array.from({ length: 100 }, (_, i) => ({ id: `msg_ref${r}x${i}${'q'.repeat(24)}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: i === 0 ? 'x'.repeat(700_000) : `earlier ${r}.${i}`, annotations: [] }] }));
+      big.push(output[0]!.id);
+      small.push(...output.slice(1).map((o) => o.id));
+      t.daemon.store.responses.save({ id: `resp_ref${r}`, keyId, createdAt: Date.now() - 60_000 + r, previousResponseId: null, items: [], messages: [], outputText: '', body: { id: `resp_ref${r}`, output } });
+    }
+    const post = (input: unknown[]) => fetch(`${t.baseURL}/responses`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', input }) });
+    const refs = (ids: string[], n: number) => Array.from({ length: n }, (_, i) => ({ type: 'item_reference', id: ids[i % ids.length] }));
+    const started = performance.now();
+    const ok = await post([{ role: 'user', content: 'first' }, ...refs(small.slice(0, 1_000), 2_000), { role: 'user', content: 'go on' }]);
+    const ms = performance.now() - started;
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.match(((await ok.json()) as { output_text: string }).output_text, /go on/);
+    // Generous: the indexed look-up takes tens of milliseconds here.
+    assert.ok(ms < 5_000, `2,000 references took ${Math.round(ms)} ms`);
+
+    const over = await post([{ role: 'user', content: 'q' }, ...refs(small, MAX_ITEM_REFERENCES + 1)]);
+    assert.equal(over.status, 400);
+    const overBody = (await over.json()) as { error: { param: string; message: string } };
+    assert.equal(overBody.error.param, 'input');
+    assert.match(overBody.error.message, new RegExp(`at most ${MAX_ITEM_REFERENCES} items of type 'item_reference'`));
+    // What references expand to is bounded like a body (10 MB here): 15 of the 0.7 MB items are past it.
+    const expands = await post([{ role: 'user', content: 'q' }, ...refs(big, 15)]);
+    assert.equal(expands.status, 400);
+    assert.match(((await expands.json()) as { error: { message: string } }).error.message, /add up to more than \d+ bytes/);
   });
 
   it("olp's builders produce the SDK's types", () => {

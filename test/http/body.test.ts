@@ -57,6 +57,32 @@ describe('the JSON body reader', () => {
     });
   }
 
+  it('a declared length over the limit is a 413 at once, before any body arrives, and closes the connection', async () => {
+    const server = appWith(createJsonBody(LIMIT)).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const { port } = server.address() as { port: number };
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((r) => socket.once('connect', r));
+      let got = '';
+      const answered = new Promise<void>((resolve) => socket.on('data', (d: Buffer) => {
+        got += d.toString('latin1');
+        if (got.includes('\r\n\r\n')) resolve();
+      }));
+      socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`);
+      // express.json waits for the whole body first: nothing would arrive within this wait.
+      const timer = new Promise<void>((_, reject) => setTimeout(() => reject(new Error('no answer before the body arrived')), 2000));
+      await Promise.race([answered, timer]);
+      socket.destroy();
+      assert.match(got, /^HTTP\/1\.1 413 /);
+      assert.match(got, /\r\nconnection: close\r\n/i);
+      assert.match(got, /entity\.too\.large/);
+    } finally {
+      server.close();
+    }
+  });
+
   it('a client that leaves mid-body is a request.aborted error, and nothing is parsed', async () => {
     const seen: { type?: string }[] = [];
     const server = appWith(createJsonBody(LIMIT), seen).listen(0, '127.0.0.1');

@@ -19,6 +19,15 @@ describe('parseToolRequest', () => {
     assert.equal(choiceInstruction(parseToolRequest({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'), true);
   });
 
+  it('allowed_tools offers only the functions it names, with its mode', () => {
+    const t = parseToolRequest({ tools: [fn('a'), fn('b'), fn('c')], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'c' } }, { type: 'function', function: { name: 'a' } }] } } })!;
+    assert.deepEqual(offeredTools(t).map((x) => x.name), ['a', 'c']);
+    assert.equal(t.choice, 'required');
+    assert.match(choiceInstruction(t)!, /must answer by calling/);
+    const auto = parseToolRequest({ tools: [fn('a'), fn('b')], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'b' } }] } } })!;
+    assert.deepEqual([offeredTools(auto).map((x) => x.name), auto.choice], [['b'], 'auto']);
+  });
+
   it('maps the legacy functions / function_call the same way', () => {
     const t = parseToolRequest({ functions: [{ name: 'legacy', description: 'd' }], function_call: { name: 'legacy' } })!;
     assert.deepEqual([t.tools[0]!.name, t.tools[0]!.description, t.choice], ['legacy', 'd', { name: 'legacy' }]);
@@ -43,6 +52,12 @@ describe('parseToolRequest', () => {
     assert.equal(param({ tools: [fn('a')], tool_choice: 'sometimes' }), 'tool_choice');
     assert.equal(param({ tools: [fn('a')], tool_choice: { type: 'function', function: { name: 'z' } } }), 'tool_choice');
     assert.equal(param({ tool_choice: 'required' }), 'tool_choice');
+    const allowed = (spec: unknown) => ({ tools: [fn('a')], tool_choice: { type: 'allowed_tools', allowed_tools: spec } });
+    assert.equal(param(allowed(undefined)), 'tool_choice.allowed_tools');
+    assert.equal(param(allowed({ mode: 'sometimes', tools: [{ type: 'function', function: { name: 'a' } }] })), 'tool_choice.allowed_tools.mode');
+    assert.equal(param(allowed({ mode: 'auto', tools: [] })), 'tool_choice.allowed_tools.tools');
+    assert.equal(param(allowed({ mode: 'auto', tools: [{ type: 'function', name: 'a' }] })), 'tool_choice.allowed_tools.tools[0]');
+    assert.equal(param(allowed({ mode: 'auto', tools: [{ type: 'function', function: { name: 'z' } }] })), 'tool_choice');
     assert.equal(param({ functions: [{ name: 'f' }], function_call: { name: 'g' } }), 'function_call');
   });
 });

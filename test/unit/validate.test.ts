@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
-import { parseChatRequest } from '../../src/validate/index.js';
+import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
+import { MAX_JSON_DEPTH, checkCallOutputs, parseChatRequest, parseResponsesRequest, toChatTools } from '../../src/validate/index.js';
 
 const ok = { model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -123,6 +124,118 @@ describe('parseChatRequest', () => {
       const err = rejects(body);
       assert.equal(err.param, param);
       assert.ok(err.message.length > 10);
+    });
+  }
+});
+
+/** A JSON schema `levels` objects deep, as `{type, properties: {a: …}}` (two JSON levels each). */
+function deepSchema(levels: number): Record<string, unknown> {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < levels; i++) schema = { type: 'object', properties: { a: schema } };
+  return schema;
+}
+
+function rejection(run: () => unknown): ProxyError {
+  try {
+    run();
+  } catch (err) {
+    assert.ok(err instanceof ProxyError, `expected a ProxyError, got ${String(err)}`);
+    assert.equal(err.status, 400);
+    assert.equal(err.type, 'invalid_request_error');
+    return err;
+  }
+  assert.fail('expected a 400');
+}
+
+describe('nesting depth is bounded before anything walks the body', () => {
+  const deep = deepSchema(3_000);
+  const cases: [string, () => unknown, string][] = [
+    ['chat response_format schema', () => parseChatRequest({ ...ok, response_format: { type: 'json_schema', json_schema: { name: 's', schema: deep } } }), 'response_format.json_schema.schema'],
+    ['chat tool parameters', () => parseChatRequest({ ...ok, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: deep } } } }] }), 'tools[0].function.parameters'],
+    ['chat legacy functions', () => parseChatRequest({ ...ok, functions: [{ name: 'f', parameters: deep }] }), 'functions[0].parameters'],
+    ['chat message content', () => parseChatRequest({ model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: deep }] }] }), 'messages.0'],
+    ['chat metadata', () => parseChatRequest({ ...ok, metadata: { a: deep } }), 'metadata'],
+    ['Responses text.format schema', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', text: { format: { type: 'json_schema', name: 's', schema: deep } } }), 'text.format.schema'],
+    ['Responses tool parameters', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: deep }] }), 'tools[0].parameters'],
+    ['Responses input item', () => parseResponsesRequest({ model: 'sonnet', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'c', output: [deep] }] }), 'input.1'],
+    ['a bare nested array', () => parseChatRequest({ ...ok, vendor: JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown }), 'vendor'],
+  ];
+  for (const [name, run, param] of cases) {
+    it(`${name}: 400 naming ${param}, no RangeError`, () => {
+      const err = rejection(run);
+      assert.equal(err.param, param);
+      assert.match(err.message, new RegExp(`more than ${MAX_JSON_DEPTH} levels`));
+    });
+  }
+  it('a schema nested as deep as OpenAI allows in strict mode (and well past it) is accepted', () => {
+    parseChatRequest({ ...ok, response_format: { type: 'json_schema', json_schema: { name: 's', schema: deepSchema(40) } } });
+    parseResponsesRequest({ model: 'sonnet', input: 'hi', text: { format: { type: 'json_schema', name: 's', schema: deepSchema(40) } } });
+  });
+});
+
+describe('wrong types are named as such, in OpenAI\'s words', () => {
+  const cases: [string, () => unknown, string, string][] = [
+    ['chat stream', () => parseChatRequest({ ...ok, stream: 'yes' }), 'stream', "Invalid type for 'stream': expected a boolean, but got a string instead."],
+    ['chat model', () => parseChatRequest({ ...ok, model: 5 }), 'model', "Invalid type for 'model': expected a string, but got an integer instead."],
+    ['chat temperature', () => parseChatRequest({ ...ok, temperature: 'hot' }), 'temperature', "Invalid type for 'temperature': expected a number, but got a string instead."],
+    ['chat messages', () => parseChatRequest({ model: 'sonnet', messages: { role: 'user' } }), 'messages', "Invalid type for 'messages': expected an array, but got an object instead."],
+    ['Responses stream', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', stream: 'yes' }), 'stream', "Invalid type for 'stream': expected a boolean, but got a string instead."],
+    ['Responses model', () => parseResponsesRequest({ model: 5, input: 'hi' }), 'model', "Invalid type for 'model': expected a string, but got an integer instead."],
+    ['Responses store', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', store: 1.5 }), 'store', "Invalid type for 'store': expected a boolean, but got a decimal instead."],
+    ['Responses call_id', () => parseResponsesRequest({ model: 'sonnet', input: [{ role: 'user', content: 'q' }, { type: 'function_call', call_id: 7, name: 'f', arguments: '{}' }] }), 'input.1.call_id', "Invalid type for 'input.1.call_id': expected a string, but got an integer instead."],
+  ];
+  for (const [name, run, param, message] of cases) {
+    it(name, () => {
+      const err = rejection(run);
+      assert.equal(err.param, param);
+      assert.equal(err.message, message);
+    });
+  }
+  it('a field left out is still a missing parameter', () => {
+    assert.equal(rejection(() => parseChatRequest({ messages: ok.messages })).message, "Missing required parameter: 'model'.");
+    assert.equal(rejection(() => parseResponsesRequest({ model: 'sonnet' })).message, "Missing required parameter: 'input'.");
+  });
+});
+
+describe('checkCallOutputs', () => {
+  const call = { type: 'function_call' as const, call_id: 'c1', name: 'f', arguments: '{}' };
+  const output = (id: string) => ({ type: 'function_call_output' as const, call_id: id, output: 'r' });
+  const user = { type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'q' }] };
+  it('an output after its call in the input, or answering the previous response, passes', () => {
+    checkCallOutputs([user, call, output('c1')], new Set());
+    checkCallOutputs([output('c9')], new Set(['c9']));
+  });
+  it('an output answering nothing is a 400 naming its call_id', () => {
+    const err = rejection(() => checkCallOutputs([user, call, output('c2')], new Set(['c9'])));
+    assert.equal(err.param, 'input.2.call_id');
+    assert.match(err.message, /No tool call found for function call output with call_id 'c2'/);
+  });
+  it('an output before its call is a 400', () => {
+    assert.equal(rejection(() => checkCallOutputs([user, output('c1'), call], new Set())).param, 'input.1.call_id');
+  });
+});
+
+describe("Responses tool_choice in the Responses shape", () => {
+  const tools = [{ type: 'function', name: 'a' }, { type: 'function', name: 'b' }];
+  const parse = (tool_choice: unknown) => parseToolRequest(toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body));
+  it('allowed_tools {mode, tools: [{type, name}]} offers only those, with the mode', () => {
+    const t = parse({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] })!;
+    assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
+    assert.deepEqual(parse({ type: 'function', name: 'a' })!.choice, { name: 'a' });
+  });
+  const cases: [string, unknown, string, RegExp][] = [
+    ['an unknown choice, answered with the Responses shapes', { type: 'web_search' }, 'tool_choice', /\{"type": "function", "name": …\} or \{"type": "allowed_tools", "mode"/],
+    ['allowed_tools in the chat shape', { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } }, 'tool_choice.mode', /expected 'auto' or 'required'/],
+    ['allowed_tools without tools', { type: 'allowed_tools', mode: 'auto', tools: [] }, 'tool_choice.tools', /non-empty array/],
+    ['allowed_tools naming a hosted tool', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] }, 'tool_choice.tools.0.type', /function tools only/],
+    ['allowed_tools naming a function not given', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'zz' }] }, 'tool_choice', /named 'zz'/],
+  ];
+  for (const [name, choice, param, message] of cases) {
+    it(`${name}: 400 naming ${param}`, () => {
+      const err = rejection(() => parse(choice));
+      assert.equal(err.param, param);
+      assert.match(err.message, message);
+      assert.doesNotMatch(err.message, /"function": \{"name"/, 'no chat shape quoted');
     });
   }
 });
