@@ -47,6 +47,12 @@ export type RunOutcome = TurnOutcome & { run: RunMode; parked?: ToolParkedTurn }
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
 const WARM_START_MS = 2000;
 
+/**
+ * How long a new conversation waits for its slot's spare that is still starting: it was started
+ * after the key's last turn, so it is usually milliseconds from up, and nearer than a cold start.
+ */
+const SPARE_WAIT_MS = 2000;
+
 /** What a finished turn of a process that is still alive counts as, for the parser. */
 const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
 
@@ -192,7 +198,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
     }
   } else {
     pool.retireSlot(slot, 'rotated');
-    const spare = pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens);
+    const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, SPARE_WAIT_MS);
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
       deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn), await freshReset(deps, input, pool, slot));
@@ -337,10 +343,10 @@ function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, 
  */
 function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
   const { backend } = input;
-  if (!deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
-  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
+  if (!deps.prestart) return;
   const next = deps.prestart.nextSlot(input.keyId, backend.id);
-  if (next === undefined) return;
+  if (next === undefined || !pool.wantsSpare(input.keyId, backend.id, workerSlot(input.keyId, backend.id, next))) return;
+  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
   const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };
   const fit: WorkerFit = { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens };
   launch(deps, input, pool, turn, { slot: workerSlot(input.keyId, backend.id, next), index: next, prepare: (ws) => backend.prepare(turn, ws), fit, spare: true });

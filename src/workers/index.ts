@@ -285,10 +285,20 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       });
     },
 
-    /** Whether a spare may be started now: room under the cap, and none yet for this key and backend. */
-    wantsSpare(keyId: string, backend: string): boolean {
-      if (o.max <= 0 || workers.size + spares.size >= o.max) return false;
-      return ![...spares.values()].some((s) => s.worker.keyId === keyId && s.backend === backend);
+    /**
+     * Whether a spare may be started now in `slot`: room under the cap, and none yet for this key
+     * and backend there. A spare of the key's in another slot is in the wrong place (a conversation
+     * took the slot it was started for, or the key's next new conversation will take another one):
+     * it is retired so that one starts where it will be used.
+     */
+    wantsSpare(keyId: string, backend: string, slot?: string): boolean {
+      if (o.max <= 0) return false;
+      for (const s of spares.values()) {
+        if (s.worker.keyId !== keyId || s.backend !== backend) continue;
+        if (slot === undefined || s.worker.slot === slot) return false;
+        void retire(s.worker, 'superseded');
+      }
+      return workers.size + spares.size < o.max;
     },
 
     /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */
@@ -307,11 +317,30 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       armIdle(w);
     },
 
-    /** The slot's spare, now taken, if it is up and was started for this model. */
-    takeSpare(slot: string, cliModel: string, maxOutputTokens: number | undefined): Worker | undefined {
+    /**
+     * The slot's spare, now taken, if it was started for this model and is up. One still starting
+     * is waited for up to `waitMs` (it was started before this turn came, so it is nearer to up
+     * than a cold start would be); one that does not fit or is not up in time is retired, so the
+     * key's next spare starts in the slot its next new conversation takes instead of sitting in
+     * this one, which a conversation now holds.
+     */
+    async takeSpare(slot: string, cliModel: string, maxOutputTokens: number | undefined, waitMs = 0): Promise<Worker | undefined> {
       const spare = spares.get(slot);
-      if (!spare || !spare.isReady || spare.worker.state !== 'spare') return undefined;
-      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) return undefined;
+      if (!spare || spare.worker.state !== 'spare') return undefined;
+      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) {
+        void retire(spare.worker, 'mismatch');
+        return undefined;
+      }
+      if (!spare.isReady && waitMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([spare.ready, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+        clearTimeout(timer);
+      }
+      if (spares.get(slot) !== spare || spare.worker.state !== 'spare') return undefined;
+      if (!spare.isReady) {
+        void retire(spare.worker, 'superseded');
+        return undefined;
+      }
       spares.delete(slot);
       clearIdle(spare.worker);
       spare.worker.state = 'busy';
