@@ -15,7 +15,7 @@ import { createProcessSupervisor, type ProcessSupervisor } from './process/index
 import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
-import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createWorkerPool, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
@@ -135,6 +135,8 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
   const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
+  // A key revoked, disabled or expired (`olp keys` writes from another process) loses its live CLIs.
+  const standing = watchKeyStanding({ keys: store.keys, holders: workers ? [workers, parked] : [parked], everyMs: 250, logger });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
   const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor, workers, plans });
@@ -181,12 +183,12 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     conversation,
     workers,
   });
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked };
+  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked, standing };
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
-  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked } = composeDaemon(options);
+  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked, standing } = composeDaemon(options);
   await bridge.start();
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
   await new Promise<void>((resolve, reject) => {
@@ -225,6 +227,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         server.closeAllConnections();
         await stopped;
         clearInterval(pruneTimer);
+        standing.stop();
         appender?.close();
         await workspaces.settled();
         workspaces.sweep();

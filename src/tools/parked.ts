@@ -52,6 +52,14 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
       if (callIds.length === 0) return undefined;
       return drop(keyOf(keyId, callIds));
     },
+    /** Every parked turn of a key, retired (its revocation, disabling or expiry). */
+    retireKey(keyId: string, reason: string): void {
+      for (const [k, p] of [...parked]) if (p.turn.keyId === keyId) void drop(k)?.retire(reason);
+    },
+    /** The keys that have a parked turn here. */
+    keyIds(): Set<string> {
+      return new Set([...parked.values()].map((p) => p.turn.keyId));
+    },
     async stopAll(): Promise<void> {
       await Promise.all([...parked.keys()].map((k) => drop(k)?.retire('shutdown')));
     },

@@ -47,7 +47,7 @@ export interface Spare {
   isReady: boolean;
 }
 
-export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown' | 'superseded';
+export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown' | 'superseded' | 'revoked';
 
 export interface WorkerInfo {
   slot: string;
@@ -163,7 +163,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     const done = (async () => {
       // A clean end first: the CLI finishes and flushes its session file, then exits.
       w.proc.endInput();
-      const grace = setTimeout(() => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'), o.retireGraceMs);
+      // A revoked key's CLI gets no grace: nothing of its session is wanted any more.
+      const grace = setTimeout(() => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'), reason === 'revoked' ? 0 : o.retireGraceMs);
       await w.proc.exit;
       clearTimeout(grace);
       await w.lines.return?.(undefined);
@@ -371,9 +372,14 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       await Promise.all([...(retiring.get(slot) ?? [])]);
     },
 
-    /** Every worker of a key (its revocation or rotation). */
+    /** Every live CLI of a key, busy, idle, starting or spare (its revocation, disabling or expiry). */
     retireKey(keyId: string, reason: RetireReason): void {
-      for (const w of [...workers.values()]) if (w.keyId === keyId) void retire(w, reason);
+      for (const w of [...workers.values(), ...[...spares.values()].map((s) => s.worker)]) if (w.keyId === keyId) void retire(w, reason);
+    },
+
+    /** The keys that have a live CLI here. */
+    keyIds(): Set<string> {
+      return new Set([...workers.values(), ...[...spares.values()].map((s) => s.worker)].map((w) => w.keyId));
     },
 
     /** Shutdown: every worker retired (stdin closed, killed after the grace), workspaces removed. */
@@ -401,3 +407,5 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 }
 
 export type WorkerPool = ReturnType<typeof createWorkerPool>;
+
+export { watchKeyStanding, type KeyHolder } from './standing.js';
