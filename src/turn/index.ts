@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type ProcessSupervisor, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, Prepared, Turn, TurnOutcome } from '../backends/types.js';
 import { systemHash } from '../sessions/index.js';
-import { recentAvailableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import { recentAvailableMemory, workerSlot, type ProcessCap, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import { toChildEnv, type SlotReset, type Workspace, type Workspaces } from '../workspace/index.js';
 import type { ToolSpec } from '../tools/index.js';
 import { runToolTurn, type ToolParkedTurn, type ToolTurnDeps } from './tools.js';
@@ -18,6 +18,8 @@ export interface TurnDeps {
   replay?: boolean;
   /** Live workers: continued turns of a session slot go to a process kept from its last turn. */
   workers?: WorkerPool;
+  /** The cap on every CLI process olp holds: a spawn waits for room (`supervisor` is its own). */
+  cap?: ProcessCap;
   /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */
   tools?: ToolTurnDeps;
   /**
@@ -297,6 +299,8 @@ const READY_MS = 30_000;
  */
 function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, how: { slot: string; index: number; prepare(ws: Workspace): Prepared; fit: WorkerFit; spare: boolean }): void {
   const { backend, log } = input;
+  // Started in the background: only into room no turn is waiting for.
+  if (deps.cap && !deps.cap.hasRoom()) return;
   try {
     const ws = deps.workspaces.create({ keyId: input.keyId, requestId: `${how.spare ? 'spare' : 'worker'}-${randomUUID()}`, links: backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}), slot: `${backend.id}-${how.index}` });
     const life = new AbortController();
@@ -384,7 +388,9 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
   let proc: RunningProcess | undefined;
   let lines: AsyncIterator<string> | undefined;
   let kept = false;
+  let room: (() => void) | undefined;
   try {
+    room = await deps.cap?.acquire(input.signal);
     const prepared = backend.prepare(turn, ws);
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
@@ -392,6 +398,7 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     // A live process's own timeout bounds its whole life; each turn has its own below.
     const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
     proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, limits, life.signal, log, call);
+    room?.();
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) }, 'spawned');
     const parser = backend.createParser();
     lines = proc.lines[Symbol.asyncIterator]();
@@ -422,6 +429,7 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run };
   } finally {
+    room?.();
     unfollow();
     if (!kept) {
       // Early return (client gone, consumer error): stop the child and wait for its group to die.

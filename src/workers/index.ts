@@ -367,6 +367,22 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       if (w) void retire(w, reason);
     },
 
+    /** Retires the oldest spare to free its process for a turn (see `ProcessCap`); false when there is none. */
+    shedSpare(): boolean {
+      const spare = [...spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
+      if (!spare) return false;
+      void retire(spare, 'evicted');
+      return true;
+    },
+
+    /** Retires the least recently used idle (or still starting) worker to free its process for a turn; false when there is none. */
+    shedIdle(): boolean {
+      const lru = [...workers.values()].filter((w) => w.state === 'idle' || w.state === 'starting').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+      if (!lru) return false;
+      void retire(lru, 'evicted');
+      return true;
+    },
+
     /** Resolves once no retired worker of this slot is still running. */
     async settled(slot: string): Promise<void> {
       await Promise.all([...(retiring.get(slot) ?? [])]);
@@ -409,3 +425,4 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 export type WorkerPool = ReturnType<typeof createWorkerPool>;
 
 export { watchKeyStanding, type KeyHolder } from './standing.js';
+export { createProcessCap, defaultMaxProcesses, type ProcessCap, type ProcessTicket } from './cap.js';

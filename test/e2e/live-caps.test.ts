@@ -1,12 +1,14 @@
-// What bounds the live CLIs a key holds beside its running turns (workers, spares, parked
-// tool-call turns): revoking, disabling or expiring the key stops them at once.
+// What bounds the live CLIs olp holds beside its running turns (workers, spares, parked tool-call
+// turns): a key's parked turns count against its concurrency, every CLI against --max-processes
+// (counted under /proc here, not only by olp), and revoking, disabling or expiring a key stops its
+// CLIs at once.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { OLP_BIN } from '../support/paths.js';
-import { isAlive, recordedPids, waitGone } from '../support/procs.js';
+import { fakeCliProcesses, isAlive, recordedPids, waitGone } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -94,6 +96,138 @@ describe("a key's live CLIs when the key stops", () => {
       assert.deepEqual(left, []);
       for (const pid of [theirs.worker, theirs.spare, theirs.parked]) assert.ok(isAlive(pid));
       assert.ok(t.logs.some((l) => l.event === 'key_clis_retired' && l.reason === 'expired'));
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+/** Samples the fake CLIs alive under /proc every few ms until stopped; returns the most seen at once. */
+function sampleProcs(t: TestDaemon): { stop(): number } {
+  let most = 0;
+  const timer = setInterval(() => {
+    const now = fakeCliProcesses(t.recordDir);
+    most = Math.max(most, now.length);
+  }, 15);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(most, fakeCliProcesses(t.recordDir).length);
+    },
+  };
+}
+
+async function health(t: TestDaemon): Promise<{ processes: { live: number; max: number } }> {
+  return (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { processes: { live: number; max: number } };
+}
+
+describe('parked tool-call turns are bounded', () => {
+  it('a --concurrency 1 key that leaves 12 tool calls unanswered holds one CLI: each newer request retires the older park', async () => {
+    const t = await startTestDaemon();
+    try {
+      const kid = t.daemon.store.keys.add('kid', 'member', { concurrency: 1 }).token;
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: kid, maxRetries: 0 });
+      const sampler = sampleProcs(t);
+      let last: { messages: Msg[]; reply: OpenAI.ChatCompletion } | undefined;
+      for (let i = 0; i < 12; i++) {
+        const messages: Msg[] = [asking(`city ${i}`)];
+        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+        assert.equal(reply.choices[0]!.finish_reason, 'tool_calls', `request ${i} is admitted, not refused`);
+        last = { messages, reply };
+      }
+      // One parked CLI, and at most one more on its way out at any moment.
+      assert.ok(sampler.stop() <= 2, 'never more than the parked turn and one being retired');
+      await waitFor(() => fakeCliProcesses(t.recordDir).length === 1);
+      assert.equal(t.logs.filter((l) => l.event === 'parked_turn_retired' && l.reason === 'key_concurrency').length, 11);
+      // The newest park is still this key's to continue, on the same process.
+      const parkedPid = fakeCliProcesses(t.recordDir)[0]!;
+      const call = last!.reply.choices[0]!.message;
+      const answer = await client.chat.completions.create({ model: 'sonnet', messages: [...last!.messages, call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'sunny' }], tools: [WEATHER] });
+      assert.equal(answer.choices[0]!.message.content, 'echo: sunny');
+      await waitFor(() => t.logs.filter((l) => l.event === 'request').length === 13);
+      assert.equal(t.logs.filter((l) => l.event === 'request').at(-1)!.run, 'parked');
+      await waitGone([parkedPid]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a park whose conversation moved past its results (more after them) is retired by that request', async () => {
+    const t = await startTestDaemon();
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [asking('Oslo')];
+      const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      const parkedPid = fakeCliProcesses(t.recordDir)[0]!;
+      const call = reply.choices[0]!.message;
+      messages.push(call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'snow' }, { role: 'user', content: 'and never mind that' });
+      const next = await client.chat.completions.create({ model: 'sonnet', messages });
+      assert.equal(next.choices[0]!.finish_reason, 'stop');
+      assert.deepEqual(await waitGone([parkedPid], 1000), [], 'the park was never going to be continued');
+      assert.ok(t.logs.some((l) => l.event === 'parked_turn_retired' && l.reason === 'superseded'));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('--max-processes bounds parked turns of a key without a limit: the oldest park makes room', async () => {
+    const t = await startTestDaemon({ config: { maxProcesses: 3 } });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const sampler = sampleProcs(t);
+      for (let i = 0; i < 10; i++) {
+        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages: [asking(`town ${i}`)], tools: [WEATHER] });
+        assert.equal(reply.choices[0]!.finish_reason, 'tool_calls');
+      }
+      assert.ok(sampler.stop() <= 3, 'never more CLIs than the cap, counted under /proc');
+      assert.equal((await health(t)).processes.max, 3);
+      assert.ok(t.logs.filter((l) => l.event === 'parked_turn_retired' && l.reason === 'process_cap').length >= 7);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('one cap on every CLI process', () => {
+  it('under load with more conversations than session slots, /proc never counts more CLIs than --max-processes, and /health and /metrics agree with /proc', async () => {
+    const t = await startTestDaemon({ config: { workers: true, prestart: true, sessionPool: 2, maxProcesses: 4, maxWorkers: 8, maxConcurrency: 8, metrics: 'owner' } });
+    try {
+      const sampler = sampleProcs(t);
+      let healthMost = 0;
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          healthMost = Math.max(healthMost, (await health(t)).processes.live);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      // Six conversations at once on three session slots per backend... of one key, four turns each,
+      // and two agents leaving tool calls unanswered.
+      const conversations = Array.from({ length: 6 }, async (_, c) => {
+        const messages: Msg[] = [{ role: 'system', content: `conversation ${c}` }];
+        for (let turn = 0; turn < 4; turn++) {
+          messages.push({ role: 'user', content: `turn ${turn} of ${c}` });
+          const r = await client.chat.completions.create({ model: 'sonnet', messages });
+          messages.push({ role: 'assistant', content: r.choices[0]!.message.content! });
+        }
+      });
+      const agents = Array.from({ length: 2 }, async (_, a) => {
+        for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'sonnet', messages: [asking(`agent ${a} ${i}`)], tools: [WEATHER] });
+      });
+      await Promise.all([...conversations, ...agents]);
+      watching = false;
+      await watcher;
+      const most = sampler.stop();
+      assert.ok(most <= 4, `at most 4 CLI processes under /proc, saw ${most}`);
+      assert.ok(healthMost <= 4, `and /health said at most 4, said ${healthMost}`);
+      // Quiet again: olp's figures are what /proc shows.
+      await waitFor(async () => {
+        const procs = fakeCliProcesses(t.recordDir).length;
+        const h = (await health(t)).processes.live;
+        const m = /^olp_cli_processes (\d+)$/m.exec(await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.token}` } })).text());
+        return procs > 0 && h === procs && Number(m?.[1]) === procs;
+      });
     } finally {
       await t.close();
     }
