@@ -36,6 +36,8 @@ export interface Worker extends LiveRun {
   lastUsedAt: number;
   /** `starting`: started for a slot's session and not up yet; `spare`: started before its conversation. */
   state: 'idle' | 'busy' | 'retiring' | 'spare' | 'starting';
+  /** Its key was revoked mid-turn: retired as soon as the turn ends. */
+  revoked?: boolean;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
@@ -252,7 +254,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       w.cost = cost;
       w.lastUsedAt = now();
       w.proc.hold();
-      if (w.turns >= o.maxTurns) void retire(w, 'max_turns');
+      if (w.revoked) void retire(w, 'revoked');
+      else if (w.turns >= o.maxTurns) void retire(w, 'max_turns');
       else if (now() - w.startedAt >= o.maxAgeMs) void retire(w, 'max_age');
       else {
         w.state = 'idle';
@@ -388,9 +391,16 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       await Promise.all([...(retiring.get(slot) ?? [])]);
     },
 
-    /** Every live CLI of a key, busy, idle, starting or spare (its revocation, disabling or expiry). */
+    /**
+     * Every live CLI of a key, idle, starting or spare (its revocation, disabling or expiry); one
+     * busy with a turn goes when the turn ends, like the key's cold turns in flight.
+     */
     retireKey(keyId: string, reason: RetireReason): void {
-      for (const w of [...workers.values(), ...[...spares.values()].map((s) => s.worker)]) if (w.keyId === keyId) void retire(w, reason);
+      for (const w of [...workers.values(), ...[...spares.values()].map((s) => s.worker)]) {
+        if (w.keyId !== keyId) continue;
+        if (w.state === 'busy') w.revoked = true;
+        else void retire(w, reason);
+      }
     },
 
     /** The keys that have a live CLI here. */
