@@ -15,7 +15,7 @@ import { createProcessSupervisor, type ProcessSupervisor } from './process/index
 import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { openStore, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
-import { createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createProcessCap, createWorkerPool, defaultMaxProcesses, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
@@ -125,21 +125,30 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
           logger,
         })
       : undefined;
+  const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
+  // One count of every CLI olp holds; a turn that needs one at the cap frees the least valuable.
+  const cap = createProcessCap(supervisor, {
+    max: config.maxProcesses ?? defaultMaxProcesses(totalmem(), availableParallelism()),
+    waitMs: config.queueTimeout * 1000,
+    shed: [() => workers?.shedSpare() ?? false, () => workers?.shedIdle() ?? false, () => parked.shedOldest()],
+  });
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,
     queueSize: config.queueSize,
     queueTimeoutMs: config.queueTimeout * 1000,
     tokensSince: (keyId, since) => store.usage.tokensSince(keyId, since),
+    held: parked,
   });
   const lifecycle = createLifecycle();
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
-  const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
+  // A key revoked, disabled or expired (`olp keys` writes from another process) loses its live CLIs.
+  const standing = watchKeyStanding({ keys: store.keys, holders: workers ? [workers, parked] : [parked], everyMs: 250, logger });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
-  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor, workers, plans, models: registry });
+  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
   const conversation: ConversationDeps = {
     store,
     registry,
@@ -156,7 +165,8 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     metrics,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
-      supervisor,
+      supervisor: cap.supervisor,
+      cap,
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
@@ -180,13 +190,14 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     admission,
     conversation,
     workers,
+    processes: cap,
   });
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked };
+  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked, standing };
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
-  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked } = composeDaemon(options);
+  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked, standing } = composeDaemon(options);
   await bridge.start();
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
   await new Promise<void>((resolve, reject) => {
@@ -225,6 +236,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         server.closeAllConnections();
         await stopped;
         clearInterval(pruneTimer);
+        standing.stop();
         appender?.close();
         await workspaces.settled();
         workspaces.sweep();

@@ -40,6 +40,11 @@ export interface AdmissionOptions {
   queueTimeoutMs: number;
   /** prompt + completion tokens a key used (successful requests) since a time. */
   tokensSince(keyId: string, sinceMs: number): number;
+  /**
+   * CLIs a key holds past its requests (its parked tool-call turns): they count against its
+   * concurrency, and at its limit the oldest is retired (`shed`) to admit a newer request.
+   */
+  held?: { countFor(keyId: string): number; shedOldest(keyId: string): boolean };
   now?: () => number;
 }
 
@@ -218,6 +223,11 @@ export function createAdmission(opts: AdmissionOptions) {
         throw limitExceeded('server_busy', `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`, 2, headersFor(who, s, t, b));
       }
 
+      // The key's parked turns hold CLIs too. A newer request of the key at its limit shows the
+      // client has moved on from the oldest: it is retired, and this request admitted.
+      if (limit != null && opts.held) {
+        while (s.inflight + opts.held.countFor(who.keyId) >= limit && opts.held.shedOldest(who.keyId));
+      }
       if (!counted) s.window.push(t);
       s.inflight++;
       let reserved = estimateTokens;

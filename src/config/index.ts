@@ -125,6 +125,13 @@ export const FIELDS = {
   workerMaxTurns: { kind: 'int', schema: z.number().int().min(1).default(100), flag: 'worker-max-turns', env: 'OLP_WORKER_MAX_TURNS', description: 'Turns after which a live worker is retired.' },
   prestart: { kind: 'bool', schema: z.boolean().default(true), flag: 'prestart', env: 'OLP_PRESTART', description: "With workers: after a key's turn, start a spare CLI for its next new conversation, so a first turn skips the start-up too (true/false)." },
   maxWorkers: { kind: 'int', schema: z.number().int().min(0).optional(), flag: 'max-workers', env: 'OLP_MAX_WORKERS', description: 'Most live workers at once (default: ~300 MiB each from half the memory, at most 4 per core).' },
+  maxProcesses: {
+    kind: 'int',
+    schema: z.number().int().min(1).optional(),
+    flag: 'max-processes',
+    env: 'OLP_MAX_PROCESSES',
+    description: 'Most CLI processes olp holds at once: running turns, live workers, spares, parked tool-call turns and ones being stopped (default: ~300 MiB each from half the memory, at most 6 per core).',
+  },
   toolParkTimeout: { kind: 'int', schema: z.number().int().min(5).default(600), flag: 'tool-park-timeout', env: 'OLP_TOOL_PARK_TIMEOUT', description: "Seconds a turn that called the client's functions waits, its CLI alive, for the client's next request with the results (10 min)." },
   usageRetentionDays: { kind: 'int', schema: z.number().int().min(0).default(0), flag: 'usage-retention-days', env: 'OLP_USAGE_RETENTION_DAYS', description: 'Delete usage rows older than this many days (checked at start and daily); 0 keeps everything.' },
   recordMode: { kind: 'string', schema: z.enum(['off', 'record', 'replay']).default('off'), flag: 'record-mode', env: 'OLP_RECORD_MODE', description: 'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning nothing). Set by `olp recordings`.' },
@@ -187,6 +194,7 @@ export type Config = Readonly<{
   workerMaxAge: number;
   workerMaxTurns: number;
   maxWorkers: number | undefined;
+  maxProcesses: number | undefined;
   prestart: boolean;
   toolParkTimeout: number;
   usageRetentionDays: number;

@@ -6,6 +6,7 @@ import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, fitContext, isJsonFormat, outputSchemaOf, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
+import type { ToolParkedTurn } from '../turn/tools.js';
 import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
@@ -236,14 +237,25 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /**
-   * The client's tool results for a turn parked on exactly these calls: that CLI goes on. Undefined
-   * when there is none (or it is gone): the conversation then runs as usual, tools still offered.
+   * The turn parked on exactly the calls whose results end the conversation, taken out of the
+   * registry before admission (it is this request's own, not a newer one's to make room for).
+   * Parked turns of the key whose calls the conversation answered earlier and moved past are
+   * retired: no request will continue them.
    */
-  async function* continueParked(input: ConversationInput, messages: readonly ChatMessage[], signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
+  function claimParked(messages: readonly ChatMessage[]): Claimed | undefined {
+    if (!deps.parked) return undefined;
     const answered = trailingToolResults(messages);
-    if (!answered || !deps.parked) return undefined;
-    const parked = deps.parked.take(principal.keyId, answered.ids);
-    if (!parked) return undefined;
+    const turn = answered ? deps.parked.take(principal.keyId, answered.ids) : undefined;
+    deps.parked.retireAnswered(principal.keyId, toolResultIds(messages));
+    return turn && answered ? { turn, results: answered.results } : undefined;
+  }
+
+  /**
+   * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
+   * Undefined when it is gone: the conversation then runs as usual, tools still offered.
+   */
+  async function* continueParked(input: ConversationInput, claimed: Claimed, signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
+    const parked = claimed.turn;
     const route = deps.registry.resolve(input.model);
     if (route.cliModel !== parked.model) {
       await parked.retire('model_changed');
@@ -252,10 +264,10 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     p.backend = route.backend.id;
     p.servedModel = input.model;
     p.session = { mode: 'ephemeral' };
-    const gen = parked.resume(answered.results, signal, meta.log);
+    const gen = parked.resume(claimed.results, signal, meta.log);
     try {
       const outcome = yield* forward(gen, input.model, route.backend.id);
-      if (outcome?.parked) deps.parked.park(outcome.parked);
+      if (outcome?.parked) deps.parked?.park(outcome.parked);
       if (outcome) p.run = outcome.run;
       return outcome;
     } finally {
@@ -358,6 +370,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
     };
     let permit: Permit | undefined;
+    let claimed: Claimed | undefined;
     const onAbort = () => {
       // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
       permit?.reserve(p.promptTokens + charsToTokens(p.sentChars));
@@ -372,6 +385,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
       const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor());
       p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
+      claimed = claimParked(messages);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
       } catch (err) {
@@ -386,7 +400,9 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       p.queueMs = permit.waitedMs;
       Object.assign(p.headers, permit.headers);
       meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
-      const outcome = (yield* continueParked(input, messages, signal)) ?? (yield* runChain(input, messages, transcript, signal));
+      const mine = claimed;
+      claimed = undefined;
+      const outcome = (mine ? yield* continueParked(input, mine, signal) : undefined) ?? (yield* runChain(input, messages, transcript, signal));
       if (outcome) {
         p.usage = outcome.usage;
         if (outcome.ok) p.finishReason = outcome.finishReason;
@@ -401,6 +417,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
+      // Refused or gone before it could continue its parked turn: the turn waits on, as it did.
+      if (claimed) deps.parked?.park(claimed.turn);
       // Closed early by its consumer after the client left, or after olp stopped the reply.
       if (!result && signal.aborted && !p.error && !p.aborted) noteStop(null);
       permit?.release();
@@ -446,6 +464,19 @@ function trailingToolResults(messages: readonly ChatMessage[]): { ids: string[];
   const ids = ((call as { tool_calls?: { id: string }[] }).tool_calls ?? []).map((c) => c.id);
   if (ids.length === 0 || ids.some((id) => !results.has(id))) return undefined;
   return { ids, results };
+}
+
+/** The tool call ids the conversation carries results for. */
+function toolResultIds(messages: readonly ChatMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) if (m.role === 'tool') ids.add((m as { tool_call_id: string }).tool_call_id);
+  return ids;
+}
+
+/** A parked turn a request continues, with the client's results by call id. */
+interface Claimed {
+  turn: ToolParkedTurn;
+  results: Map<string, string>;
 }
 
 /** A tool message's content as text (a string, or text parts joined). */

@@ -18,6 +18,8 @@ export interface RouteDeps {
   detector: Detector;
   /** Live workers, when the daemon keeps them. */
   workers?: WorkerPool | undefined;
+  /** Every CLI process olp holds (turns, workers, spares, parked turns, ones being stopped) and its cap. */
+  processes?: { readonly live: number; readonly max: number } | undefined;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -59,6 +61,7 @@ export function createHealthRoute(deps: RouteDeps) {
       backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }])),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
+      processes: deps.processes ? { live: deps.processes.live, max: deps.processes.max } : undefined,
       workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
       spawn: starterInfo(),
       memory: memoryInfo(),

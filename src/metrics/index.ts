@@ -8,6 +8,8 @@ import type { Plans } from '../plan/index.js';
 export interface MetricsSources {
   admission: { stats(): { running: number; queued: number; maxConcurrent: number } };
   supervisor: { readonly active: number };
+  /** The cap on them all (`--max-processes`). */
+  processes?: { readonly max: number } | undefined;
   workers?: { list(): readonly { state: string }[] } | undefined;
   plans?: Plans | undefined;
   /** The model table: only its ids become label values. */
@@ -32,7 +34,8 @@ export function createMetrics(sources: MetricsSources) {
   const queueWait = new Histogram({ name: 'olp_queue_wait_seconds', help: 'Time a request waited for a CLI slot.', buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60], registers: [registry] });
   new Gauge({ name: 'olp_cli_runs_in_flight', help: 'CLI runs admitted and running.', registers: [registry], collect() { this.set(sources.admission.stats().running); } });
   new Gauge({ name: 'olp_queue_length', help: 'Requests waiting for a CLI slot.', registers: [registry], collect() { this.set(sources.admission.stats().queued); } });
-  new Gauge({ name: 'olp_cli_processes', help: 'CLI processes olp has running (turns in flight, live workers, spares, parked turns).', registers: [registry], collect() { this.set(sources.supervisor.active); } });
+  new Gauge({ name: 'olp_cli_processes', help: 'CLI processes olp holds (turns in flight, live workers, spares, parked turns, ones being stopped).', registers: [registry], collect() { this.set(sources.supervisor.active); } });
+  if (sources.processes) new Gauge({ name: 'olp_cli_processes_max', help: 'Most CLI processes olp holds at once (--max-processes).', registers: [registry], collect() { this.set(sources.processes!.max); } });
   new Gauge({
     name: 'olp_workers',
     help: 'Live CLI workers by state.',

@@ -126,6 +126,7 @@ async function family(key) {
   const lines = [];
   for (const [id, b] of Object.entries(health.backends || {})) lines.push(id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
   if (health.cli) lines.push('CLI runs: ' + health.cli.running + ' running, ' + health.cli.queued + ' waiting (at most ' + health.cli.maxConcurrent + ' at once)');
+  if (health.processes) lines.push('CLI processes: ' + health.processes.live + ' (at most ' + health.processes.max + ' at once)');
   if (health.workers) lines.push('live CLIs kept for conversations: ' + (health.workers.live || []).length + ' (at most ' + health.workers.max + ')');
   $('health').replaceChildren(...lines.map((l) => text('li', l)));
   $('family').hidden = false;

@@ -113,6 +113,9 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
        monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at, overage = @overage WHERE name = @name AND revoked_at IS NULL`,
   );
   const activeCount = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL');
+  const standingOf = db.prepare<[string], Pick<KeyRow, 'revoked_at' | 'enabled' | 'expires_at'>>('SELECT revoked_at, enabled, expires_at FROM keys WHERE id = ?');
+  /** This process's own writes to keys (another process's are seen by the watch). */
+  let written = 0;
 
   const policyColumns = (p: Policy) => ({
     models: p.models === null ? null : JSON.stringify(p.models),
@@ -144,6 +147,7 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     /** Changes a key's role or policy; takes effect on its next request. */
     update(name: string, patch: { role?: Role; policy?: Partial<Policy> }): KeyRecord {
       recent.clear();
+      written++;
       const current = byName.get(name);
       if (!current) throw new Error(`no active key named '${name}'`);
       const rec = toRecord(current);
@@ -160,7 +164,24 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     /** Revokes the active key with this name; false if there is none. */
     revoke(name: string): boolean {
       recent.clear();
+      written++;
       return revoke.run(new Date().toISOString(), name).changes > 0;
+    },
+    /** A number that changes whenever a key may have changed, by this process or another. */
+    version(): number {
+      return written + watch.generation();
+    },
+    /**
+     * Whether the key (by id) may still run anything: why not (`revoked` also for a key that is
+     * gone), or until when (its expiry in ms, null for none).
+     */
+    standing(id: string, now = Date.now()): KeyStanding {
+      const row = standingOf.get(id);
+      if (!row || row.revoked_at !== null) return { stopped: 'revoked' };
+      if (row.enabled !== 1) return { stopped: 'disabled' };
+      const until = row.expires_at === null ? null : Date.parse(row.expires_at);
+      if (until !== null && until <= now) return { stopped: 'expired' };
+      return { stopped: null, until };
     },
     activeCount(): number {
       return activeCount.get()?.n ?? 0;
@@ -184,6 +205,9 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
 }
 
 export type KeyStore = ReturnType<typeof createKeyStore>;
+
+/** A key's standing for its live CLIs: stopped and why, or usable until its expiry (ms; null for none). */
+export type KeyStanding = { stopped: 'revoked' | 'disabled' | 'expired' } | { stopped: null; until: number | null };
 
 /** How long a looked-up key is reused at most, and how many are kept. */
 const KEY_CACHE_MS = 60_000;

@@ -31,6 +31,7 @@ export function createWriteWatch(db: Database, everyMs = WATCH_MS, now: () => nu
     return generation;
   }
   return {
+    generation: generationNow,
     /**
      * A cache in front of the database: the returned function hands it out, emptied first
      * whenever another process has written since it was last handed out.

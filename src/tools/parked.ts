@@ -52,6 +52,47 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
       if (callIds.length === 0) return undefined;
       return drop(keyOf(keyId, callIds));
     },
+    /** How many turns the key has parked (they count against its concurrency). */
+    countFor(keyId: string): number {
+      let n = 0;
+      for (const p of parked.values()) if (p.turn.keyId === keyId) n++;
+      return n;
+    },
+    /**
+     * Retires the oldest parked turn (of this key, or of any): its client sent a newer request
+     * that needs the room. False when there is none.
+     */
+    shedOldest(keyId?: string): boolean {
+      for (const [k, p] of parked) {
+        if (keyId !== undefined && p.turn.keyId !== keyId) continue;
+        drop(k);
+        o.logger.info({ event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: keyId === undefined ? 'process_cap' : 'key_concurrency' }, 'retired a parked tool-call turn to make room for a newer request');
+        void p.turn.retire('evicted');
+        return true;
+      }
+      return false;
+    },
+    /**
+     * Retires the key's parked turns that a request shows will never be continued: it carries the
+     * client's result for one of their calls, and is not their continuation (that one was taken).
+     */
+    retireAnswered(keyId: string, answered: ReadonlySet<string>): void {
+      if (answered.size === 0) return;
+      for (const [k, p] of [...parked]) {
+        if (p.turn.keyId !== keyId || !p.turn.callIds.some((id) => answered.has(id))) continue;
+        drop(k);
+        o.logger.info({ event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: 'superseded' }, 'retired a parked tool-call turn its conversation has moved past');
+        void p.turn.retire('superseded');
+      }
+    },
+    /** Every parked turn of a key, retired (its revocation, disabling or expiry). */
+    retireKey(keyId: string, reason: string): void {
+      for (const [k, p] of [...parked]) if (p.turn.keyId === keyId) void drop(k)?.retire(reason);
+    },
+    /** The keys that have a parked turn here. */
+    keyIds(): Set<string> {
+      return new Set([...parked.values()].map((p) => p.turn.keyId));
+    },
     async stopAll(): Promise<void> {
       await Promise.all([...parked.keys()].map((k) => drop(k)?.retire('shutdown')));
     },

@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type ProcessSupervisor, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, Prepared, Turn, TurnOutcome } from '../backends/types.js';
 import { systemHash } from '../sessions/index.js';
-import { recentAvailableMemory, workerSlot, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import { recentAvailableMemory, workerSlot, type ProcessCap, type RunMode, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import { toChildEnv, type SlotReset, type Workspace, type Workspaces } from '../workspace/index.js';
 import type { ToolSpec } from '../tools/index.js';
 import { runToolTurn, type ToolParkedTurn, type ToolTurnDeps } from './tools.js';
@@ -18,6 +18,8 @@ export interface TurnDeps {
   replay?: boolean;
   /** Live workers: continued turns of a session slot go to a process kept from its last turn. */
   workers?: WorkerPool;
+  /** The cap on every CLI process olp holds: a spawn waits for room (`supervisor` is its own). */
+  cap?: ProcessCap;
   /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */
   tools?: ToolTurnDeps;
   /**
@@ -46,6 +48,12 @@ export type RunOutcome = TurnOutcome & { run: RunMode; parked?: ToolParkedTurn }
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
 const WARM_START_MS = 2000;
+
+/**
+ * How long a new conversation waits for its slot's spare that is still starting: it was started
+ * after the key's last turn, so it is usually milliseconds from up, and nearer than a cold start.
+ */
+const SPARE_WAIT_MS = 2000;
 
 /** What a finished turn of a process that is still alive counts as, for the parser. */
 const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
@@ -192,7 +200,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
     }
   } else {
     pool.retireSlot(slot, 'rotated');
-    const spare = pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens);
+    const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, SPARE_WAIT_MS);
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
       deps.workspaces.resetSlot(input.keyId, `${backend.id}-${turn.session!.slot}`, backend.links(turn), await freshReset(deps, input, pool, slot));
@@ -291,6 +299,8 @@ const READY_MS = 30_000;
  */
 function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, how: { slot: string; index: number; prepare(ws: Workspace): Prepared; fit: WorkerFit; spare: boolean }): void {
   const { backend, log } = input;
+  // Started in the background: only into room no turn is waiting for.
+  if (deps.cap && !deps.cap.hasRoom()) return;
   try {
     const ws = deps.workspaces.create({ keyId: input.keyId, requestId: `${how.spare ? 'spare' : 'worker'}-${randomUUID()}`, links: backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}), slot: `${backend.id}-${how.index}` });
     const life = new AbortController();
@@ -337,10 +347,10 @@ function launch(deps: TurnDeps, input: TurnInput, pool: WorkerPool, turn: Turn, 
  */
 function startSpare(deps: TurnDeps, input: TurnInput, pool: WorkerPool): void {
   const { backend } = input;
-  if (!deps.prestart || !pool.wantsSpare(input.keyId, backend.id)) return;
-  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
+  if (!deps.prestart) return;
   const next = deps.prestart.nextSlot(input.keyId, backend.id);
-  if (next === undefined) return;
+  if (next === undefined || !pool.wantsSpare(input.keyId, backend.id, workerSlot(input.keyId, backend.id, next))) return;
+  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
   const turn: Turn = { prompt: { system: null, text: '' }, cliModel: input.turn.cliModel, ...(input.turn.maxOutputTokens ? { maxOutputTokens: input.turn.maxOutputTokens } : {}), session: { mode: 'fresh', slot: next }, live: true, prestart: true };
   const fit: WorkerFit = { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens };
   launch(deps, input, pool, turn, { slot: workerSlot(input.keyId, backend.id, next), index: next, prepare: (ws) => backend.prepare(turn, ws), fit, spare: true });
@@ -378,7 +388,9 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
   let proc: RunningProcess | undefined;
   let lines: AsyncIterator<string> | undefined;
   let kept = false;
+  let room: (() => void) | undefined;
   try {
+    room = await deps.cap?.acquire(input.signal);
     const prepared = backend.prepare(turn, ws);
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
@@ -386,6 +398,7 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     // A live process's own timeout bounds its whole life; each turn has its own below.
     const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
     proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, limits, life.signal, log, call);
+    room?.();
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) }, 'spawned');
     const parser = backend.createParser();
     lines = proc.lines[Symbol.asyncIterator]();
@@ -416,6 +429,7 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run };
   } finally {
+    room?.();
     unfollow();
     if (!kept) {
       // Early return (client gone, consumer error): stop the child and wait for its group to die.

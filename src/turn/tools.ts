@@ -60,13 +60,16 @@ export async function* runToolTurn(deps: TurnDeps & { tools: ToolTurnDeps }, inp
   const ws = deps.workspaces.create({ keyId: input.keyId, requestId: input.requestId, links: deps.replay ? [] : backend.links(turn), ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}) });
   const life = new AbortController();
   let state: Live | undefined;
+  let room: (() => void) | undefined;
   try {
+    room = await deps.cap?.acquire(input.signal);
     const prepared = backend.prepare(turn, ws);
     for (const f of prepared.files) ws.writeFile(f.name, f.content);
     const env = toChildEnv(deps.hostEnv, backend.envPolicy(turn, ws), ws.home);
     const call = { backend: backend.id, model: turn.cliModel, prompt: [prepared.invocation.stdin, ...prepared.files.filter((f) => f.name !== 'mcp.json').map((f) => f.content)].join('\u0000') };
     // The process may wait, parked, several times as long as one turn: each step has its own bound.
     const proc = deps.supervisor.run({ ...prepared.invocation, env, cwd: ws.cwd }, { ...deps.limits, timeoutMs: deps.limits.timeoutMs + 24 * 3600_000 }, life.signal, log, call);
+    room?.();
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, tools: input.tools.length }, 'spawned');
     state = { deps, backend, keyId: input.keyId, model: turn.cliModel, proc, lines: proc.lines[Symbol.asyncIterator](), parser: backend.createParser(), ws, session, life, gone: false, read: 0 };
     const live = state;
@@ -75,6 +78,7 @@ export async function* runToolTurn(deps: TurnDeps & { tools: ToolTurnDeps }, inp
     });
     return yield* step(state, input.signal, log, 'cold');
   } finally {
+    room?.();
     if (!state) {
       ws.remove();
       session.close();

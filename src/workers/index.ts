@@ -36,6 +36,8 @@ export interface Worker extends LiveRun {
   lastUsedAt: number;
   /** `starting`: started for a slot's session and not up yet; `spare`: started before its conversation. */
   state: 'idle' | 'busy' | 'retiring' | 'spare' | 'starting';
+  /** Its key was revoked mid-turn: retired as soon as the turn ends. */
+  revoked?: boolean;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
@@ -47,7 +49,7 @@ export interface Spare {
   isReady: boolean;
 }
 
-export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown' | 'superseded';
+export type RetireReason = 'failed' | 'aborted' | 'idle' | 'max_age' | 'max_turns' | 'mismatch' | 'rotated' | 'evicted' | 'no_answer' | 'exited' | 'shutdown' | 'superseded' | 'revoked';
 
 export interface WorkerInfo {
   slot: string;
@@ -163,7 +165,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     const done = (async () => {
       // A clean end first: the CLI finishes and flushes its session file, then exits.
       w.proc.endInput();
-      const grace = setTimeout(() => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'), o.retireGraceMs);
+      // A revoked key's CLI gets no grace: nothing of its session is wanted any more.
+      const grace = setTimeout(() => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'), reason === 'revoked' ? 0 : o.retireGraceMs);
       await w.proc.exit;
       clearTimeout(grace);
       await w.lines.return?.(undefined);
@@ -251,7 +254,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       w.cost = cost;
       w.lastUsedAt = now();
       w.proc.hold();
-      if (w.turns >= o.maxTurns) void retire(w, 'max_turns');
+      if (w.revoked) void retire(w, 'revoked');
+      else if (w.turns >= o.maxTurns) void retire(w, 'max_turns');
       else if (now() - w.startedAt >= o.maxAgeMs) void retire(w, 'max_age');
       else {
         w.state = 'idle';
@@ -285,10 +289,20 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       });
     },
 
-    /** Whether a spare may be started now: room under the cap, and none yet for this key and backend. */
-    wantsSpare(keyId: string, backend: string): boolean {
-      if (o.max <= 0 || workers.size + spares.size >= o.max) return false;
-      return ![...spares.values()].some((s) => s.worker.keyId === keyId && s.backend === backend);
+    /**
+     * Whether a spare may be started now in `slot`: room under the cap, and none yet for this key
+     * and backend there. A spare of the key's in another slot is in the wrong place (a conversation
+     * took the slot it was started for, or the key's next new conversation will take another one):
+     * it is retired so that one starts where it will be used.
+     */
+    wantsSpare(keyId: string, backend: string, slot?: string): boolean {
+      if (o.max <= 0) return false;
+      for (const s of spares.values()) {
+        if (s.worker.keyId !== keyId || s.backend !== backend) continue;
+        if (slot === undefined || s.worker.slot === slot) return false;
+        void retire(s.worker, 'superseded');
+      }
+      return workers.size + spares.size < o.max;
     },
 
     /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */
@@ -307,11 +321,30 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       armIdle(w);
     },
 
-    /** The slot's spare, now taken, if it is up and was started for this model. */
-    takeSpare(slot: string, cliModel: string, maxOutputTokens: number | undefined): Worker | undefined {
+    /**
+     * The slot's spare, now taken, if it was started for this model and is up. One still starting
+     * is waited for up to `waitMs` (it was started before this turn came, so it is nearer to up
+     * than a cold start would be); one that does not fit or is not up in time is retired, so the
+     * key's next spare starts in the slot its next new conversation takes instead of sitting in
+     * this one, which a conversation now holds.
+     */
+    async takeSpare(slot: string, cliModel: string, maxOutputTokens: number | undefined, waitMs = 0): Promise<Worker | undefined> {
       const spare = spares.get(slot);
-      if (!spare || !spare.isReady || spare.worker.state !== 'spare') return undefined;
-      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) return undefined;
+      if (!spare || spare.worker.state !== 'spare') return undefined;
+      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) {
+        void retire(spare.worker, 'mismatch');
+        return undefined;
+      }
+      if (!spare.isReady && waitMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([spare.ready, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+        clearTimeout(timer);
+      }
+      if (spares.get(slot) !== spare || spare.worker.state !== 'spare') return undefined;
+      if (!spare.isReady) {
+        void retire(spare.worker, 'superseded');
+        return undefined;
+      }
       spares.delete(slot);
       clearIdle(spare.worker);
       spare.worker.state = 'busy';
@@ -337,14 +370,42 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       if (w) void retire(w, reason);
     },
 
+    /** Retires the oldest spare to free its process for a turn (see `ProcessCap`); false when there is none. */
+    shedSpare(): boolean {
+      const spare = [...spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
+      if (!spare) return false;
+      void retire(spare, 'evicted');
+      return true;
+    },
+
+    /** Retires the least recently used idle (or still starting) worker to free its process for a turn; false when there is none. */
+    shedIdle(): boolean {
+      const lru = [...workers.values()].filter((w) => w.state === 'idle' || w.state === 'starting').sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+      if (!lru) return false;
+      void retire(lru, 'evicted');
+      return true;
+    },
+
     /** Resolves once no retired worker of this slot is still running. */
     async settled(slot: string): Promise<void> {
       await Promise.all([...(retiring.get(slot) ?? [])]);
     },
 
-    /** Every worker of a key (its revocation or rotation). */
+    /**
+     * Every live CLI of a key, idle, starting or spare (its revocation, disabling or expiry); one
+     * busy with a turn goes when the turn ends, like the key's cold turns in flight.
+     */
     retireKey(keyId: string, reason: RetireReason): void {
-      for (const w of [...workers.values()]) if (w.keyId === keyId) void retire(w, reason);
+      for (const w of [...workers.values(), ...[...spares.values()].map((s) => s.worker)]) {
+        if (w.keyId !== keyId) continue;
+        if (w.state === 'busy') w.revoked = true;
+        else void retire(w, reason);
+      }
+    },
+
+    /** The keys that have a live CLI here. */
+    keyIds(): Set<string> {
+      return new Set([...workers.values(), ...[...spares.values()].map((s) => s.worker)].map((w) => w.keyId));
     },
 
     /** Shutdown: every worker retired (stdin closed, killed after the grace), workspaces removed. */
@@ -372,3 +433,6 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 }
 
 export type WorkerPool = ReturnType<typeof createWorkerPool>;
+
+export { watchKeyStanding, type KeyHolder } from './standing.js';
+export { createProcessCap, defaultMaxProcesses, type ProcessCap, type ProcessTicket } from './cap.js';

@@ -340,6 +340,22 @@ describe('pre-started CLIs', () => {
     await t.close();
   });
 
+  it('back-to-back new conversations each start on the spare the last turn left, even one still starting', async () => {
+    const t = await startWorkers({ prestart: true });
+    try {
+      // Each request comes the moment the last one is answered: its spare is then still starting.
+      for (let i = 0; i < 6; i++) {
+        const c = conversation(t);
+        c.messages[0] = { role: 'system', content: `[[fake:report-history]] conversation ${i}` };
+        await c.say(`new conversation ${i}`);
+      }
+      await waitFor(() => runModes(t).length === 6);
+      assert.deepEqual(runModes(t), ['cold', 'prestarted', 'prestarted', 'prestarted', 'prestarted', 'prestarted']);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a spare started for one model does not serve another; a request with its own output cap runs cold', async () => {
     const t = await startWorkers({ prestart: true });
     try {

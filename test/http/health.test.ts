@@ -67,7 +67,9 @@ describe('/health', () => {
   it('with an owner key: CLI paths, versions, logins and the load', async () => {
     const res = await owner();
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'memory', 'spawn', 'status', 'workers']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'memory', 'processes', 'spawn', 'status', 'workers']);
+    assert.equal(typeof res.body.processes.live, 'number', 'every CLI process olp holds');
+    assert.ok(Number.isInteger(res.body.processes.max) && res.body.processes.max >= 1, 'and their cap');
     assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
     // The test process was not started as `olp serve`: V8's own heap settings, and its real size.
     assert.equal(res.body.memory.heapTuned, false);

@@ -83,3 +83,43 @@ export function sessionFileHolds(stateDir: string, text: string): boolean {
     }
   });
 }
+
+/**
+ * The fake CLIs of a test daemon alive under /proc, one per CLI: the process groups (olp starts
+ * each CLI as a group of its own, led by a child of the daemon's process: `daemonPid`) of the
+ * live processes whose environment holds this record dir (claude's or codex's). A CLI's own
+ * helpers (the wrapper script's `readlink`) count with it.
+ */
+export function fakeCliProcesses(recordDir: string, daemonPid = process.pid): number[] {
+  const marks = [`FAKE_CLAUDE_RECORD_DIR=${recordDir}\0`, `FAKE_CODEX_RECORD_DIR=${recordDir}\0`];
+  const groups = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let env: string;
+    let stat: string;
+    try {
+      env = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      if (!marks.some((m) => env.includes(m))) continue;
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // After the command's closing parenthesis: state, parent pid, process group.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || state === 'X') continue;
+    groups.set(Number(pgrp), [...(groups.get(Number(pgrp)) ?? []), Number(entry)]);
+  }
+  // A scan takes a few ms: a CLI that exited meanwhile (seen early in it) does not count beside
+  // one that started meanwhile (seen late).
+  return [...groups].filter(([g, pids]) => pids.some(isAlive) && ledByChildOf(g, daemonPid)).map(([g]) => g);
+}
+
+/** Whether the group's leader is a child of this process, or gone (its group may linger). */
+function ledByChildOf(group: number, parent: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${group}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,83 @@
+// The one cap on CLI processes: room waited for, made by retiring what runs nothing, refused in time.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ClientAbortedError, isProxyError } from '../../src/errors/index.js';
+import type { ExitInfo, ProcessSupervisor, RunningProcess } from '../../src/process/index.js';
+import { createProcessCap } from '../../src/workers/index.js';
+
+/** A supervisor whose "processes" exit when the test says so. */
+function fakeSupervisor() {
+  const live = new Map<number, () => void>();
+  let next = 1;
+  const supervisor: ProcessSupervisor = {
+    run() {
+      const pid = next++;
+      let end!: () => void;
+      const exit = new Promise<ExitInfo>((resolve) => (end = () => resolve({ reason: 'done', exitCode: 0, signal: null, stderr: '', pid, durationMs: 0 })));
+      // The real supervisor counts a process out before anyone else hears of its exit.
+      void exit.finally(() => live.delete(pid));
+      live.set(pid, end);
+      return { pid, exit } as unknown as RunningProcess;
+    },
+    get active() {
+      return live.size;
+    },
+    killAll: async () => undefined,
+  };
+  return { supervisor, end: (pid: number) => live.get(pid)?.() };
+}
+
+const spawn = (cap: ReturnType<typeof createProcessCap>) => cap.supervisor.run({} as never, {} as never, new AbortController().signal).pid!;
+
+describe('the process cap', () => {
+  it('a turn at the cap retires what runs nothing, least valuable first, and gets the room once it exits', async () => {
+    const f = fakeSupervisor();
+    const retired: string[] = [];
+    const idle: number[] = [];
+    const cap = createProcessCap(f.supervisor, {
+      max: 2,
+      waitMs: 5000,
+      shed: [
+        () => false, // no spare
+        () => {
+          const pid = idle.shift();
+          if (pid === undefined) return false;
+          retired.push(`idle ${pid}`);
+          setTimeout(() => f.end(pid), 20);
+          return true;
+        },
+      ],
+    });
+    for (let i = 0; i < 2; i++) {
+      const room = await cap.acquire(new AbortController().signal);
+      idle.push(spawn(cap));
+      room();
+    }
+    assert.equal(cap.live, 2);
+    assert.equal(cap.hasRoom(), false, 'a spare would not start');
+    const started = performance.now();
+    const room = await cap.acquire(new AbortController().signal);
+    assert.deepEqual(retired, ['idle 1'], 'one retired for one waiter, not both');
+    assert.ok(performance.now() - started >= 15, 'granted only after it exited');
+    spawn(cap);
+    room();
+    assert.equal(cap.live, 2);
+  });
+
+  it('with nothing to retire a turn waits for an exit, and is refused after the wait (429 queue_timeout) or when its client leaves', async () => {
+    const f = fakeSupervisor();
+    const cap = createProcessCap(f.supervisor, { max: 1, waitMs: 100, shed: [() => false] });
+    const held = spawn(cap);
+    await assert.rejects(cap.acquire(new AbortController().signal), (err: unknown) => isProxyError(err) && err.code === 'queue_timeout' && err.status === 429);
+    const leaving = new AbortController();
+    const gone = cap.acquire(leaving.signal);
+    leaving.abort();
+    await assert.rejects(gone, ClientAbortedError);
+    const waiting = cap.acquire(new AbortController().signal);
+    f.end(held);
+    const room = await waiting;
+    assert.equal(cap.hasRoom(), false, 'the room is held for the turn until it spawns');
+    room();
+    assert.equal(cap.hasRoom(), true);
+  });
+});
