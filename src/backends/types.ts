@@ -73,6 +73,8 @@ export interface SessionUse {
   slot?: number;
   /** `fresh`: the session the slot held before (see `SessionPlan.previousSessionId`). */
   previousSessionId?: string;
+  /** `fresh`: the session the new one continues as a copy (see `SessionPlan.forkOf`). */
+  forkOf?: string;
 }
 
 /** One request's work for a backend, after routing and rendering. */
@@ -166,6 +168,11 @@ export interface Backend {
   spawnError(exit: ExitInfo): ProxyError;
   /** The CLI reports a session's running total, not the turn's (codex). */
   cumulativeUsage?: boolean;
+  /**
+   * The CLI can start a new session as a copy of an old one (`SessionUse.forkOf`): a rotated slot
+   * then keeps the CLI's own, possibly compacted, history instead of re-sending the transcript.
+   */
+  forksSessions?: boolean;
   /**
    * A structured reply made to fit the client's schema again, when the CLI was given another
    * form of it (codex: the strict form). The conversation then hands the reply on whole.

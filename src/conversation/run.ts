@@ -4,7 +4,22 @@ import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '..
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, fitContext, isJsonFormat, outputSchemaOf, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import {
+  charsToTokens,
+  createFenceStripper,
+  estimateTurnTokens,
+  fetchRemoteImages,
+  imageCount,
+  isJsonFormat,
+  outputSchemaOf,
+  toTranscript,
+  transcriptChars,
+  tryFitContext,
+  withResponseFormat,
+  type Fitted,
+  type ResponseFormat,
+  type Transcript,
+} from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
 import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
@@ -13,15 +28,43 @@ import type { ChatMessage } from '../validate/index.js';
 import { recordResult } from './ledger.js';
 import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
 
-/** The conversation as one backend needs it, within the model's prompt budget. */
-function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): Transcript {
+/**
+ * The conversation as one backend needs it (`full`: what the session pool matches against its
+ * slots), and as it is sent when it is sent whole (`whole`: within the model's prompt budget at
+ * the key's calibrated token rate, or the reason it cannot be). A conversation the CLI's session
+ * continues is not held to the budget: the CLI carries (and compacts) it.
+ */
+function transcriptFor(deps: ConversationDeps, keyId: string, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): Conversation0 {
   const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
   const formatted = withResponseFormat({ system: parsed.system, text: '' }, format).system;
   // A tool choice the CLI cannot enforce by itself is asked for in the system prompt.
   const instruction = tools ? choiceInstruction(tools) : undefined;
   const system = instruction ? [formatted, instruction].filter(Boolean).join('\n\n') : formatted;
   const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
-  return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
+  const full: Transcript = { system, turns: parsed.turns };
+  const rate = deps.calibration?.charsPerToken(keyId, backend.id, model);
+  return { full, whole: tryFitContext(full, limit, deps.contextOverflow, rate), rate };
+}
+
+/** A conversation for one model: see `transcriptFor`. */
+interface Conversation0 {
+  full: Transcript;
+  whole: Fitted;
+  /** Characters per token for this key, backend and model (undefined: olp's default). */
+  rate: number | undefined;
+}
+
+/**
+ * What a finished turn tells the calibration: the characters of the conversation the provider
+ * was sent (the whole re-sent transcript, or the CLI's session, which holds the full
+ * conversation unless it compacted it) against the prompt tokens it reported.
+ */
+function observeTokens(deps: ConversationDeps, keyId: string, backend: string, model: string, lease: Lease, c: Conversation0, usage: Usage | null): void {
+  if (!deps.calibration || !usage || usage.promptTokens <= 0) return;
+  const sentWhole = lease.plan.mode === 'ephemeral' || (lease.plan.mode === 'fresh' && !lease.plan.forkOf);
+  const t = sentWhole && c.whole.ok ? c.whole.transcript : c.full;
+  const tokens = usage.promptTokens - imageCount(t.turns) * 1000;
+  deps.calibration.observe(keyId, backend, model, { chars: transcriptChars(t.turns, t.system), tokens, whole: sentWhole });
 }
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
@@ -213,7 +256,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
-  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Transcript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Conversation0, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
     const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
     let last: TurnOutcome | undefined;
     for (const [i, candidate] of chain.entries()) {
@@ -225,15 +268,17 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         meta.log.warn({ event: 'fallback_skipped', model: candidate }, 'fallback model is not served here');
         continue;
       }
-      let transcript = first;
+      let conversation = first;
       if (i > 0) {
         try {
-          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend, toolsFor());
+          conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, candidate, route.backend, toolsFor());
+          if (!conversation.whole.ok) throw conversation.whole.error;
         } catch (err) {
           meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
           continue;
         }
       }
+      const transcript = conversation.full;
       p.backend = route.backend.id;
       p.servedModel = candidate;
       const next = chain[i + 1];
@@ -260,7 +305,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
       // A turn with the client's functions runs without a session: it may park on the calls.
       const tools = toolsFor();
-      const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+      const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole) : ephemeral(transcript, conversation.whole);
       if (signal.aborted) {
         // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
         lease.release();
@@ -276,6 +321,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         const outcome = yield* forward(gen, candidate, route.backend.id);
         p.session = toSessionNote(lease, outcome.sessionId);
         p.run = outcome.run;
+        if (outcome.ok && !tools) observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
         if (outcome.parked) deps.parked?.park(outcome.parked);
         if (!outcome.ok && !p.started && fallBack(outcome.error)) {
           last = outcome;
@@ -319,8 +365,10 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
       // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
-      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor());
-      p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
+      const conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, input.model, first.backend, toolsFor());
+      // The budget holds what a re-sent conversation would cost (a continued one costs less).
+      const sent = conversation.whole.ok ? conversation.whole.transcript : conversation.full;
+      p.promptTokens = estimateTurnTokens(sent.turns, sent.system, conversation.rate);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
       } catch (err) {
@@ -335,7 +383,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       p.queueMs = permit.waitedMs;
       Object.assign(p.headers, permit.headers);
       meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
-      const outcome = (yield* continueParked(input, messages, signal)) ?? (yield* runChain(input, messages, transcript, signal));
+      const outcome = (yield* continueParked(input, messages, signal)) ?? (yield* runChain(input, messages, conversation, signal));
       if (outcome) {
         p.usage = outcome.usage;
         if (outcome.ok) p.finishReason = outcome.finishReason;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SlotRecord, SlotStore } from '../store/index.js';
-import { renderTurns, type Transcript, type Turn } from '../transcript/index.js';
+import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
 
@@ -9,6 +9,17 @@ export { systemHash, toChain } from './fingerprint.js';
 export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
 
 export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
+
+/**
+ * Rotations whose new session may start as a copy of the old one (a fork) instead of a re-sent
+ * transcript: the conversation is the one the CLI's session holds, turn for turn, and that
+ * session ended its last turn cleanly. Past a lifetime, a turn cap or an idle gap nothing about
+ * the history changed; a changed system prompt is sent with every run anyway (the CLI's session
+ * does not hold it), so the fork sees what a re-sent transcript would. Not after a failed or
+ * aborted turn (the CLI's copy may hold that turn's prompt or half a reply), nor for a
+ * conversation no slot holds, nor after a refused resume or an operator's rotation.
+ */
+const FORKABLE: ReadonlySet<RotationReason> = new Set(['lifetime', 'turn_cap', 'idle', 'system_changed']);
 
 /** What this request sends, and how the CLI should treat its session. */
 export interface SessionPlan {
@@ -23,6 +34,12 @@ export interface SessionPlan {
   turns: Turn[];
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
+  /**
+   * Fresh only: the slot's old session, which the new one continues as a copy (claude's
+   * `--resume <old> --fork-session --session-id <new>`); `text` and `turns` are then only the new
+   * user turns, as for a resumed plan. Its files are deleted once the fork has read them.
+   */
+  forkOf?: string;
   /**
    * Fresh only: the session the slot held, when its files are known to carry this id (the last
    * turn ended cleanly). Only they are deleted then; otherwise the slot's whole session store goes.
@@ -57,7 +74,20 @@ export interface PoolOptions {
   idleMs: number;
   /** How long to wait for a free slot before running ephemeral. */
   waitMs: number;
+  /** Whether a backend's CLI can continue a session under a new id (see `FORKABLE`). */
+  forks?: (backend: string) => boolean;
   now?: () => number;
+}
+
+/** The transcript as sent whole when nothing says otherwise: untrimmed. */
+function asWhole(transcript: Transcript): Fitted {
+  return { ok: true, transcript: { ...transcript, omitted: transcript.omitted ?? 0 }, tokens: 0 };
+}
+
+/** The plan text of a whole (re-sent) conversation; throws when it does not fit the model. */
+function wholePlan(whole: Fitted): { text: string; turns: Turn[] } {
+  if (!whole.ok) throw whole.error;
+  return { text: renderTurns(whole.transcript.turns, whole.transcript.omitted), turns: whole.transcript.turns };
 }
 
 /**
@@ -97,14 +127,14 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
-  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes): { slot: SlotRecord; plan: SessionPlan } | undefined {
+  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): { slot: SlotRecord; plan: SessionPlan } | undefined {
     const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
     if (slots.length === 0) return undefined;
     const t = now();
     const { turns } = transcript;
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
+      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot) },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -124,8 +154,12 @@ export function createSessionPool(o: PoolOptions) {
           : continued.systemHash !== sys
             ? 'system_changed'
             : staleness(continued, t, o);
-      if (reason) return full(continued, reason);
       const delta: Turn[] = turns.slice(continued.msgCount);
+      if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
+        // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are sent.
+        return { slot: continued, plan: { mode: 'fresh', sessionId: randomUUID(), forkOf: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, reason } };
+      }
+      if (reason) return full(continued, reason);
       return {
         slot: continued,
         plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
@@ -137,7 +171,7 @@ export function createSessionPool(o: PoolOptions) {
     return full(lru, reason);
   }
 
-  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes): Lease {
+  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): Lease {
     const key = id(slot);
     busy.add(key);
     o.store.markLeased(slot, true);
@@ -149,7 +183,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason, ...previousOf(slot) };
+        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot) };
       },
       commit(result) {
         committed = true;
@@ -201,15 +235,17 @@ export function createSessionPool(o: PoolOptions) {
     /**
      * Leases a slot for this conversation, waiting up to `waitMs` for one to free; if none does,
      * the plan is ephemeral (whole transcript, no session persistence) and nothing is leased.
+     * `whole` is the conversation as it is sent when it is sent whole (trimmed to the model's
+     * context, or the reason it cannot be): a plan that needs it throws its error, before any lease.
      */
-    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal): Promise<Lease> {
+    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal, whole: Fitted = asWhole(transcript)): Promise<Lease> {
       const deadline = now() + o.waitMs;
       const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
       for (;;) {
-        const picked = choose(keyId, backend, transcript, hashes);
-        if (picked) return lease(picked.slot, picked.plan, transcript, hashes);
+        const picked = choose(keyId, backend, transcript, hashes, whole);
+        if (picked) return lease(picked.slot, picked.plan, transcript, hashes, whole);
         const left = deadline - now();
-        if (left <= 0) return ephemeral(transcript);
+        if (left <= 0) return ephemeral(transcript, whole);
         await new Promise<void>((resolve, reject) => {
           const g = group(keyId, backend);
           const leave = () => {
@@ -240,9 +276,9 @@ export function createSessionPool(o: PoolOptions) {
   };
 }
 
-/** No slot: the whole transcript, no persistence. */
-export function ephemeral(transcript: Transcript): Lease {
-  const plan: SessionPlan = { mode: 'ephemeral', text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns };
+/** No slot: the whole transcript (as fitted to the model), no persistence. */
+export function ephemeral(transcript: Transcript, whole: Fitted = asWhole(transcript)): Lease {
+  const plan: SessionPlan = { mode: 'ephemeral', ...wholePlan(whole) };
   return { plan, rotate() {}, commit() {}, release() {} };
 }
 
