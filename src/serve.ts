@@ -111,7 +111,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
         turnCap: config.sessionTurnCap,
         idleMs: config.sessionIdleGap * 1000,
         waitMs: config.sessionWait * 1000,
-        forks: (backend) => backends.find((b) => b.id === backend)?.forksSessions === true,
+        forks: (backend) => backends.find((b) => b.id === backend)?.forks,
       })
     : undefined;
   const { supervisor, replayBackends, appender } = createCallLayer(config, logger);

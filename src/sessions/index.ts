@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SlotRecord, SlotStore } from '../store/index.js';
+import type { ForkSupport } from '../backends/types.js';
 import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
@@ -11,15 +12,16 @@ export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
 export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
 
 /**
- * Rotations whose new session may start as a copy of the old one (a fork) instead of a re-sent
- * transcript: the conversation is the one the CLI's session holds, turn for turn, and that
- * session ended its last turn cleanly. Past a lifetime, a turn cap or an idle gap nothing about
- * the history changed; a changed system prompt is sent with every run anyway (the CLI's session
- * does not hold it), so the fork sees what a re-sent transcript would. Not after a failed or
- * aborted turn (the CLI's copy may hold that turn's prompt or half a reply), nor for a
- * conversation no slot holds, nor after a refused resume or an operator's rotation.
+ * Rotations whose new session may start as a continuation of the old one (a fork) instead of a
+ * re-sent transcript: the conversation is the one the CLI's session holds, turn for turn, and
+ * that session ended its last turn cleanly. Past a lifetime, a turn cap or an idle gap nothing
+ * about the history changed. Not on a changed system prompt: a resumed or forked session keeps
+ * the one it started with (claude 2.1.332, codex 0.171: the new one never reaches the model),
+ * nor after a failed or aborted turn (the CLI's copy may hold that turn's prompt or half a
+ * reply), nor for a conversation no slot holds, nor after a refused resume or an operator's
+ * rotation.
  */
-const FORKABLE: ReadonlySet<RotationReason> = new Set(['lifetime', 'turn_cap', 'idle', 'system_changed']);
+const FORKABLE: ReadonlySet<RotationReason> = new Set(['lifetime', 'turn_cap', 'idle']);
 
 /** What this request sends, and how the CLI should treat its session. */
 export interface SessionPlan {
@@ -45,7 +47,7 @@ export interface SessionPlan {
    * turn ended cleanly). Only they are deleted then; otherwise the slot's whole session store goes.
    */
   previousSessionId?: string;
-  /** The session's running usage total so far (resumed only), to subtract from a CLI's total. */
+  /** The session's running usage total so far (resumed, or a fork's source), to subtract from a CLI's total. */
   usageBase?: Readonly<Record<string, number>>;
 }
 
@@ -74,8 +76,8 @@ export interface PoolOptions {
   idleMs: number;
   /** How long to wait for a free slot before running ephemeral. */
   waitMs: number;
-  /** Whether a backend's CLI can continue a session under a new id (see `FORKABLE`). */
-  forks?: (backend: string) => boolean;
+  /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
+  forks?: (backend: string) => ForkSupport | undefined;
   now?: () => number;
 }
 
@@ -92,9 +94,11 @@ function wholePlan(whole: Fitted): { text: string; turns: Turn[] } {
 
 /**
  * The session a rotated slot held, when only its files need to go: its last turn ended cleanly
- * (a failed or aborted turn may have left files under an id olp never learnt, codex's own).
+ * (a failed or aborted turn may have left files under an id olp never learnt, codex's own), and
+ * it is not a fork that still reads the sessions it came from (`keepsSource`: those go too).
  */
-function previousOf(slot: SlotRecord): { previousSessionId?: string } {
+function previousOf(slot: SlotRecord, fork: ForkSupport | undefined): { previousSessionId?: string } {
+  if (fork?.keepsSource && slot.lastReason !== null && FORKABLE.has(slot.lastReason as RotationReason)) return {};
   return slot.sessionId !== null && !slot.dirty ? { previousSessionId: slot.sessionId } : {};
 }
 
@@ -134,7 +138,7 @@ export function createSessionPool(o: PoolOptions) {
     const { turns } = transcript;
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot) },
+      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(backend)) },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -156,8 +160,10 @@ export function createSessionPool(o: PoolOptions) {
             : staleness(continued, t, o);
       const delta: Turn[] = turns.slice(continued.msgCount);
       if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
-        // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are sent.
-        return { slot: continued, plan: { mode: 'fresh', sessionId: randomUUID(), forkOf: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, reason } };
+        // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
+        // sent. A CLI that reports running totals carries the old session's into the fork.
+        const usageBase = continued.usageBase ? { usageBase: continued.usageBase } : {};
+        return { slot: continued, plan: { mode: 'fresh', sessionId: randomUUID(), forkOf: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, reason, ...usageBase } };
       }
       if (reason) return full(continued, reason);
       return {
@@ -183,7 +189,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot) };
+        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(slot.backend)) };
       },
       commit(result) {
         committed = true;

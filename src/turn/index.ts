@@ -427,9 +427,10 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
       if (proc) await proc.exit;
     }
     // The session a fork copied is read once, at its start: its files go now, whatever the turn's
-    // outcome (a failed fork leaves the slot to start over from the whole transcript).
+    // outcome (a failed fork leaves the slot to start over from the whole transcript). A fork
+    // that keeps reading its source (codex) leaves it to the slot's next whole reset.
     const forkOf = turn.session?.forkOf;
-    if (forkOf && slot !== undefined && proc) deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
+    if (forkOf && slot !== undefined && proc && !backend.forks?.keepsSource) deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
     if (!kept) {
       // The child is gone; its directory is removed off the event loop, never delaying the response.
       ws.removeLater().catch((err: unknown) => log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));

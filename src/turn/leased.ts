@@ -53,7 +53,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       const total = step.value;
       // A CLI that reports the session's running total (codex): this request's share is the difference.
       const outcome =
-        total.usage && plan.mode === 'resumed' && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
+        total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
       if (!outcome.ok && reply.length === 0 && (plan.mode === 'resumed' || plan.forkOf) && outcome.error.code === 'session_not_found') {
         input.log.warn({ event: 'resume_refused', sessionId: plan.forkOf ?? plan.sessionId, retried }, 'the CLI refused to resume the session');
         // A fork's old session was read after its worker had exited: missing, it is gone.

@@ -82,6 +82,34 @@ describe('session rotation', () => {
     }
   });
 
+  it('codex forks its thread past the turn cap: the history and the usage go on, the old rollout stays for the fork to read', async () => {
+    const t = await startTestDaemon({ config: { sessionPool: 1, sessionTurnCap: 2 } });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [];
+      const usage: number[] = [];
+      for (let i = 1; i <= 6; i++) {
+        messages.push({ role: 'user', content: `codex question ${i}` });
+        const before = new Set(recordedPids(t.recordDir).runs);
+        const res = await client.chat.completions.create({ model: 'codex', messages });
+        const run = newRuns(t, before).at(-1)!;
+        usage.push(res.usage!.prompt_tokens);
+        if (i === 3 || i === 5) {
+          assert.ok(run.forkOf, `turn ${i} forked`);
+          assert.equal(run.historyTurns, i - 1);
+          assert.equal(run.stdin, `codex question ${i}`);
+        }
+        messages.push({ role: 'assistant', content: res.choices[0]!.message.content! });
+      }
+      // Each turn's own usage (the fake's: 100 + a quarter of the prompt's bytes), not the thread's
+      // running total that the fork carried on.
+      assert.deepEqual(usage, Array(6).fill(104));
+      assert.deepEqual(rotations(t), ['initial', null, 'turn_cap', null, 'turn_cap', null]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a long conversation stays answerable across rotations: the CLI compacts its session and the forks keep it', async () => {
     // The provider counts two characters a token and takes 3,000; the CLI compacts past 2,000.
     const t = await startTestDaemon({

@@ -93,7 +93,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
     createParser: () => createClaudeParser(),
     spawnError: (exit) => toSpawnError(opts.bin, exit),
-    forksSessions: true,
+    forks: { keepsSource: false },
     live: {
       coldIsLive: true,
       input: (prompt) => toUserLine(prompt),
