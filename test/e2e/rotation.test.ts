@@ -166,6 +166,33 @@ describe('session rotation', () => {
       assert.ok(run.inputTokens! <= 12_000, `sent ${run.inputTokens} tokens`);
       const chars = messages.reduce((n, m) => n + String(m.content).length, 0);
       assert.ok(chars / 4 < 16_000 && chars / 2 > 16_000, `the whole conversation (${chars} characters) is what the estimate gets wrong`);
+      // The trimmed conversation is still the conversation: its next turn resumes the session.
+      messages.push({ role: 'assistant', content: r.reply }, { role: 'user', content: 'and then?' });
+      const next = await send(t, client, messages);
+      assert.equal(next.mode, 'resumed', next.error?.message);
+      assert.equal(next.runs.at(-1)?.stdin, 'and then?');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a conversation trimmed once still resumes its session on the next turn, however far the next one would be trimmed', async () => {
+    const t = await startTestDaemon({ config: { sessionPool: 1, contextTokens: { claude: 1000 }, contextOverflow: 'trim' } });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [
+        { role: 'user', content: words(2000, 'one') },
+        { role: 'assistant', content: 'noted one' },
+        { role: 'user', content: words(2000, 'two') },
+        { role: 'assistant', content: 'noted two' },
+        { role: 'user', content: 'three' },
+      ];
+      const first = await send(t, client, messages);
+      assert.match(first.runs[0]!.stdin ?? '', /left out to fit/);
+      messages.push({ role: 'assistant', content: first.reply! }, { role: 'user', content: words(2000, 'four') });
+      const next = await send(t, client, messages);
+      assert.equal(next.mode, 'resumed', 'the session that got the trimmed conversation goes on');
+      assert.equal(next.runs[0]!.session, 'resume');
     } finally {
       await t.close();
     }
