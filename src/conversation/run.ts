@@ -1,71 +1,18 @@
 import { estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
-import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
+import type { BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import {
-  charsToTokens,
-  createFenceStripper,
-  estimateTurnTokens,
-  fetchRemoteImages,
-  imageCount,
-  isJsonFormat,
-  outputSchemaOf,
-  toTranscript,
-  transcriptChars,
-  tryFitContext,
-  withResponseFormat,
-  type Fitted,
-  type ResponseFormat,
-  type Transcript,
-} from '../transcript/index.js';
+import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, isJsonFormat, outputSchemaOf, type ResponseFormat } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
-import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
+import { offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
+import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
 import { recordResult } from './ledger.js';
 import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
-
-/**
- * The conversation as one backend needs it (`full`: what the session pool matches against its
- * slots), and as it is sent when it is sent whole (`whole`: within the model's prompt budget at
- * the key's calibrated token rate, or the reason it cannot be). A conversation the CLI's session
- * continues is not held to the budget: the CLI carries (and compacts) it.
- */
-function transcriptFor(deps: ConversationDeps, keyId: string, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): Conversation0 {
-  const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
-  const formatted = withResponseFormat({ system: parsed.system, text: '' }, format).system;
-  // A tool choice the CLI cannot enforce by itself is asked for in the system prompt.
-  const instruction = tools ? choiceInstruction(tools) : undefined;
-  const system = instruction ? [formatted, instruction].filter(Boolean).join('\n\n') : formatted;
-  const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
-  const full: Transcript = { system, turns: parsed.turns };
-  const rate = deps.calibration?.charsPerToken(keyId, backend.id, model);
-  return { full, whole: tryFitContext(full, limit, deps.contextOverflow, rate), rate };
-}
-
-/** A conversation for one model: see `transcriptFor`. */
-interface Conversation0 {
-  full: Transcript;
-  whole: Fitted;
-  /** Characters per token for this key, backend and model (undefined: olp's default). */
-  rate: number | undefined;
-}
-
-/**
- * What a finished turn tells the calibration: the characters of the conversation the provider
- * was sent (the whole re-sent transcript, or the CLI's session, which holds the full
- * conversation unless it compacted it) against the prompt tokens it reported.
- */
-function observeTokens(deps: ConversationDeps, keyId: string, backend: string, model: string, lease: Lease, c: Conversation0, usage: Usage | null): void {
-  if (!deps.calibration || !usage || usage.promptTokens <= 0) return;
-  const sentWhole = lease.plan.mode === 'ephemeral' || (lease.plan.mode === 'fresh' && !lease.plan.forkOf);
-  const t = sentWhole && c.whole.ok ? c.whole.transcript : c.full;
-  const tokens = usage.promptTokens - imageCount(t.turns) * 1000;
-  deps.calibration.observe(keyId, backend, model, { chars: transcriptChars(t.turns, t.system), tokens, whole: sentWhole });
-}
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
 function isFallbackable(e: ProxyError): boolean {
@@ -256,7 +203,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
-  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Conversation0, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: ModelTranscript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
     const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
     let last: TurnOutcome | undefined;
     for (const [i, candidate] of chain.entries()) {
@@ -364,7 +311,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       deps.admission.checkModel(principal, input.model);
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
-      // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
+      // Bad content (an undecodable image, a part the CLI cannot take) is a 400 before admission;
+      // one too long to send whole is refused only if it must be (see transcriptFor).
       const conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, input.model, first.backend, toolsFor());
       // The budget holds what a re-sent conversation would cost (a continued one costs less).
       const sent = conversation.whole.ok ? conversation.whole.transcript : conversation.full;

@@ -4,24 +4,12 @@ import type { ForkSupport } from '../backends/types.js';
 import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
+import { asWhole, FORKABLE, previousOf, wholePlan, type RotationReason } from './rotation.js';
 
 export { systemHash, toChain } from './fingerprint.js';
+export type { RotationReason } from './rotation.js';
 
 export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
-
-export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
-
-/**
- * Rotations whose new session may start as a continuation of the old one (a fork) instead of a
- * re-sent transcript: the conversation is the one the CLI's session holds, turn for turn, and
- * that session ended its last turn cleanly. Past a lifetime, a turn cap or an idle gap nothing
- * about the history changed. Not on a changed system prompt: a resumed or forked session keeps
- * the one it started with (claude 2.1.332, codex 0.171: the new one never reaches the model),
- * nor after a failed or aborted turn (the CLI's copy may hold that turn's prompt or half a
- * reply), nor for a conversation no slot holds, nor after a refused resume or an operator's
- * rotation.
- */
-const FORKABLE: ReadonlySet<RotationReason> = new Set(['lifetime', 'turn_cap', 'idle']);
 
 /** What this request sends, and how the CLI should treat its session. */
 export interface SessionPlan {
@@ -37,9 +25,9 @@ export interface SessionPlan {
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
   /**
-   * Fresh only: the slot's old session, which the new one continues as a copy (claude's
-   * `--resume <old> --fork-session --session-id <new>`); `text` and `turns` are then only the new
-   * user turns, as for a resumed plan. Its files are deleted once the fork has read them.
+   * Fresh only: the slot's old session, which the new one continues (a fork: claude's `--resume
+   * <old> --fork-session --session-id <new>`, codex's `exec fork <old>`); `text` and `turns` are
+   * then only the new user turns, as for a resumed plan. See `ForkSupport` for its files.
    */
   forkOf?: string;
   /**
@@ -79,27 +67,6 @@ export interface PoolOptions {
   /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
   forks?: (backend: string) => ForkSupport | undefined;
   now?: () => number;
-}
-
-/** The transcript as sent whole when nothing says otherwise: untrimmed. */
-function asWhole(transcript: Transcript): Fitted {
-  return { ok: true, transcript: { ...transcript, omitted: transcript.omitted ?? 0 }, tokens: 0 };
-}
-
-/** The plan text of a whole (re-sent) conversation; throws when it does not fit the model. */
-function wholePlan(whole: Fitted): { text: string; turns: Turn[] } {
-  if (!whole.ok) throw whole.error;
-  return { text: renderTurns(whole.transcript.turns, whole.transcript.omitted), turns: whole.transcript.turns };
-}
-
-/**
- * The session a rotated slot held, when only its files need to go: its last turn ended cleanly
- * (a failed or aborted turn may have left files under an id olp never learnt, codex's own), and
- * it is not a fork that still reads the sessions it came from (`keepsSource`: those go too).
- */
-function previousOf(slot: SlotRecord, fork: ForkSupport | undefined): { previousSessionId?: string } {
-  if (fork?.keepsSource && slot.lastReason !== null && FORKABLE.has(slot.lastReason as RotationReason)) return {};
-  return slot.sessionId !== null && !slot.dirty ? { previousSessionId: slot.sessionId } : {};
 }
 
 /** The reason a matching slot cannot simply be resumed, if any. */
