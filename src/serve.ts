@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
+import { createTokenCalibration } from './transcript/index.js';
 import { createBackends, createDetector, withoutOwnBins, type Detection } from './backends/index.js';
 
 export { createBackends };
@@ -110,6 +111,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
         turnCap: config.sessionTurnCap,
         idleMs: config.sessionIdleGap * 1000,
         waitMs: config.sessionWait * 1000,
+        forks: (backend) => backends.find((b) => b.id === backend)?.forks,
       })
     : undefined;
   const { supervisor, replayBackends, appender } = createCallLayer(config, logger);
@@ -160,6 +162,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     imageLimits: { maxBytes: config.imageMaxBytes, maxCount: config.imageMaxCount, maxTotalBytes: config.imageMaxTotalBytes, fetchRemote: config.imageFetch },
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
+    calibration: createTokenCalibration(),
     parked,
     plans,
     metrics,

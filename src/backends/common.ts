@@ -1,4 +1,4 @@
-import { backendFailed, backendNotInstalled, type ProxyError } from '../errors/index.js';
+import { backendFailed, backendNotInstalled, contextLengthExceeded, type ProxyError } from '../errors/index.js';
 import type { ExitInfo } from '../process/index.js';
 import type { EnvPolicy } from './types.js';
 
@@ -17,6 +17,17 @@ export function toEnvPolicy(set: Readonly<Record<string, string>>, pass: readonl
       return neverPass(name);
     },
   };
+}
+
+/**
+ * The provider (through the CLI) refused the prompt as longer than the model takes: one clear
+ * message, with the provider's count when its text has one ("… 201234 tokens > 200000 maximum");
+ * the CLI's own wording (claude's advice about compacting and files) stays in `cause` only.
+ */
+export function providerContextError(backend: string, text: string): ProxyError {
+  const m = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(text);
+  const count = m ? ` (about ${m[1]!.replace(/,/g, '')} tokens against its limit of ${m[2]!.replace(/,/g, '')})` : '';
+  return contextLengthExceeded(`the model provider refused the prompt ${backend} sent as longer than the model's context${count}; start a new conversation, or send less of this one`, new Error(text));
 }
 
 /** One line of text for an error message: whitespace collapsed, cut at `max` characters. */

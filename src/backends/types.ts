@@ -70,6 +70,11 @@ export interface EventParser {
   finish(exit: ExitInfo): TurnOutcome;
 }
 
+/** How a CLI continues a session under a new id (see `Backend.forks`). */
+export interface ForkSupport {
+  keepsSource: boolean;
+}
+
 /** How the CLI should treat its own session for this turn (decided by the session pool). */
 export interface SessionUse {
   mode: 'fresh' | 'resumed' | 'ephemeral';
@@ -79,6 +84,8 @@ export interface SessionUse {
   slot?: number;
   /** `fresh`: the session the slot held before (see `SessionPlan.previousSessionId`). */
   previousSessionId?: string;
+  /** `fresh`: the session the new one continues as a copy (see `SessionPlan.forkOf`). */
+  forkOf?: string;
 }
 
 /** One request's work for a backend, after routing and rendering. */
@@ -172,6 +179,14 @@ export interface Backend {
   spawnError(exit: ExitInfo): ProxyError;
   /** The CLI reports a session's running total, not the turn's (codex). */
   cumulativeUsage?: boolean;
+  /**
+   * The CLI can start a new session as a continuation of an old one (`SessionUse.forkOf`): a
+   * rotated slot then keeps the CLI's own, possibly compacted, history instead of re-sending the
+   * transcript. `keepsSource`: the fork reads the old session's files on every later run (codex's
+   * rollout lineage), so they stay until the slot starts over; otherwise (claude) the fork is a
+   * copy and the old files go once it has read them.
+   */
+  forks?: ForkSupport;
   /**
    * A structured reply made to fit the client's schema again, when the CLI was given another
    * form of it (codex: the strict form). The conversation then hands the reply on whole.

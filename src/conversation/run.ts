@@ -1,29 +1,19 @@
 import { estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
-import type { Backend, BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
+import type { BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
 import { backendNotLoggedIn, backendRetryMidStream, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
-import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, fitContext, isJsonFormat, outputSchemaOf, toTranscript, withResponseFormat, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, isJsonFormat, outputSchemaOf, type ResponseFormat } from '../transcript/index.js';
 import { isClientAbort, type RunOutcome } from '../turn/index.js';
 import type { ToolParkedTurn } from '../turn/tools.js';
-import { choiceInstruction, offeredTools, type ToolRequest } from '../tools/index.js';
+import { offeredTools, type ToolRequest } from '../tools/index.js';
 import type { RunMode } from '../workers/index.js';
 import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
+import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
 import { recordResult } from './ledger.js';
 import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
-
-/** The conversation as one backend needs it, within the model's prompt budget. */
-function transcriptFor(deps: ConversationDeps, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): Transcript {
-  const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
-  const formatted = withResponseFormat({ system: parsed.system, text: '' }, format).system;
-  // A tool choice the CLI cannot enforce by itself is asked for in the system prompt.
-  const instruction = tools ? choiceInstruction(tools) : undefined;
-  const system = instruction ? [formatted, instruction].filter(Boolean).join('\n\n') : formatted;
-  const limit = deps.contextTokens[model] ?? deps.contextTokens[backend.id] ?? 200_000;
-  return fitContext({ system, turns: parsed.turns }, limit, deps.contextOverflow);
-}
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
 function isFallbackable(e: ProxyError): boolean {
@@ -276,7 +266,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
-  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: Transcript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+  async function* runChain(input: ConversationInput, messages: readonly ChatMessage[], first: ModelTranscript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
     const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
     let last: TurnOutcome | undefined;
     for (const [i, candidate] of chain.entries()) {
@@ -288,15 +278,17 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         meta.log.warn({ event: 'fallback_skipped', model: candidate }, 'fallback model is not served here');
         continue;
       }
-      let transcript = first;
+      let conversation = first;
       if (i > 0) {
         try {
-          transcript = transcriptFor(deps, messages, input.responseFormat, candidate, route.backend, toolsFor());
+          conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, candidate, route.backend, toolsFor());
+          if (!conversation.whole.ok) throw conversation.whole.error;
         } catch (err) {
           meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
           continue;
         }
       }
+      const transcript = conversation.full;
       p.backend = route.backend.id;
       p.servedModel = candidate;
       const next = chain[i + 1];
@@ -323,7 +315,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
       // A turn with the client's functions runs without a session: it may park on the calls.
       const tools = toolsFor();
-      const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal) : ephemeral(transcript);
+      const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole) : ephemeral(transcript, conversation.whole);
       if (signal.aborted) {
         // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
         lease.release();
@@ -339,6 +331,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
         const outcome = yield* forward(gen, candidate, route.backend.id);
         p.session = toSessionNote(lease, outcome.sessionId);
         p.run = outcome.run;
+        if (outcome.ok && !tools) observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
         if (outcome.parked) deps.parked?.park(outcome.parked);
         if (!outcome.ok && !p.started && fallBack(outcome.error)) {
           last = outcome;
@@ -382,9 +375,12 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       deps.admission.checkModel(principal, input.model);
       const messages = await fetchRemoteImages(input.messages, deps.imageLimits);
       if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
-      // Bad content (an undecodable image, a part the CLI cannot take, too long) is a 400 before admission.
-      const transcript = transcriptFor(deps, messages, input.responseFormat, input.model, first.backend, toolsFor());
-      p.promptTokens = estimateTurnTokens(transcript.turns, transcript.system);
+      // Bad content (an undecodable image, a part the CLI cannot take) is a 400 before admission;
+      // one too long to send whole is refused only if it must be (see transcriptFor).
+      const conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, input.model, first.backend, toolsFor());
+      // The budget holds what a re-sent conversation would cost (a continued one costs less).
+      const sent = conversation.whole.ok ? conversation.whole.transcript : conversation.full;
+      p.promptTokens = estimateTurnTokens(sent.turns, sent.system, conversation.rate);
       claimed = claimParked(messages);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
@@ -402,7 +398,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       meta.log.debug({ event: 'admitted', key: principal.name, queueMs: permit.waitedMs }, 'admitted');
       const mine = claimed;
       claimed = undefined;
-      const outcome = (mine ? yield* continueParked(input, mine, signal) : undefined) ?? (yield* runChain(input, messages, transcript, signal));
+      const outcome = (mine ? yield* continueParked(input, mine, signal) : undefined) ?? (yield* runChain(input, messages, conversation, signal));
       if (outcome) {
         p.usage = outcome.usage;
         if (outcome.ok) p.finishReason = outcome.finishReason;

@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { Plans } from '../plan/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
-import type { ImageLimits, ResponseFormat } from '../transcript/index.js';
+import type { ImageLimits, ResponseFormat, TokenCalibration } from '../transcript/index.js';
 import type { TurnDeps } from '../turn/index.js';
 import type { ToolParkedTurn } from '../turn/tools.js';
 import type { createParkedTurns, ToolRequest } from '../tools/index.js';
@@ -31,6 +31,8 @@ export interface ConversationDeps {
   /** Prompt budget per model id or backend id. */
   contextTokens: Readonly<Record<string, number>>;
   contextOverflow: 'refuse' | 'trim';
+  /** Characters per token as the provider counts them, learnt from earlier turns (four until then). */
+  calibration?: TokenCalibration | undefined;
   /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
   parked?: ParkedTurnsOf<ToolParkedTurn> | undefined;
   /** The logins' plan states (src/plan). */

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { SlotRecord, SlotStore } from '../store/index.js';
-import { renderTurns, type Transcript, type Turn } from '../transcript/index.js';
+import type { ForkSupport } from '../backends/types.js';
+import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
+import { asWhole, FORKABLE, previousOf, wholePlan, type RotationReason } from './rotation.js';
 
 export { systemHash, toChain } from './fingerprint.js';
+export type { RotationReason } from './rotation.js';
 
 export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
-
-export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
 
 /** What this request sends, and how the CLI should treat its session. */
 export interface SessionPlan {
@@ -24,11 +25,17 @@ export interface SessionPlan {
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
   /**
+   * Fresh only: the slot's old session, which the new one continues (a fork: claude's `--resume
+   * <old> --fork-session --session-id <new>`, codex's `exec fork <old>`); `text` and `turns` are
+   * then only the new user turns, as for a resumed plan. See `ForkSupport` for its files.
+   */
+  forkOf?: string;
+  /**
    * Fresh only: the session the slot held, when its files are known to carry this id (the last
    * turn ended cleanly). Only they are deleted then; otherwise the slot's whole session store goes.
    */
   previousSessionId?: string;
-  /** The session's running usage total so far (resumed only), to subtract from a CLI's total. */
+  /** The session's running usage total so far (resumed, or a fork's source), to subtract from a CLI's total. */
   usageBase?: Readonly<Record<string, number>>;
 }
 
@@ -57,15 +64,9 @@ export interface PoolOptions {
   idleMs: number;
   /** How long to wait for a free slot before running ephemeral. */
   waitMs: number;
+  /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
+  forks?: (backend: string) => ForkSupport | undefined;
   now?: () => number;
-}
-
-/**
- * The session a rotated slot held, when only its files need to go: its last turn ended cleanly
- * (a failed or aborted turn may have left files under an id olp never learnt, codex's own).
- */
-function previousOf(slot: SlotRecord): { previousSessionId?: string } {
-  return slot.sessionId !== null && !slot.dirty ? { previousSessionId: slot.sessionId } : {};
 }
 
 /** The reason a matching slot cannot simply be resumed, if any. */
@@ -97,14 +98,14 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
-  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes): { slot: SlotRecord; plan: SessionPlan } | undefined {
+  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): { slot: SlotRecord; plan: SessionPlan } | undefined {
     const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
     if (slots.length === 0) return undefined;
     const t = now();
     const { turns } = transcript;
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, text: renderTurns(turns, transcript.omitted), turns, reason, ...previousOf(slot) },
+      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(backend)) },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -124,8 +125,14 @@ export function createSessionPool(o: PoolOptions) {
           : continued.systemHash !== sys
             ? 'system_changed'
             : staleness(continued, t, o);
-      if (reason) return full(continued, reason);
       const delta: Turn[] = turns.slice(continued.msgCount);
+      if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
+        // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
+        // sent. A CLI that reports running totals carries the old session's into the fork.
+        const usageBase = continued.usageBase ? { usageBase: continued.usageBase } : {};
+        return { slot: continued, plan: { mode: 'fresh', sessionId: randomUUID(), forkOf: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, reason, ...usageBase } };
+      }
+      if (reason) return full(continued, reason);
       return {
         slot: continued,
         plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
@@ -137,7 +144,7 @@ export function createSessionPool(o: PoolOptions) {
     return full(lru, reason);
   }
 
-  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes): Lease {
+  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): Lease {
     const key = id(slot);
     busy.add(key);
     o.store.markLeased(slot, true);
@@ -149,7 +156,7 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns, reason, ...previousOf(slot) };
+        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(slot.backend)) };
       },
       commit(result) {
         committed = true;
@@ -201,15 +208,17 @@ export function createSessionPool(o: PoolOptions) {
     /**
      * Leases a slot for this conversation, waiting up to `waitMs` for one to free; if none does,
      * the plan is ephemeral (whole transcript, no session persistence) and nothing is leased.
+     * `whole` is the conversation as it is sent when it is sent whole (trimmed to the model's
+     * context, or the reason it cannot be): a plan that needs it throws its error, before any lease.
      */
-    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal): Promise<Lease> {
+    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal, whole: Fitted = asWhole(transcript)): Promise<Lease> {
       const deadline = now() + o.waitMs;
       const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
       for (;;) {
-        const picked = choose(keyId, backend, transcript, hashes);
-        if (picked) return lease(picked.slot, picked.plan, transcript, hashes);
+        const picked = choose(keyId, backend, transcript, hashes, whole);
+        if (picked) return lease(picked.slot, picked.plan, transcript, hashes, whole);
         const left = deadline - now();
-        if (left <= 0) return ephemeral(transcript);
+        if (left <= 0) return ephemeral(transcript, whole);
         await new Promise<void>((resolve, reject) => {
           const g = group(keyId, backend);
           const leave = () => {
@@ -240,9 +249,9 @@ export function createSessionPool(o: PoolOptions) {
   };
 }
 
-/** No slot: the whole transcript, no persistence. */
-export function ephemeral(transcript: Transcript): Lease {
-  const plan: SessionPlan = { mode: 'ephemeral', text: renderTurns(transcript.turns, transcript.omitted), turns: transcript.turns };
+/** No slot: the whole transcript (as fitted to the model), no persistence. */
+export function ephemeral(transcript: Transcript, whole: Fitted = asWhole(transcript)): Lease {
+  const plan: SessionPlan = { mode: 'ephemeral', ...wholePlan(whole) };
   return { plan, rotate() {}, commit() {}, release() {} };
 }
 

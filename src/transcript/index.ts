@@ -3,7 +3,8 @@ import type { ChatMessage } from '../validate/index.js';
 import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image, type ImageLimits } from './images.js';
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
-export { charsToTokens, fitContext, estimateTurnTokens } from './policy.js';
+export { charsToTokens, DEFAULT_CHARS_PER_TOKEN, estimateTurnTokens, fitContext, imageCount, transcriptChars, TRIM_FRACTION, tryFitContext, type Fitted } from './policy.js';
+export { createTokenCalibration, type TokenCalibration, type TokenObservation } from './calibration.js';
 export { createFenceStripper, type FenceStripper } from './fences.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */

@@ -198,6 +198,9 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
       if (warm) return warm;
       log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
     }
+  } else if (turn.session!.forkOf) {
+    // A fork reads the old session's file: its worker must have exited (and flushed it) first.
+    pool.retireSlot(slot, 'rotated');
   } else {
     pool.retireSlot(slot, 'rotated');
     const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, SPARE_WAIT_MS);
@@ -213,7 +216,7 @@ async function* runPooled(deps: TurnDeps, input: TurnInput, pool: WorkerPool, sl
   // changes, and a retired one may still be flushing it; a fresh turn's session is new.
   pool.retireSlot(slot, 'superseded');
   let reset: SlotReset | undefined;
-  if (turn.session!.mode === 'fresh') reset = await freshReset(deps, input, pool, slot);
+  if (turn.session!.mode === 'fresh' && !turn.session!.forkOf) reset = await freshReset(deps, input, pool, slot);
   else await pool.settled(slot);
   return yield* runCold(deps, input, backend.live!.coldIsLive ? { pool, slot, fit } : false, reset);
 }
@@ -380,7 +383,7 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
     links: deps.replay ? [] : backend.links(turn),
     ...(backend.homeDirs ? { dirs: backend.homeDirs } : {}),
     ...(slot !== undefined && turn.session?.mode !== 'ephemeral'
-      ? { slot: `${backend.id}-${slot}`, ...(turn.session?.mode === 'fresh' ? { resetSlot: reset ?? { staleSession: turn.session.previousSessionId } } : {}) }
+      ? { slot: `${backend.id}-${slot}`, ...(turn.session?.mode === 'fresh' && !turn.session.forkOf ? { resetSlot: reset ?? { staleSession: turn.session.previousSessionId } } : {}) }
       : {}),
   });
   const life = new AbortController();
@@ -436,6 +439,13 @@ async function* runCold(deps: TurnDeps, input: TurnInput, live: { pool: WorkerPo
       life.abort('turn_closed'); // a string reason: no DOMException (and its stack) per request
       if (lines) await lines.return?.(undefined);
       if (proc) await proc.exit;
+    }
+    // The session a fork copied is read once, at its start: its files go now, whatever the turn's
+    // outcome (a failed fork leaves the slot to start over from the whole transcript). A fork
+    // that keeps reading its source (codex) leaves it to the slot's next whole reset.
+    const forkOf = turn.session?.forkOf;
+    if (forkOf && slot !== undefined && proc && !backend.forks?.keepsSource) deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
+    if (!kept) {
       // The child is gone; its directory is removed off the event loop, never delaying the response.
       ws.removeLater().catch((err: unknown) => log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
     }

@@ -15,8 +15,8 @@ const RESUME_RETRY_MS = 250;
 
 /**
  * Runs a turn under a session lease. A resume refused with "no conversation found" before any
- * output is retried once, then the slot is rotated and the whole transcript sent: the client
- * never sees it. The lease learns how the turn ended (reply, failure or abort) on every path.
+ * output is retried once (a fork is not), then the slot is rotated and the whole transcript
+ * sent: the client never sees it. The lease learns how the turn ended (reply, failure or abort) on every path.
  */
 export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'turn'> & { turn: Omit<Turn, 'session'>; lease: Lease }): AsyncGenerator<BackendEvent, RunOutcome> {
   const { lease } = input;
@@ -35,6 +35,7 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
           ...(plan.sessionId ? { sessionId: plan.sessionId } : {}),
           ...(plan.slot !== undefined ? { slot: plan.slot } : {}),
           ...(plan.previousSessionId ? { previousSessionId: plan.previousSessionId } : {}),
+          ...(plan.forkOf ? { forkOf: plan.forkOf } : {}),
         },
         // A slot's session may be continued by a live worker (when the daemon keeps them).
         live: plan.mode !== 'ephemeral',
@@ -54,10 +55,11 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
       const total = step.value;
       // A CLI that reports the session's running total (codex): this request's share is the difference.
       const outcome =
-        total.usage && plan.mode === 'resumed' && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
-      if (!outcome.ok && reply === '' && plan.mode === 'resumed' && outcome.error.code === 'session_not_found') {
-        input.log.warn({ event: 'resume_refused', sessionId: plan.sessionId, retried }, 'the CLI refused to resume the session');
-        if (!retried) {
+        total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
+      if (!outcome.ok && reply.length === 0 && (plan.mode === 'resumed' || plan.forkOf) && outcome.error.code === 'session_not_found') {
+        input.log.warn({ event: 'resume_refused', sessionId: plan.forkOf ?? plan.sessionId, retried }, 'the CLI refused to resume the session');
+        // A fork's old session was read after its worker had exited: missing, it is gone.
+        if (!retried && !plan.forkOf) {
           retried = true;
           await new Promise((r) => setTimeout(r, RESUME_RETRY_MS));
         } else {

@@ -315,6 +315,15 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
   }
 
   /**
+   * Deletes one session's files from a slot's store, in the background, leaving the rest: the
+   * session a fork has copied. Nothing happens for an id that cannot name files safely.
+   */
+  function pruneSession(keyId: string, slot: string, sessionId: string): void {
+    if (!SESSION_ID.test(sessionId)) return;
+    track(remover.prune(under(slotDir(keyId, slot), 'state'), sessionId)).catch(noop);
+  }
+
+  /**
    * Whether starting this slot over with this stale session is a background deletion of its
    * files (then the session's CLI may still be exiting: pass it as `after`).
    */
@@ -364,7 +373,7 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     }
   }
 
-  return { root, slotsRoot, create, sweep, resetSlot, prunes, removeSlot, count, settled, close };
+  return { root, slotsRoot, create, sweep, resetSlot, prunes, pruneSession, removeSlot, count, settled, close };
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;

@@ -43,7 +43,32 @@ export interface StandIn {
    * the cut reply's text (else the real one: a retry that says the same again).
    */
   cut?: { how: 'reset' | 'malformed'; afterDeltas: number; times: number; text?: string } | undefined;
+  /**
+   * A model's context: a request's input tokens are the characters of its text (system prompt,
+   * text blocks, tool inputs and results) at `charsPerToken`, reported as its usage; past `limit`
+   * it is answered as Anthropic answers a prompt too long (400 invalid_request_error,
+   * "prompt is too long: N tokens > M maximum"). `refused` counts those answers.
+   */
+  context?: { charsPerToken: number; limit: number; refused: number } | undefined;
   close(): Promise<void>;
+}
+
+/** The characters of a request's text, as the stand-in's context counts them. */
+export function textChars(body: RecordedRequest['body']): number {
+  let n = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') n += v.length;
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const b = v as { type?: string; text?: unknown; content?: unknown; input?: unknown };
+      if (typeof b.text === 'string') n += b.text.length;
+      if (b.content !== undefined) walk(b.content);
+      if (b.input !== undefined) n += JSON.stringify(b.input).length;
+    }
+  };
+  walk(body.system);
+  walk(body.messages);
+  return n;
 }
 
 /** The unified rate-limit headers of a plan window (the names claude 2.1.197 reads). */
@@ -69,9 +94,12 @@ function lastUserText(body: RecordedRequest['body']): string {
   return texts.map((b) => b.text).join('\n');
 }
 
-/** The reply the stand-in gives: derived from the last user text so tests can check what arrived. */
+/**
+ * The reply the stand-in gives: derived from the last user text so tests can check what arrived
+ * (the last line that is not one of olp's transcript tags, as a model answers the last turn).
+ */
 export function standInReply(userText: string): string {
-  const tail = userText.trim().split('\n').filter(Boolean).pop() ?? '';
+  const tail = userText.trim().split('\n').filter((l) => l && !/^<\/?(user|assistant|conversation)>$/.test(l.trim())).pop() ?? '';
   return `stand-in heard: ${tail.slice(-60)}`;
 }
 
@@ -114,8 +142,16 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
         return;
       }
     }
+    const counted = state.context ? Math.ceil(textChars(body) / state.context.charsPerToken) : undefined;
     if (path.endsWith('/count_tokens')) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: Math.ceil(raw.length / 4) }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: counted ?? Math.ceil(raw.length / 4) }));
+      return;
+    }
+    if (state.context && counted! > state.context.limit) {
+      state.context.refused++;
+      res
+        .writeHead(400, { 'content-type': 'application/json', 'request-id': 'req_stand_in_too_long' })
+        .end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${counted} tokens > ${state.context.limit} maximum` }, request_id: 'req_stand_in_too_long' }));
       return;
     }
     if (state.mode === '401' || state.mode === '429' || state.mode === '500') {
@@ -164,7 +200,7 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     }
     const resultText = results.map((r) => (typeof r.content === 'string' ? r.content : Array.isArray(r.content) ? (r.content as { text?: string }[]).map((c) => c.text ?? '').join('') : '')).join(' | ');
     const text = results.length ? `echo: ${resultText}` : standInReply(lastUserText(body));
-    const usage = { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
+    const usage = counted !== undefined ? { input_tokens: counted, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } : { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { ...usage, output_tokens: 9 } }),

@@ -5,14 +5,13 @@ import {
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
-  contextLengthExceeded,
   invalidRequest,
   sessionNotFound,
   type ProxyError,
 } from '../../errors/index.js';
 import { LIMIT_TEXT, resetFromText, windowSpent, type PlanReport } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
-import { clip, toSpawnFailure } from '../common.js';
+import { clip, providerContextError, toSpawnFailure } from '../common.js';
 
 const NAME = 'claude';
 import { INSTALL_FIX, LOGIN_FIX } from './fixes.js';
@@ -78,7 +77,7 @@ export function toClaudeError(s: RunSummary): ProxyError {
     if (kind === 'model_not_found' || status === 404 || /unrecognized_model/.test(stderr)) {
       return backendModelNotFound(`The claude CLI does not know the model '${s.model ?? 'requested'}': ${text}`);
     }
-    if (result?.terminal_reason === 'prompt_too_long' || /prompt is too long|context.{0,20}(length|window)/i.test(text)) return contextLengthExceeded(text);
+    if (result?.terminal_reason === 'prompt_too_long' || /prompt is too long|context.{0,20}(length|window)/i.test(text)) return providerContextError(NAME, `${text} ${clip(stderr)}`);
     if (/No conversation found with session ID/i.test(all)) return sessionNotFound(NAME, text);
     if (kind === 'invalid_request' || status === 400) return invalidRequest(`The model provider rejected the request: ${text}`, null, 'provider_invalid_request');
     return backendFailed(NAME, text || `run ended with ${result?.subtype ?? 'an error'}`);

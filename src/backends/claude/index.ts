@@ -93,6 +93,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
     createParser: () => createClaudeParser(),
     spawnError: (exit) => toSpawnError(opts.bin, exit),
+    forks: { keepsSource: false },
     live: {
       coldIsLive: true,
       input: (prompt) => toUserLine(prompt),

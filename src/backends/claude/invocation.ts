@@ -6,11 +6,17 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 export const SYSTEM_PROMPT_FILE = 'system-prompt.txt';
 
-/** `--session-id` creates (refused if the id exists), `--resume` continues; otherwise nothing is kept. */
+/**
+ * `--session-id` creates (refused if the id exists), `--resume` continues; otherwise nothing is
+ * kept. A fork continues the old session's history under the new id (`--fork-session` is what
+ * lets `--session-id` go with `--resume`, in 2.1.197 and 2.1.332 alike; the old session's file
+ * is read, not written).
+ */
 function sessionArgs(turn: Turn): string[] {
   // A spare keeps its session, under the id it picks itself (reported in `system/init`).
   if (turn.prestart) return [];
   const s = turn.session;
+  if (s?.mode === 'fresh' && s.sessionId && s.forkOf) return ['--resume', s.forkOf, '--fork-session', '--session-id', s.sessionId];
   if (s?.mode === 'fresh' && s.sessionId) return ['--session-id', s.sessionId];
   if (s?.mode === 'resumed' && s.sessionId) return ['--resume', s.sessionId];
   return ['--no-session-persistence'];

@@ -5,13 +5,12 @@ import {
   backendNotLoggedIn,
   backendOverloaded,
   backendRateLimited,
-  contextLengthExceeded,
   sessionNotFound,
   type ProxyError,
 } from '../../errors/index.js';
 import { LIMIT_TEXT, resetFromText, windowSpent } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
-import { clip, toSpawnFailure } from '../common.js';
+import { clip, providerContextError, toSpawnFailure } from '../common.js';
 import type { BackendEvent } from '../types.js';
 
 const NAME = 'codex';
@@ -53,7 +52,7 @@ export function toCodexError(s: CodexRunSummary): ProxyError {
   if (LIMIT_TEXT.test(all)) return windowSpent(NAME, null, resetFromText(all, Date.now()) ?? null, text, Date.now());
   if (/usage limit|rate limit|429 Too Many Requests|quota/i.test(all)) return backendRateLimited(NAME, `${text} (the login's usage limit; it resets on its own, or use another model)`);
   if (/high demand|overloaded|503 Service Unavailable|500 Internal Server Error/i.test(all)) return backendOverloaded(NAME, text);
-  if (/Input exceeds the maximum length|context window|context_length_exceeded/i.test(all)) return contextLengthExceeded(text);
+  if (/Input exceeds the maximum length|context window|context_length_exceeded/i.test(all)) return providerContextError(NAME, text);
   if (/model .{0,80}(does not exist|not found|not supported)|model_not_found/i.test(all)) {
     return backendModelNotFound(`The codex CLI cannot use the model '${s.model ?? 'requested'}': ${text}`);
   }

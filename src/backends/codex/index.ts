@@ -87,6 +87,9 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       }
     },
     cumulativeUsage: true,
+    // `exec fork` writes a rollout that points at the old one (0.171: resuming it without the old
+    // one fails with "invalid paginated history lineage … missing source rollout").
+    forks: { keepsSource: true },
     rebaseUsage(usage: Usage, base: Readonly<Record<string, number>>): Usage {
       return toCodexUsage(subtractUsage(usage.raw, base)) ?? usage;
     },

@@ -40,7 +40,7 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...config.flatMap((c) => ['-c', c]),
     ...(turn.tools ? toolConfig(turn.tools).flatMap((c) => ['-c', c]) : []),
     ...(turn.outputSchema ? ['--output-schema', place.path(OUTPUT_SCHEMA_FILE)] : []),
-    ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? [] : ['--ephemeral']),
+    ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? (s.forkOf ? ['fork', s.forkOf] : []) : ['--ephemeral']),
     '-',
   ];
   // codex 0.171 has no setting for an output cap (--strict-config rejects model_max_output_tokens),
