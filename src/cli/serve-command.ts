@@ -28,7 +28,7 @@ async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Re
 }
 
 /** `olp serve`: listens until SIGTERM/SIGINT; returns the exit code. */
-export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink): Promise<number> {
+export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink, version?: string): Promise<number> {
   // Before anything else is open: descriptors our parent leaked to us must not reach the CLIs.
   const closedFds = closeInheritedFds(env);
   const { values, positionals, help } = parseCommandLine(argv);
@@ -53,7 +53,7 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
 
   let daemon: Daemon;
   try {
-    daemon = await startDaemon({ config, logger, hostEnv: env });
+    daemon = await startDaemon({ config, logger, hostEnv: env, ...(version ? { version } : {}) });
   } catch (err) {
     throw toStateDirError(err, config.stateDir) ?? err;
   }

@@ -71,6 +71,54 @@ async function hang(r: Running, token: string, records: string, n: number, scena
   return requests;
 }
 
+describe('one olp per state dir', () => {
+  it('a second olp serve on a running one\'s state dir exits at once with one line naming it; the running one\'s CLIs and workspaces are untouched', async () => {
+    const { stateDir, records, token } = setup('second');
+    const first = await serve(stateDir, records);
+    const post = (content: string, tools = false) =>
+      fetch(`${first.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'sonnet',
+          messages: [{ role: 'user', content }],
+          ...(tools ? { tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }] } : {}),
+        }),
+      });
+    try {
+      // A parked tool turn (its CLI waits for the result), a live worker with its spare, and a turn in flight.
+      const parked = (await (await post(`Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Paris' } }])}]]`, true)).json()) as { choices: { finish_reason: string }[] };
+      assert.equal(parked.choices[0]?.finish_reason, 'tool_calls');
+      assert.equal((await post('hello')).status, 200);
+      const inFlight = await hang(first, token, records, 1);
+      const deadline = Date.now() + 10_000;
+      while (recordedPids(records).runs.filter(isAlive).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const live = recordedPids(records).runs.filter(isAlive);
+      assert.ok(live.length >= 4, `parked turn, worker, spare and the hanging turn: ${live.length}`);
+      const workspaces = leftoverWorkspaces(stateDir).sort();
+
+      const started = Date.now();
+      const second = spawnSync(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: base }, timeout: 20_000 });
+      const took = Date.now() - started;
+      assert.equal(second.status, 1, second.stderr);
+      assert.equal(second.stdout, '');
+      const port = new URL(first.url).port;
+      assert.equal(second.stderr, `olp: the state dir ${stateDir} is in use by another olp (pid ${first.child.pid}, port ${port}: ${first.url}); stop that one first, or use another --state-dir\n`);
+      assert.ok(took < 5_000, `exited after ${took} ms`);
+
+      assert.deepEqual(live.filter((pid) => !isAlive(pid)), [], 'no CLI of the running olp was stopped');
+      assert.deepEqual(leftoverWorkspaces(stateDir).sort(), workspaces, 'no workspace of the running olp was removed');
+      // And the running olp still answers.
+      assert.equal((await post('still there?')).status, 200);
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+      await Promise.all(inFlight);
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+  });
+});
+
 describe('daemon signals', () => {
   it('SIGTERM with requests in flight: children gone, workspaces removed, exit code 0', async () => {
     const { stateDir, records, token } = setup('term');
