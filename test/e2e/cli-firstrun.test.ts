@@ -193,7 +193,12 @@ describe('olp serve says at start what will work', () => {
     const s = await start(['--state-dir', stateDir, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
     try {
       assert.match(s.firstLine, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-      const lines = human(await s.stderrUntil(KEY_STEP));
+      const stderr = await s.stderrUntil(KEY_STEP);
+      // The summary for a person first and once: no JSON log lines before it or repeating it.
+      assert.equal(stderr.split('\n')[0], 'CLIs:', stderr);
+      assert.ok(!stderr.split('\n').some((l) => l.startsWith('{')), stderr);
+      assert.equal(stderr.split('keys add NAME').length, 2, stderr);
+      const lines = human(stderr);
       assert.ok(lines.some((l) => new RegExp(`^ {2}claude\\s+${FAKE_CLAUDE}\\s+2\\.1\\.197 \\(Claude Code\\)\\s+ready \\(logged in\\)$`).test(l)), lines.join('\n'));
       assert.ok(lines.some((l) => new RegExp(`^ {2}codex\\s+${FAKE_CODEX}\\s+codex-cli 0\\.171\\.0\\s+NOT logged in; log in with: ${FAKE_CODEX} login$`).test(l)), lines.join('\n'));
       const step = lines.findIndex((l) => l.startsWith('No API key yet'));
@@ -216,6 +221,18 @@ describe('olp serve says at start what will work', () => {
       assert.ok(!lines.some((l) => l.startsWith('No API key yet')));
     } finally {
       assert.equal(await again.stop(), 0);
+    }
+  });
+
+  it('--log-format json: stderr is JSON lines only, the summary one record of them', async () => {
+    const s = await start(['--state-dir', join(base, 'serve-json'), '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX, '--log-format', 'json']);
+    try {
+      const stderr = await s.stderrUntil(/"event":"startup"/);
+      const records = stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event?: string; msg: string });
+      const summary = records.find((r) => r.event === 'startup');
+      assert.match(summary?.msg ?? '', /^CLIs:\n {2}claude /);
+    } finally {
+      assert.equal(await s.stop(), 0);
     }
   });
 

@@ -1,7 +1,8 @@
 // The daemon as a process: SIGTERM with requests in flight, and a crash (SIGKILL) followed by a restart.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,7 +31,7 @@ function setup(name: string) {
 
 async function serve(stateDir: string, records: string, grace = 1): Promise<Running> {
   const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', String(grace), '--idle-timeout', '120'], {
-    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
+    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_LOG_FORMAT: 'json', OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
@@ -115,6 +116,86 @@ describe('one olp per state dir', () => {
       await Promise.all(inFlight);
     } finally {
       first.child.kill('SIGKILL');
+    }
+  });
+});
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+/** A shell pipeline in its own process group, killed whole when the test ends however it ends. */
+function pipeline(script: string): { child: ChildProcess; exited: Promise<number | null>; kill(): void } {
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: base } });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    kill: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    },
+  };
+}
+
+describe('a reader that has gone or never reads never holds olp', () => {
+  const olpServe = (stateDir: string, port: number, extra = '') => `"${process.execPath}" "${OLP_BIN}" serve --state-dir "${stateDir}" --port ${port} --claude-bin "${FAKE_CLAUDE}" ${extra}`;
+
+  for (const format of ['text', 'json']) {
+    it(`olp serve 2>&1 | head -1 with the port taken exits at once (--log-format ${format})`, async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as AddressInfo).port;
+      const p = pipeline(`${olpServe(join(base, `head-${format}`, 'state'), port, `--log-format ${format}`)} 2>&1 | head -1`);
+      try {
+        const started = Date.now();
+        const code = await Promise.race([p.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000))]);
+        assert.notEqual(code, 'hung', 'still running after 10 s');
+        assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+      } finally {
+        p.kill();
+        taken.close();
+      }
+    });
+  }
+
+  it('a daemon whose stdout and stderr pipe is never read still answers SIGTERM, after far more log than a pipe holds', async () => {
+    const stateDir = join(base, 'never-read', 'state');
+    const port = await freePort();
+    // `sleep` never reads its stdin: every line olp writes stays in the pipe, then in olp.
+    const p = pipeline(`${olpServe(stateDir, port, '--log-level debug')} 2>&1 | sleep 600`);
+    try {
+      // The lock's holder file says olp's pid once it listens.
+      let pid = 0;
+      const deadline = Date.now() + 15_000;
+      while (pid === 0 && Date.now() < deadline) {
+        try {
+          const h = JSON.parse(readFileSync(join(stateDir, 'serve.json'), 'utf8')) as { pid: number; port: number | null };
+          if (h.port === port) pid = h.pid;
+        } catch {
+          // not written yet
+        }
+        if (pid === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(pid > 0, 'olp started');
+      // ~2,000 requests, each one log line: several times the 64 KiB a pipe holds.
+      for (let i = 0; i < 20; i++) {
+        await Promise.all(Array.from({ length: 100 }, () => fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: 'Bearer nope' } }).then((r) => r.arrayBuffer())));
+      }
+      const started = Date.now();
+      process.kill(pid, 'SIGTERM');
+      assert.deepEqual(await waitGone([pid], 10_000), [], 'olp still running 10 s after SIGTERM');
+      assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+    } finally {
+      p.kill();
     }
   });
 });
