@@ -150,6 +150,49 @@ describe('olp doctor looks at the state dir for real', () => {
   });
 });
 
+describe('olp doctor beside a running olp, and with a key login', () => {
+  it("while olp serves the state dir: the port line asks /health and names it (pid, version), no 'IN USE'", async () => {
+    const stateDir = join(base, 'doctor-running');
+    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+      const port = new URL(url).port;
+      const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      const r = olp(['doctor', '--state-dir', stateDir, '--port', port, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, new RegExp(`^port\\s+ok  127\\.0\\.0\\.1:${port}: olp is running here \\(pid ${child.pid}, version ${version.replace(/\./g, '\\.')}; /health: ok\\)$`, 'm'));
+      assert.doesNotMatch(r.stdout, /IN USE/);
+      // Checked on another port: the line says where this state dir's olp is.
+      const other = olp(['doctor', '--state-dir', stateDir, '--port', '1', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+      assert.match(other.stdout, new RegExp(`^olp\\s+running for this state dir: pid ${child.pid}, version .*, ${url.replace(/[.]/g, '\\.')}$`, 'm'));
+      // Read-only commands work beside it.
+      assert.equal(olp(['keys', 'list', '--state-dir', stateDir]).status, 0);
+      assert.equal(olp(['usage', '--state-dir', stateDir]).status, 0);
+      assert.equal(olp(['sessions', 'list', '--state-dir', stateDir]).status, 0);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    }
+  });
+
+  it('a CLI logged in by an API key or token: no --claude-credentials / --codex-auth fix although the login file is missing', () => {
+    for (const method of ['oauth_token', 'api_key']) {
+      const r = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
+        OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_AUTH_METHOD: method }),
+        OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGIN: 'api-key' }),
+      });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /^claude .*API key or token .*\(missing\)/m);
+      assert.match(r.stdout, /^codex .*API key or token /m);
+      assert.doesNotMatch(r.stdout, /--claude-credentials|--codex-auth/, r.stdout);
+    }
+    // Logged in by the login file that olp does not see: the fix is still given.
+    const file = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+    assert.match(file.stdout, /point --claude-credentials at it/);
+  });
+});
+
 describe('olp serve says at start what will work', () => {
   interface Started {
     child: ChildProcess;
