@@ -40,7 +40,8 @@ function openStateStore(config: Config): Store {
 function keys(argv: string[], io: Io): number {
   const { values, positionals, help } = parseCommandLine(argv, KEY_FLAGS);
   const [sub, ...names] = positionals;
-  if (help) {
+  // `olp keys` alone: what the keys commands are.
+  if (help || sub === undefined) {
     io.stdout.write(keysHelp(sub));
     return 0;
   }
@@ -193,8 +194,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       io.stdout.write(MAIN_HELP);
       return 0;
     case undefined:
+      // Asked for nothing: the overview is the answer, not a usage error.
       io.stdout.write(MAIN_HELP);
-      return 2;
+      return 0;
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
