@@ -18,11 +18,11 @@ export interface Serving {
 }
 
 /**
- * Starts `olp serve --port 0` on a state dir. Its stderr is the caller's to read (or resume);
- * `nodeArgs` go to Node before the bin (`--cpu-prof`, heap options).
+ * Starts `olp serve --port 0` on a state dir. Its stderr is the caller's to read (or resume), JSON
+ * lines unless `env` says otherwise; `nodeArgs` go to Node before the bin (`--cpu-prof`, heap options).
  */
 export function serve(opts: { stateDir: string; env: Env; args?: readonly string[]; nodeArgs?: readonly string[]; bin?: string }): Serving {
-  const daemon = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.bin ?? OLP_BIN, 'serve', '--port', '0', '--state-dir', opts.stateDir, ...(opts.args ?? [])], { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const daemon = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.bin ?? OLP_BIN, 'serve', '--port', '0', '--state-dir', opts.stateDir, ...(opts.args ?? [])], { env: { OLP_LOG_FORMAT: 'json', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const base = new Promise<string>((resolve, reject) => {
     createInterface({ input: daemon.stdout! }).once('line', (l) => {
       daemon.stdout!.resume();

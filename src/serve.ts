@@ -13,8 +13,8 @@ import { createApp, createHttpServer, createLifecycle, expressMessages } from '.
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
-import { createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
-import { openStore, type Store } from './store/index.js';
+import { createRecording, createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
+import { lockStateDir, openStore, type StateLock, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createProcessCap, createWorkerPool, defaultMaxProcesses, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
@@ -42,15 +42,20 @@ export interface DaemonOptions {
   logger: Logger;
   /** The daemon's environment: the only source of host variables for children. */
   hostEnv: Readonly<Record<string, string | undefined>>;
+  /** olp's version, as the state dir's lock names its holder (and a new recording's header says). */
+  version?: string;
 }
 
 /** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
-function createCallLayer(config: Config, logger: Logger): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
+function createCallLayer(config: Config, logger: Logger, version: string | undefined): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
   const real = createProcessSupervisor(logger);
   if (config.recordMode === 'off') return { supervisor: real };
   if (!config.recordFile) throw new Error(`recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`);
   if (config.recordMode === 'record') {
-    const appender = openAppender(resolveRecording(config.stateDir, config.recordFile).file);
+    const target = resolveRecording(config.stateDir, config.recordFile);
+    // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600 in a 0700 recordings/).
+    if (target.managed && !existsSync(target.file)) createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
+    const appender = openAppender(target.file);
     logger.info({ event: 'recording', file: appender.file }, `recording every CLI call to ${appender.file}`);
     return { supervisor: createRecordingSupervisor(real, appender), appender };
   }
@@ -70,8 +75,19 @@ export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv
  * Every part of a daemon, built from the config and wired together, not yet listening: the app,
  * the conversation core's dependencies and what shutdown must stop. Tests build one in-process.
  */
-export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions) {
+export function composeDaemon({ config, logger, hostEnv: rawEnv, version }: DaemonOptions) {
   const hostEnv = toHostEnv(rawEnv);
+  // First: the sweep and the slot recovery below assume no other olp runs on this state dir.
+  const lock = lockStateDir(config.stateDir);
+  try {
+    return composeLocked({ config, logger, hostEnv, version }, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock: StateLock) {
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir, config.runDir ? { runDir: config.runDir } : {});
   const swept = workspaces.sweep();
@@ -114,7 +130,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
         forks: (backend) => backends.find((b) => b.id === backend)?.forks,
       })
     : undefined;
-  const { supervisor, replayBackends, appender } = createCallLayer(config, logger);
+  const { supervisor, replayBackends, appender } = createCallLayer(config, logger, version);
   // Live workers continue a slot's session; recording and replaying keep to one process a call.
   const workers =
     config.sessions && config.workers && config.recordMode === 'off'
@@ -195,27 +211,41 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv }: DaemonOptions
     workers,
     processes: cap,
   });
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked, standing };
+  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked, standing, lock };
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
-  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked, standing } = composeDaemon(options);
-  await bridge.start();
+  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked, standing, lock } = composeDaemon(options);
   const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await bridge.start();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // Not listening (the port is taken): nothing was served; let go of what composing opened.
+    clearInterval(pruneTimer);
+    standing.stop();
+    await bridge.close().catch(() => undefined);
+    appender?.close();
+    workspaces.close();
+    store.close();
+    lock.release();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  lock.publish({ port, url, version: options.version ?? null });
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url,
     port,
     store,
     get children() {
@@ -245,6 +275,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         workspaces.sweep();
         workspaces.close();
         store.close();
+        lock.release();
       })();
       return closing;
     },

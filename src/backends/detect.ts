@@ -38,6 +38,8 @@ export interface StatusProbe {
   loginArgs: readonly string[];
   /** Logged in, from the login command's exit code and output. */
   loggedIn(exitCode: number | null, stdout: string, stderr: string): boolean;
+  /** Logged in by an API key or token, not by the login file. */
+  keyLogin?(stdout: string, stderr: string): boolean;
   /** The command that fixes a missing login. */
   loginFix: string;
   installFix: string;
@@ -112,7 +114,7 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
       const [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000);
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
       if (p.apiKeyConfigured) login = 'api_key';
-      else if (!l.failed) login = p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'logged_in' : 'not_logged_in';
+      else if (!l.failed) login = !p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'not_logged_in' : p.keyLogin?.(l.stdout, l.stderr) ? 'api_key' : 'logged_in';
       if (login === 'not_logged_in') fixes.push(p.loginFix);
     }
     return { backend: b.id, bin: b.bin, path, version, login, credentials, ready: login !== 'not_logged_in', fixes };

@@ -114,6 +114,8 @@ export interface CliStatus {
   loginArgs: readonly string[];
   /** Logged in, from the login command's exit code and output. */
   loggedIn(exitCode: number | null, stdout: string, stderr: string): boolean;
+  /** Logged in by an API key or token the CLI was given, not by its login file (then no file needs pointing at). */
+  keyLogin?(stdout: string, stderr: string): boolean;
   loginCommand: string;
   installCommand: string;
 }

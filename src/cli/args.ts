@@ -27,11 +27,34 @@ function toConfigFlags(values: Values): Partial<Record<ConfigKey, string | strin
 const HELP = new Set(['--help', '-h']);
 
 /**
+ * `--rpm -3` as `--rpm=-3`: parseArgs refuses a value that starts with a dash ("argument is
+ * ambiguous"), but a negative number after an option that takes a value can only be its value,
+ * and the option's own check then says what is wrong with it.
+ */
+function joinNegativeValues(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    if (a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+/**
  * A command's arguments: the settings' flags, the command's own, and -h/--help. Anything else is a
  * UsageError, unless help was asked for: then the help is shown whatever else is on the line.
  */
-export function parseCommandLine(argv: string[], extra: Options = {}): { values: Values; positionals: string[]; help: boolean } {
+export function parseCommandLine(raw: string[], extra: Options = {}): { values: Values; positionals: string[]; help: boolean } {
   const options = { ...configFlagOptions(), ...extra, help: { type: 'boolean', short: 'h' } } as const;
+  const argv = joinNegativeValues(raw, options);
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { values: values as Values, positionals, help: values.help === true };

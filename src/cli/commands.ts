@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openStore, StateDirLocked, type Store } from '../store/index.js';
 import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack, type Options } from './args.js';
 import { runDoctor } from './doctor.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
@@ -40,7 +40,8 @@ function openStateStore(config: Config): Store {
 function keys(argv: string[], io: Io): number {
   const { values, positionals, help } = parseCommandLine(argv, KEY_FLAGS);
   const [sub, ...names] = positionals;
-  if (help) {
+  // `olp keys` alone: what the keys commands are.
+  if (help || sub === undefined) {
     io.stdout.write(keysHelp(sub));
     return 0;
   }
@@ -136,6 +137,10 @@ function report(err: unknown, command: string | undefined, argv: readonly string
     io.stderr.write(`olp: ${err.message}\n`);
     return 2;
   }
+  if (err instanceof StateDirLocked) {
+    io.stderr.write(`olp: ${err.message}\n`);
+    return 1;
+  }
   if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     io.stderr.write(`olp: the port is already in use (${(err as Error).message}); pick another with --port\n`);
     return 1;
@@ -165,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
 async function dispatch(command: string | undefined, rest: string[], io: Io): Promise<number> {
   switch (command) {
     case 'serve':
-      return runServe(rest, io.env, io.stdout, io.stderr);
+      return runServe(rest, io.env, io.stdout, io.stderr, version());
     case 'keys':
       return keys(rest, io);
     case 'sessions':
@@ -189,8 +194,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       io.stdout.write(MAIN_HELP);
       return 0;
     case undefined:
+      // Asked for nothing: the overview is the answer, not a usage error.
       io.stdout.write(MAIN_HELP);
-      return 2;
+      return 0;
     default:
       throw new UsageError(`unknown command '${command}'`);
   }

@@ -6,7 +6,7 @@ import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
 import { describePlans } from '../plan/index.js';
 import { createBackends, toHostEnv } from '../serve.js';
-import { readPlanStates } from '../store/index.js';
+import { findLockHolder, readPlanStates } from '../store/index.js';
 import { findByHome, describeProcess, starterInfo } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
@@ -20,6 +20,35 @@ function portFree(host: string, port: number): Promise<boolean> {
     s.once('error', () => resolve(false));
     s.listen(port, host, () => s.close(() => resolve(true)));
   });
+}
+
+/** The address to reach a listener on `host` from this machine (a wildcard bind answers on loopback). */
+function toReachable(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** What answers GET /health at host:port: olp's status word, or null when nothing answers as olp does (within 2 s). */
+async function askHealth(host: string, port: number): Promise<string | null> {
+  try {
+    const res = await fetch(`http://${toReachable(host)}:${port}/health`, { signal: AbortSignal.timeout(2000) });
+    const body = (await res.json()) as { status?: unknown };
+    return typeof body.status === 'string' ? body.status : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The port line: free, this state dir's olp answering on it (asked through /health), or taken by something else. */
+async function describePort(config: Config): Promise<string> {
+  const where = `${config.host}:${config.port}`;
+  if (await portFree(config.host, config.port)) return `ok  ${where} is free`;
+  const health = await askHealth(config.host, config.port);
+  const h = findLockHolder(config.stateDir)?.holder;
+  if (health !== null && h && h.port === config.port) return `ok  ${where}: olp is running here (pid ${h.pid}, version ${h.version ?? 'unknown'}; /health: ${health})`;
+  if (health !== null) return `PROBLEM  ${where}: another olp answers here (/health: ${health}), not this state dir's; stop it or pick another --port`;
+  return `PROBLEM  ${where} is taken by another program; pick another with --port`;
 }
 
 /**
@@ -57,7 +86,7 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   out('\n');
 
   const state = inspectStateDir(config.stateDir);
-  const free = await portFree(config.host, config.port);
+  const port = await describePort(config);
   out(`state dir  ${state.ok ? 'ok' : 'PROBLEM'}  ${state.text}\n`);
   // CLIs of a running olp on this state dir: live workers and turns in flight, found by their HOME.
   const clis = findByHome({ under: [runDirFor(config.stateDir, config.runDir)] })
@@ -70,7 +99,13 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   for (const line of plans.slice(1)) out(`           ${line}\n`);
   const starter = starterInfo();
   out(`spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`);
-  out(`port       ${free ? 'ok' : 'IN USE'}  ${config.host}:${config.port}${free ? ' is free' : ' is taken (fine if olp already runs there; otherwise pick another with --port)'}\n`);
+  out(`port       ${port}\n`);
+  // This state dir's olp listening elsewhere than the port checked above.
+  const running = findLockHolder(config.stateDir);
+  if (running && running.holder?.port !== config.port) {
+    const h = running.holder;
+    out(`olp        ${h === null ? 'running for this state dir (starting)' : `running for this state dir: pid ${h.pid}, version ${h.version ?? 'unknown'}${h.url ? `, ${h.url}/v1` : ', starting'}`}\n`);
+  }
 
   const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];
   for (const d of found) {

@@ -9,6 +9,7 @@ const METAVAR: Partial<Record<ConfigKey, string>> = {
   codexAuth: 'FILE',
   codexConfig: 'KEY=VALUE',
   logLevel: 'LEVEL',
+  logFormat: 'text|json',
   contextOverflow: 'refuse|trim',
   recordMode: 'MODE',
   recordFile: 'ID|PATH',
@@ -66,8 +67,9 @@ ${COMMON_OPTIONS}
 export const SERVE_HELP = `Usage: olp serve [options]
 
 Starts the proxy. Its first line on stdout is the base URL (http://127.0.0.1:8787/v1); stderr then
-says which CLIs will answer and what to do next, followed by the log as JSON lines.
-Stop it with Ctrl-C or SIGTERM: requests in flight get --shutdown-grace seconds to finish.
+says which CLIs will answer and what to do next, followed by the log, one line a record
+(--log-format json: JSON lines only). One olp serve runs per state dir: a second one exits at once
+naming the first. Stop it with Ctrl-C or SIGTERM: requests in flight get --shutdown-grace seconds.
 
 Options (each also settable as the OLP_* variable in brackets, or in <state-dir>/config.json):
 ${toOptionLines(ALL_KEYS.filter(hasFlag), [DEBUG_ROW, HELP_ROW])}

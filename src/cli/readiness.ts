@@ -1,7 +1,7 @@
 import type { Detection } from '../backends/index.js';
 import { shellWord } from './invocation.js';
 
-export const LOGIN: Record<Detection['login'], string> = { logged_in: 'logged in', api_key: 'API key', not_logged_in: 'NOT logged in', unknown: '-' };
+export const LOGIN: Record<Detection['login'], string> = { logged_in: 'logged in', api_key: 'API key or token', not_logged_in: 'NOT logged in', unknown: '-' };
 
 /**
  * A fix as printed, runnable as it stands: the CLI's own command (`claude auth login`) names the
@@ -24,7 +24,7 @@ function toState(d: Detection, fixes: string): string {
     case 'logged_in':
       return 'ready (logged in)';
     case 'api_key':
-      return 'ready (API key)';
+      return 'ready (API key or token)';
     case 'not_logged_in':
       return `NOT logged in; log in with: ${fixes}`;
     case 'unknown':

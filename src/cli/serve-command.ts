@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import { createLogger } from '../log/index.js';
+import { createLogger, createLogOutput, type Logger } from '../log/index.js';
 import { closeInheritedFds } from '../process/index.js';
 import { startDaemon, type Daemon } from '../serve.js';
 import { loadStateConfig, parseCommandLine } from './args.js';
@@ -12,23 +12,29 @@ import { toStartupText } from './startup.js';
 import { toStateDirError } from './state-dir.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+/** Start-up log records the summary for a person already says: in the text log they are not repeated. */
+const SAID_BY_SUMMARY: ReadonlySet<string> = new Set(['no_keys', 'credentials_missing', 'backend_missing', 'listening']);
+/** How long an exit waits for stderr's reader to take the last lines (a reader that has stopped is not waited for). */
+const EXIT_FLUSH_MS = 1000;
 
 /**
  * Says which CLIs will answer and what to do next; never fails the start (a probe error only costs
  * the lines). The probes are doctor's, outside the state dir: `daemon.detect()` would put their
- * workspaces in `<state>/run` beside the requests' while olp has just started taking them.
+ * workspaces in `<state>/run` beside the requests' while olp has just started taking them. With
+ * `--log-format json` the summary is one log record, so stderr stays JSON lines only.
  */
-async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Record<string, string | undefined>>, addKey: string | null, stderr: Sink): Promise<void> {
+async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Record<string, string | undefined>>, addKey: string | null, stderr: Sink, logger: Logger): Promise<void> {
+  const say = (text: string) => (config.logFormat === 'json' ? logger.info({ event: 'startup' }, text.trimEnd()) : stderr.write(text));
   try {
     const detections = config.recordMode === 'replay' ? null : await runDetection(config, env);
-    stderr.write(toStartupText({ port: daemon.port, host: config.host, detections, addKey }));
+    say(toStartupText({ port: daemon.port, host: config.host, detections, addKey }));
   } catch (err) {
-    stderr.write(`olp: could not check the CLIs (${(err as Error).message}); olp doctor tells more\n`);
+    say(`olp: could not check the CLIs (${(err as Error).message}); olp doctor tells more\n`);
   }
 }
 
 /** `olp serve`: listens until SIGTERM/SIGINT; returns the exit code. */
-export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink): Promise<number> {
+export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink, version?: string): Promise<number> {
   // Before anything else is open: descriptors our parent leaked to us must not reach the CLIs.
   const closedFds = closeInheritedFds(env);
   const { values, positionals, help } = parseCommandLine(argv);
@@ -38,7 +44,10 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const config = loadStateConfig(values, env);
-  const logger = createLogger(config.logLevel);
+  const output = createLogOutput(process.stderr, config.logFormat);
+  const logger = createLogger(config.logLevel, output);
+  // A person reads the summary first and once: the start-up's log lines wait for it (text log only).
+  if (config.logFormat === 'text') output.hold(SAID_BY_SUMMARY);
   if (closedFds.length > 0) logger.debug({ event: 'inherited_fds_closed', fds: closedFds }, `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`);
   process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
   process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
@@ -53,8 +62,9 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
 
   let daemon: Daemon;
   try {
-    daemon = await startDaemon({ config, logger, hostEnv: env });
+    daemon = await startDaemon({ config, logger, hostEnv: env, ...(version ? { version } : {}) });
   } catch (err) {
+    output.release();
     throw toStateDirError(err, config.stateDir) ?? err;
   }
   const addKey = daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
@@ -65,7 +75,7 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
   logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
   // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person, on stderr.
   stdout.write(`${daemon.url}/v1\n`);
-  const report = runStartupReport(daemon, config, env, addKey, stderr);
+  const report = runStartupReport(daemon, config, env, addKey, stderr, logger).finally(() => output.release());
 
   const code = await new Promise<number>((resolve) => {
     let stopping = false;
@@ -90,5 +100,6 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
     };
     if (signalled) onSignal(signalled);
   });
-  return new Promise<number>((resolve) => logger.flush(() => resolve(code)));
+  await output.settle(EXIT_FLUSH_MS);
+  return code;
 }

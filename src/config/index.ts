@@ -63,7 +63,8 @@ export const FIELDS = {
     description: 'Prompt budget per model id or backend, as JSON ({"claude": 200000, "haiku": 200000}); the model id wins over the backend.',
   },
   contextOverflow: { kind: 'string', schema: z.enum(['refuse', 'trim']).default('refuse'), flag: 'context-overflow', env: 'OLP_CONTEXT_OVERFLOW', description: 'A conversation sent whole over the budget: refuse (400 context_length_exceeded) or trim the oldest turns, to 75 % of the budget, with a note.' },
-  logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr as JSON lines.' },
+  logLevel: { kind: 'string', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), flag: 'log-level', env: 'OLP_LOG_LEVEL', description: 'pino log level; logs go to stderr (see logFormat).' },
+  logFormat: { kind: 'string', schema: z.enum(['text', 'json']).default('text'), flag: 'log-format', env: 'OLP_LOG_FORMAT', description: "How olp serve logs to stderr: text (one line a record, for a person) or json (pino's JSON lines, for a collector)." },
   bodyLimit: { kind: 'int', schema: z.number().int().min(1024).default(10 * 1024 * 1024), flag: 'body-limit', env: 'OLP_BODY_LIMIT', description: 'Largest request body in bytes (413 above it).' },
   bodyTimeout: { kind: 'int', schema: z.number().int().min(1).default(30), flag: 'body-timeout', env: 'OLP_BODY_TIMEOUT', description: "Seconds a client may take to send a request's headers and body (408 after)." },
   maxClientConnections: {
@@ -170,6 +171,7 @@ export type Config = Readonly<{
   contextTokens: Readonly<Record<string, number>>;
   contextOverflow: 'refuse' | 'trim';
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  logFormat: 'text' | 'json';
   bodyLimit: number;
   bodyTimeout: number;
   maxClientConnections: number;

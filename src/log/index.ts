@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { createLogOutput } from './output.js';
 
 export type { Logger } from 'pino';
 
@@ -17,7 +18,12 @@ export const REDACT_PATHS = [
   'env.CODEX_API_KEY',
 ];
 
-/** The daemon's logger: JSON lines to stderr (stdout stays for the one-line base URL), secrets redacted. */
+export { createLogOutput, toTextLine, type LogFormat, type LogOutput } from './output.js';
+
+/**
+ * The daemon's logger: pino records (secrets redacted) to `destination`, by default stderr as JSON
+ * lines through `createLogOutput` (stdout stays for the one-line base URL).
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -26,7 +32,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination ?? pino.destination({ fd: 2, sync: false }),
+    destination ?? createLogOutput(process.stderr, 'json'),
   );
 }
 

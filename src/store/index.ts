@@ -10,6 +10,7 @@ import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
 
 export { ensurePrivateDir } from './fs.js';
+export { findLockHolder, lockStateDir, StateDirLocked, type LockHolder, type StateLock } from './lock.js';
 export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStanding, type KeyStore, type Policy, type Role } from './keys.js';
 export { LEDGER_SCHEMA_VERSION, CLIENT_NAME, type DailyRow, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';

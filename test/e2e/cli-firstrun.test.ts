@@ -150,6 +150,49 @@ describe('olp doctor looks at the state dir for real', () => {
   });
 });
 
+describe('olp doctor beside a running olp, and with a key login', () => {
+  it("while olp serves the state dir: the port line asks /health and names it (pid, version), no 'IN USE'", async () => {
+    const stateDir = join(base, 'doctor-running');
+    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+      const port = new URL(url).port;
+      const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+      const r = olp(['doctor', '--state-dir', stateDir, '--port', port, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, new RegExp(`^port\\s+ok  127\\.0\\.0\\.1:${port}: olp is running here \\(pid ${child.pid}, version ${version.replace(/\./g, '\\.')}; /health: ok\\)$`, 'm'));
+      assert.doesNotMatch(r.stdout, /IN USE/);
+      // Checked on another port: the line says where this state dir's olp is.
+      const other = olp(['doctor', '--state-dir', stateDir, '--port', '1', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+      assert.match(other.stdout, new RegExp(`^olp\\s+running for this state dir: pid ${child.pid}, version .*, ${url.replace(/[.]/g, '\\.')}$`, 'm'));
+      // Read-only commands work beside it.
+      assert.equal(olp(['keys', 'list', '--state-dir', stateDir]).status, 0);
+      assert.equal(olp(['usage', '--state-dir', stateDir]).status, 0);
+      assert.equal(olp(['sessions', 'list', '--state-dir', stateDir]).status, 0);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+    }
+  });
+
+  it('a CLI logged in by an API key or token: no --claude-credentials / --codex-auth fix although the login file is missing', () => {
+    for (const method of ['oauth_token', 'api_key']) {
+      const r = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
+        OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_AUTH_METHOD: method }),
+        OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGIN: 'api-key' }),
+      });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /^claude .*API key or token .*\(missing\)/m);
+      assert.match(r.stdout, /^codex .*API key or token /m);
+      assert.doesNotMatch(r.stdout, /--claude-credentials|--codex-auth/, r.stdout);
+    }
+    // Logged in by the login file that olp does not see: the fix is still given.
+    const file = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+    assert.match(file.stdout, /point --claude-credentials at it/);
+  });
+});
+
 describe('olp serve says at start what will work', () => {
   interface Started {
     child: ChildProcess;
@@ -193,7 +236,12 @@ describe('olp serve says at start what will work', () => {
     const s = await start(['--state-dir', stateDir, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
     try {
       assert.match(s.firstLine, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-      const lines = human(await s.stderrUntil(KEY_STEP));
+      const stderr = await s.stderrUntil(KEY_STEP);
+      // The summary for a person first and once: no JSON log lines before it or repeating it.
+      assert.equal(stderr.split('\n')[0], 'CLIs:', stderr);
+      assert.ok(!stderr.split('\n').some((l) => l.startsWith('{')), stderr);
+      assert.equal(stderr.split('keys add NAME').length, 2, stderr);
+      const lines = human(stderr);
       assert.ok(lines.some((l) => new RegExp(`^ {2}claude\\s+${FAKE_CLAUDE}\\s+2\\.1\\.197 \\(Claude Code\\)\\s+ready \\(logged in\\)$`).test(l)), lines.join('\n'));
       assert.ok(lines.some((l) => new RegExp(`^ {2}codex\\s+${FAKE_CODEX}\\s+codex-cli 0\\.171\\.0\\s+NOT logged in; log in with: ${FAKE_CODEX} login$`).test(l)), lines.join('\n'));
       const step = lines.findIndex((l) => l.startsWith('No API key yet'));
@@ -216,6 +264,18 @@ describe('olp serve says at start what will work', () => {
       assert.ok(!lines.some((l) => l.startsWith('No API key yet')));
     } finally {
       assert.equal(await again.stop(), 0);
+    }
+  });
+
+  it('--log-format json: stderr is JSON lines only, the summary one record of them', async () => {
+    const s = await start(['--state-dir', join(base, 'serve-json'), '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX, '--log-format', 'json']);
+    try {
+      const stderr = await s.stderrUntil(/"event":"startup"/);
+      const records = stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event?: string; msg: string });
+      const summary = records.find((r) => r.event === 'startup');
+      assert.match(summary?.msg ?? '', /^CLIs:\n {2}claude /);
+    } finally {
+      assert.equal(await s.stop(), 0);
     }
   });
 

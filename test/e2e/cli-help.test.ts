@@ -25,6 +25,8 @@ const CASES: { args: string[]; usage: string; options: string[] }[] = [
   { args: ['usage', '--help'], usage: 'Usage: olp usage', options: ['--since', '--by', '--format jsonl', '--older-than'] },
   { args: ['recordings', '--help'], usage: 'Usage: olp recordings', options: ['--name', '--content', '--dry-run', '--yes', '--older-than'] },
   { args: ['help', 'usage'], usage: 'Usage: olp usage', options: ['--since'] },
+  { args: ['keys'], usage: 'Usage: olp keys', options: ['add NAME', 'rotate NAME', '--rpm'] },
+  { args: [], usage: 'olp: an OpenAI-compatible proxy', options: ['serve', 'doctor', 'keys'] },
 ];
 
 describe('olp COMMAND --help', () => {
@@ -60,6 +62,17 @@ describe('olp COMMAND --help', () => {
     }
     assert.match(text.slice(options), /--state-dir DIR/);
     assert.match(text.slice(options), /--log-level debug\s+also print the stack trace/);
+  });
+});
+
+describe('a negative number after an option is its value', () => {
+  it('olp keys add kid --rpm -3 says what --rpm=-3 says', () => {
+    const spaced = olp(['keys', 'add', 'kid', '--rpm', '-3', '--state-dir', join(base, 'neg')]);
+    const joined = olp(['keys', 'add', 'kid', '--rpm=-3', '--state-dir', join(base, 'neg')]);
+    assert.equal(spaced.status, 2);
+    assert.match(spaced.stderr, /^olp: --rpm must be a positive integer or 'none', not '-3'\n/);
+    assert.equal(spaced.stderr, joined.stderr);
+    assert.equal(olp(['keys', 'add', 'kid', '--concurrency', '-1', '--state-dir', join(base, 'neg')]).stderr.split('\n')[0], "olp: --concurrency must be a positive integer or 'none', not '-1'");
   });
 });
 

@@ -1,7 +1,8 @@
 // Record real (fake-CLI) traffic through olp, then replay it on a server with no CLI at all.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createRecording, parseRecording } from '../../src/record/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -71,6 +72,23 @@ describe('record and replay', () => {
       }
     } finally {
       await rec.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('olp serve --record-mode record on a fresh state dir', () => {
+  it('makes recordings/ (0700) and the recording (0600, with its header), as olp recordings record does, then records into it', async () => {
+    const t = await startTestDaemon({ config: { sessions: false, recordMode: 'record', recordFile: 'fresh' } });
+    try {
+      assert.equal(statSync(join(t.stateDir, 'recordings')).mode & 0o777, 0o700);
+      const file = join(t.stateDir, 'recordings', 'fresh.jsonl');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] }) });
+      assert.equal(res.status, 200);
+      await t.close(true);
+      assert.equal(parseRecording(readFileSync(file, 'utf8')).calls.length, 1);
+    } finally {
+      await t.close();
     }
   });
 });

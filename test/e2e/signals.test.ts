@@ -1,7 +1,8 @@
 // The daemon as a process: SIGTERM with requests in flight, and a crash (SIGKILL) followed by a restart.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,7 +31,7 @@ function setup(name: string) {
 
 async function serve(stateDir: string, records: string, grace = 1): Promise<Running> {
   const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', String(grace), '--idle-timeout', '120'], {
-    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
+    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_LOG_FORMAT: 'json', OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
@@ -70,6 +71,134 @@ async function hang(r: Running, token: string, records: string, n: number, scena
   while (hanging().length < n && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
   return requests;
 }
+
+describe('one olp per state dir', () => {
+  it('a second olp serve on a running one\'s state dir exits at once with one line naming it; the running one\'s CLIs and workspaces are untouched', async () => {
+    const { stateDir, records, token } = setup('second');
+    const first = await serve(stateDir, records);
+    const post = (content: string, tools = false) =>
+      fetch(`${first.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'sonnet',
+          messages: [{ role: 'user', content }],
+          ...(tools ? { tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }] } : {}),
+        }),
+      });
+    try {
+      // A parked tool turn (its CLI waits for the result), a live worker with its spare, and a turn in flight.
+      const parked = (await (await post(`Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Paris' } }])}]]`, true)).json()) as { choices: { finish_reason: string }[] };
+      assert.equal(parked.choices[0]?.finish_reason, 'tool_calls');
+      assert.equal((await post('hello')).status, 200);
+      const inFlight = await hang(first, token, records, 1);
+      const deadline = Date.now() + 10_000;
+      while (recordedPids(records).runs.filter(isAlive).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const live = recordedPids(records).runs.filter(isAlive);
+      assert.ok(live.length >= 4, `parked turn, worker, spare and the hanging turn: ${live.length}`);
+      const workspaces = leftoverWorkspaces(stateDir).sort();
+
+      const started = Date.now();
+      const second = spawnSync(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: base }, timeout: 20_000 });
+      const took = Date.now() - started;
+      assert.equal(second.status, 1, second.stderr);
+      assert.equal(second.stdout, '');
+      const port = new URL(first.url).port;
+      assert.equal(second.stderr, `olp: the state dir ${stateDir} is in use by another olp (pid ${first.child.pid}, port ${port}: ${first.url}); stop that one first, or use another --state-dir\n`);
+      assert.ok(took < 5_000, `exited after ${took} ms`);
+
+      assert.deepEqual(live.filter((pid) => !isAlive(pid)), [], 'no CLI of the running olp was stopped');
+      assert.deepEqual(leftoverWorkspaces(stateDir).sort(), workspaces, 'no workspace of the running olp was removed');
+      // And the running olp still answers.
+      assert.equal((await post('still there?')).status, 200);
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+      await Promise.all(inFlight);
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+  });
+});
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+/** A shell pipeline in its own process group, killed whole when the test ends however it ends. */
+function pipeline(script: string): { child: ChildProcess; exited: Promise<number | null>; kill(): void } {
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: base } });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    kill: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    },
+  };
+}
+
+describe('a reader that has gone or never reads never holds olp', () => {
+  const olpServe = (stateDir: string, port: number, extra = '') => `"${process.execPath}" "${OLP_BIN}" serve --state-dir "${stateDir}" --port ${port} --claude-bin "${FAKE_CLAUDE}" ${extra}`;
+
+  for (const format of ['text', 'json']) {
+    it(`olp serve 2>&1 | head -1 with the port taken exits at once (--log-format ${format})`, async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as AddressInfo).port;
+      const p = pipeline(`${olpServe(join(base, `head-${format}`, 'state'), port, `--log-format ${format}`)} 2>&1 | head -1`);
+      try {
+        const started = Date.now();
+        const code = await Promise.race([p.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000))]);
+        assert.notEqual(code, 'hung', 'still running after 10 s');
+        assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+      } finally {
+        p.kill();
+        taken.close();
+      }
+    });
+  }
+
+  it('a daemon whose stdout and stderr pipe is never read still answers SIGTERM, after far more log than a pipe holds', async () => {
+    const stateDir = join(base, 'never-read', 'state');
+    const port = await freePort();
+    // `sleep` never reads its stdin: every line olp writes stays in the pipe, then in olp.
+    const p = pipeline(`${olpServe(stateDir, port, '--log-level debug')} 2>&1 | sleep 600`);
+    try {
+      // The lock's holder file says olp's pid once it listens.
+      let pid = 0;
+      const deadline = Date.now() + 15_000;
+      while (pid === 0 && Date.now() < deadline) {
+        try {
+          const h = JSON.parse(readFileSync(join(stateDir, 'serve.json'), 'utf8')) as { pid: number; port: number | null };
+          if (h.port === port) pid = h.pid;
+        } catch {
+          // not written yet
+        }
+        if (pid === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(pid > 0, 'olp started');
+      // ~2,000 requests, each one log line: several times the 64 KiB a pipe holds.
+      for (let i = 0; i < 20; i++) {
+        await Promise.all(Array.from({ length: 100 }, () => fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: 'Bearer nope' } }).then((r) => r.arrayBuffer())));
+      }
+      const started = Date.now();
+      process.kill(pid, 'SIGTERM');
+      assert.deepEqual(await waitGone([pid], 10_000), [], 'olp still running 10 s after SIGTERM');
+      assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+    } finally {
+      p.kill();
+    }
+  });
+});
 
 describe('daemon signals', () => {
   it('SIGTERM with requests in flight: children gone, workspaces removed, exit code 0', async () => {

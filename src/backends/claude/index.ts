@@ -62,6 +62,9 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       versionArgs: ['--version'],
       loginArgs: ['auth', 'status'],
       loggedIn: (code, stdout) => code === 0 && !/"loggedIn":\s*false/.test(stdout),
+      // claude 2.1.197 `auth status`: "authMethod" is "claude.ai" for the login file, "api_key"
+      // (ANTHROPIC_API_KEY) or "oauth_token" (CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_AUTH_TOKEN) otherwise.
+      keyLogin: (stdout) => /"authMethod":\s*"(api_key|oauth_token)"/.test(stdout),
       loginCommand: LOGIN_COMMAND,
       installCommand: INSTALL_COMMAND,
     },

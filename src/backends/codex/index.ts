@@ -54,6 +54,9 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       versionArgs: ['--version'],
       loginArgs: ['login', 'status'],
       loggedIn: (code) => code === 0,
+      // `codex login status` with an API key in auth.json (codex-cli 0.171, on stderr): "API key
+      // configured - sk-proj-***…"; older releases said "Logged in using an API key - sk-…".
+      keyLogin: (stdout, stderr) => /API key configured|Logged in using an API key/i.test(stdout + stderr),
       loginCommand: LOGIN_COMMAND,
       installCommand: INSTALL_COMMAND,
     },
