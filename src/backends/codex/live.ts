@@ -15,7 +15,12 @@ import { toCodexUsage } from './usage.js';
 // turn's notifications up to turn/completed.
 
 const RESUME_ID = 'olp-resume';
-let turnIds = 0;
+
+/** A backend's own numbering of its turn/start requests (`olp-turn-1`, …): nothing counted at module scope. */
+export function createTurnIds(): () => string {
+  let n = 0;
+  return () => `olp-turn-${++n}`;
+}
 
 /** The app-server command line and its first lines: initialize, initialized, thread/resume. */
 export function toAppServerInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
@@ -47,14 +52,19 @@ export function appServerReady(line: string): boolean | undefined {
 }
 
 /** One more user turn on a loaded thread: text, then images as data URLs. */
-export function toTurnStart(prompt: Pick<Prompt, 'text' | 'images'>, threadId: string, outputSchema?: Record<string, unknown>): string {
+export function toTurnStart(
+  nextId: () => string,
+  prompt: Pick<Prompt, 'text' | 'images'>,
+  threadId: string,
+  outputSchema?: Record<string, unknown>,
+): string {
   const input = [
     { type: 'text', text: prompt.text, text_elements: [] },
     ...(prompt.images ?? []).map((img) => ({ type: 'image', url: `data:${img.mediaType};base64,${img.data.toString('base64')}` })),
   ];
   // outputSchema holds for this turn only (codex 0.171 TurnStartParams).
   const schema = outputSchema ? { outputSchema: toStrictSchema(outputSchema) } : {};
-  return `${JSON.stringify({ id: `olp-turn-${++turnIds}`, method: 'turn/start', params: { threadId, input, ...schema } })}\n`;
+  return `${JSON.stringify({ id: nextId(), method: 'turn/start', params: { threadId, input, ...schema } })}\n`;
 }
 
 interface Message {
