@@ -43,7 +43,7 @@ let arenas: number | null = null;
 export function tuneHeap(env: Readonly<Record<string, string | undefined>>): boolean {
   if (env.OLP_HEAP_TUNING === '0') return false;
   for (const flag of HEAP_FLAGS) setFlagsFromString(flag);
-  if (nativeAddon().native?.limitArenas?.(MALLOC_ARENAS)) arenas = MALLOC_ARENAS;
+  if (nativeAddon(env).native?.limitArenas?.(MALLOC_ARENAS)) arenas = MALLOC_ARENAS;
   tuned = true;
   return true;
 }

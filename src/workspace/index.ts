@@ -17,7 +17,7 @@ const noop = (): void => undefined;
  * `runDirFor`), stable per-slot ones under `<state>/slots`. Knows nothing of HTTP or of any CLI:
  * callers say what to link, what to write and whether they need a stable place.
  */
-export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {}) {
+export function createWorkspaces(stateDir: string, opts: { runDir?: string; path?: string | undefined } = {}) {
   const root = runDirFor(stateDir, opts.runDir);
   // Where workspaces went before the run dir could live elsewhere: a crash may have left some.
   const legacyRoot = join(stateDir, 'run');
@@ -25,7 +25,8 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
   const ready = new Set<string>();
   const removing = new Set<Promise<void>>();
   let discarded = 0;
-  const remover = createTreeRemover();
+  // `path`: the daemon's PATH, where the tree remover finds `rm` and `find`.
+  const remover = createTreeRemover(200, opts.path);
 
   /** Creates a private directory (and its parents) once per process; later calls cost nothing. */
   function ensureOnce(dir: string): void {
