@@ -1,4 +1,5 @@
-export { createProcessSupervisor, runCommand } from './spawn.js';
+export { runCommand } from './command.js';
+export { createProcessSupervisor } from './spawn.js';
 export type { CallMeta, CommandResult, EndReason, ExitInfo, Invocation, ProcessSupervisor, RunLimits, RunningProcess } from './run-types.js';
 export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
 export { createReaper, describeProcess, findByHome, killByHome, type Reaper } from './reaper.js';

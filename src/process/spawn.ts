@@ -1,10 +1,9 @@
-import { execa } from 'execa';
 import type { Logger } from '../log/index.js';
 import { sanitizeStderr } from '../log/index.js';
 import { createIdleTimer } from './idle.js';
 import { createLineSplitter, LineTooLongError } from './lines.js';
 import { createReaper, type Reaper } from './reaper.js';
-import type { CallMeta, CommandResult, EndReason, ExitInfo, Invocation, RunLimits, RunningProcess } from './run-types.js';
+import type { CallMeta, EndReason, ExitInfo, Invocation, RunLimits, RunningProcess } from './run-types.js';
 import { signalGroup, startChild } from './start.js';
 import { endedWithin, writeAll } from './streams.js';
 
@@ -221,20 +220,4 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       reaper.flush();
     },
   };
-}
-
-/** Runs a short command (a CLI's --version or login status) to completion, bounded in time. */
-export async function runCommand(command: string, args: readonly string[], opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string }): Promise<CommandResult> {
-  const r = await execa(command, args, {
-    env: opts.env,
-    extendEnv: false,
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    stdin: 'ignore',
-    reject: false,
-    timeout: opts.timeoutMs,
-    forceKillAfterDelay: 1000,
-    maxBuffer: 1024 * 1024,
-  });
-  const failed = r.timedOut ? 'timeout' : r.exitCode === undefined && r.failed ? 'spawn' : null;
-  return { exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), failed };
 }
