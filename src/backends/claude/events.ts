@@ -4,16 +4,8 @@ import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.
 import type { ClaudeResult } from './errors.js';
 import { toClaudeOutcome } from './outcome.js';
 import type { PlanReport } from '../../plan/index.js';
-import {
-  KNOWN_IGNORED,
-  KNOWN_SYSTEM,
-  type Line,
-  rawCounts,
-  STRUCTURED_TOOL,
-  toPlanReport,
-  toRetryMessage,
-} from './shapes.js';
-import { toUsage } from './usage.js';
+import { KNOWN_IGNORED, KNOWN_SYSTEM, type Line, rawCounts, STRUCTURED_TOOL, toPlanReport } from './shapes.js';
+import { jsonDeltaOf, textDeltaOf, toolStartOf, toRetryMessage, toToolStep } from './shapes.js';
 
 /**
  * Reads `claude -p --output-format stream-json --verbose --include-partial-messages` output.
@@ -147,34 +139,34 @@ export function createClaudeParser(model?: string): EventParser {
             attempt = undefined;
           }
           if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
-          if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' && typeof ev.delta.text === 'string' && ev.delta.text !== '') {
+          const delta = textDeltaOf(ev);
+          if (delta !== undefined) {
             if (currentMessage) streamed.add(currentMessage);
-            return counted(text(ev.delta.text));
+            return counted(text(delta));
           }
-          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.name === STRUCTURED_TOOL) {
+          const block = toolStartOf(ev);
+          if (block?.name === STRUCTURED_TOOL) {
             if (currentMessage) streamed.add(currentMessage);
             structuredBlocks.add(ev.index ?? -1);
             return [];
           }
           if (ev.type === 'content_block_delta' && structuredBlocks.has(ev.index ?? -1)) return [];
-          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.id && ev.content_block.name) {
+          if (block?.id && block.name) {
             if (currentMessage) streamed.add(currentMessage);
-            return counted([startCall(ev.index, ev.content_block.id, ev.content_block.name)]);
+            return counted([startCall(ev.index, block.id, block.name)]);
           }
-          if (ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' && typeof ev.delta.partial_json === 'string' && ev.delta.partial_json !== '') {
+          const json = jsonDeltaOf(ev);
+          if (json !== undefined) {
             const index = blockCall.get(ev.index ?? -1);
             if (index === undefined) return [];
-            calls[index]!.arguments += ev.delta.partial_json;
-            return counted([{ type: 'tool_args', index, text: ev.delta.partial_json }]);
+            calls[index]!.arguments += json;
+            return counted([{ type: 'tool_args', index, text: json }]);
           }
           if (ev.type === 'message_stop') structuredBlocks.clear();
           if (ev.type === 'message_stop' && stopReason === 'tool_use' && calls.length > 0) {
-            const usage = messageUsage ? toUsage(messageUsage) : null;
-            for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
-            toolStep = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
-            // A call whose arguments never streamed (a function without parameters) still gets a
-            // JSON object, as OpenAI's do.
-            return calls.flatMap((c, index) => (c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : []));
+            const ended = toToolStep(calls, messageUsage, reported);
+            toolStep = ended.step;
+            return ended.events;
           }
           return [];
         }

@@ -1,5 +1,5 @@
 import type { PlanReport } from '../../plan/index.js';
-import type { FinishReason, Usage } from '../types.js';
+import type { BackendEvent, FinishReason, ToolStep, Usage } from '../types.js';
 import { toUsage } from './usage.js';
 
 // The shapes of claude's stream-json lines and the pure readings of their fields.
@@ -91,4 +91,42 @@ export function withoutReported(usage: Usage | null, reported: Record<string, nu
   if (!usage || Object.keys(reported).length === 0) return usage;
   const raw = Object.fromEntries(Object.entries(usage.raw).map(([k, v]) => [k, Math.max(0, v - (reported[k] ?? 0))]));
   return toUsage(raw, usage.costUsd);
+}
+
+/**
+ * The tool step a message ends with: its calls, and its usage, added to what the turn's tool
+ * steps have reported (so each model call is counted once).
+ */
+export function toToolStep(
+  calls: readonly { id: string; name: string; arguments: string }[],
+  messageUsage: Record<string, number> | undefined,
+  reported: Record<string, number>,
+): { step: ToolStep; events: BackendEvent[] } {
+  const usage = messageUsage ? toUsage(messageUsage) : null;
+  for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
+  const step = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
+  // A call whose arguments never streamed (a function without parameters) still gets a
+  // JSON object, as OpenAI's do.
+  const events = calls.flatMap((c, index) => (c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : []));
+  return { step, events };
+}
+
+/** A `stream_event` line's event. */
+type StreamEvent = NonNullable<Line['event']>;
+
+/** The text of a non-empty `text_delta`; undefined for any other event. */
+export function textDeltaOf(ev: StreamEvent): string | undefined {
+  const d = ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' ? ev.delta.text : undefined;
+  return typeof d === 'string' && d !== '' ? d : undefined;
+}
+
+/** The JSON of a non-empty `input_json_delta` (a tool call's arguments); undefined for any other event. */
+export function jsonDeltaOf(ev: StreamEvent): string | undefined {
+  const d = ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' ? ev.delta.partial_json : undefined;
+  return typeof d === 'string' && d !== '' ? d : undefined;
+}
+
+/** The `tool_use` block a `content_block_start` opens; undefined for any other event. */
+export function toolStartOf(ev: StreamEvent): { id?: string; name?: string } | undefined {
+  return ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' ? ev.content_block : undefined;
 }
