@@ -1,11 +1,13 @@
 import type { Response } from 'express';
 import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
 import { toErrorBody } from '../errors/index.js';
-import { toChatCompletion, toChunk, toUsageChunk, type ToolCall } from './shapes.js';
+import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type MappedChunks } from './chat-events.js';
+import { toChatCompletion, type ToolCall } from './shapes.js';
 
 export * from './shapes.js';
 export { createSseWriter, ClientTooSlowError, type SseWriter } from './sse.js';
-import { createSseWriter } from './sse.js';
+export * from './chat-events.js';
+import { createSseWriter, type SseWriter } from './sse.js';
 
 export type Events = AsyncGenerator<ConversationEvent, ConversationResult>;
 
@@ -63,24 +65,11 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  */
 export async function writeChatStream(res: Response, events: Events, meta: ChatMeta, stop: AbortController): Promise<void> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
-  let m = meta;
-  let announced = false;
-  const open = async (model: string, headers: Readonly<Record<string, string>>): Promise<void> => {
-    if (announced) return;
-    announced = true;
-    m = { ...meta, model };
-    setHeaders(res, headers);
-    sse.start();
-    await sse.send(toChunk(m, { role: 'assistant', content: '' }));
-  };
+  const state = createChatStreamState(meta);
   try {
     let step = await events.next();
     while (!step.done) {
-      const ev = step.value;
-      if (ev.type === 'started') await open(ev.model, ev.headers);
-      else if (ev.type === 'text') await sse.send(toChunk(m, { content: ev.text }));
-      else if (ev.type === 'tool_call') await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] }));
-      else await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
+      await sendChunks(res, sse, toChatStreamEvents(state, step.value));
       step = await events.next();
     }
     const r = step.value;
@@ -94,9 +83,7 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
       sse.end(toErrorBody(r.error));
       return;
     }
-    await open(r.servedModel ?? meta.model, r.headers);
-    await sse.send(toChunk(m, {}, r.finishReason));
-    if (meta.includeUsage) await sse.send(toUsageChunk(m, r.usage));
+    await sendChunks(res, sse, toChatStreamEnd(state, r));
     sse.end('[DONE]');
   } catch (err) {
     // The client stopped reading: the conversation is stopped with its own error, sent in-band.
@@ -108,5 +95,13 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
     await events.return(undefined as never);
   }
+}
+/** Starts the stream when the mapper says so (headers first), then sends its chunks in order. */
+async function sendChunks(res: Response, sse: SseWriter, mapped: MappedChunks): Promise<void> {
+  if (mapped.start) {
+    setHeaders(res, mapped.start);
+    sse.start();
+  }
+  for (const chunk of mapped.chunks) await sse.send(chunk);
 }
 export * from './responses.js';

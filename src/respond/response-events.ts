@@ -1,4 +1,5 @@
 import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
+import { assertNever } from './never.js';
 import { newFunctionCallId, toFinalResponse, toFunctionCallItem, toOutputMessage, toResponse, type ResponseMeta, type ResponseObject, type ResponseOutputMessage } from './response-shapes.js';
 import type { ToolCall } from './shapes.js';
 
@@ -33,10 +34,6 @@ export interface ResponseStreamState {
 /** A stream that has sent nothing yet. */
 export function createResponseStreamState(meta: ResponseMeta, messageId: string, newItemId: () => string = newFunctionCallId): ResponseStreamState {
   return { meta, messageId, newItemId, announced: false, model: meta.model, text: '', nextIndex: 0, messageIndex: undefined, messageDone: false, calls: [] };
-}
-
-function assertNever(ev: never): never {
-  throw new Error(`unknown conversation event ${JSON.stringify(ev)}`);
 }
 
 const at = (s: ResponseStreamState) => ({ item_id: s.messageId, output_index: s.messageIndex!, content_index: 0 });
