@@ -204,7 +204,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     await bridge.close();
   };
   let closing: Promise<void> | undefined;
-  /** Lets go of everything composing opened: CLIs, the tool bridge, timers, the recording, workspaces, the store, the lock. */
+  /** Lets go of everything composing opened: CLIs, the tool bridge, timers, the recording, workspaces, store, lock. */
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       try {
@@ -220,5 +220,9 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
         lock.release();
       }
     })());
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge, lock, stopChildren, close };
+  return {
+    ...{ app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge, lock },
+    stopChildren,
+    close,
+  };
 }

@@ -23,7 +23,12 @@ export function createChatStreamState(meta: ChatStreamState['meta']): ChatStream
 const at = (s: ChatStreamState) => ({ ...s.meta, model: s.model });
 
 /** The first chunk (the assistant's role), once, naming the model that answers. */
-function announce(s: ChatStreamState, model: string, headers: Readonly<Record<string, string>>, out: MappedChunks): void {
+function announce(
+  s: ChatStreamState,
+  model: string,
+  headers: Readonly<Record<string, string>>,
+  out: MappedChunks,
+): void {
   if (s.announced) return;
   s.announced = true;
   s.model = model;
@@ -42,7 +47,11 @@ export function toChatStreamEvents(s: ChatStreamState, ev: ConversationEvent): M
       out.chunks.push(toChunk(at(s), { content: ev.text }));
       return out;
     case 'tool_call':
-      out.chunks.push(toChunk(at(s), { tool_calls: [{ index: ev.index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] }));
+      out.chunks.push(
+        toChunk(at(s), {
+          tool_calls: [{ index: ev.index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }],
+        }),
+      );
       return out;
     case 'tool_args':
       out.chunks.push(toChunk(at(s), { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
@@ -52,7 +61,7 @@ export function toChatStreamEvents(s: ChatStreamState, ev: ConversationEvent): M
   }
 }
 
-/** The chunks that end a stream whose conversation succeeded: the finish reason, then usage if asked (`[DONE]` follows). */
+/** The chunks that end a stream whose conversation succeeded: the finish reason, then usage if asked. */
 export function toChatStreamEnd(s: ChatStreamState, r: ConversationResult): MappedChunks {
   const out: MappedChunks = { chunks: [] };
   announce(s, r.servedModel ?? s.meta.model, r.headers, out);

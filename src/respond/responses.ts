@@ -1,6 +1,11 @@
 import type { Response as HttpResponse } from 'express';
 import { collectReply, setHeaders, type Events } from './index.js';
-import { createResponseStreamState, toResponseStreamEnd, toResponseStreamEvents, type MappedEvents } from './response-events.js';
+import {
+  createResponseStreamState,
+  toResponseStreamEnd,
+  toResponseStreamEvents,
+  type MappedEvents,
+} from './response-events.js';
 import { newFunctionCallId, toFinalResponse, type ResponseMeta, type ResponseObject } from './response-shapes.js';
 import { createSseWriter, type SseWriter } from './sse.js';
 
@@ -8,10 +13,21 @@ export * from './response-shapes.js';
 export * from './response-events.js';
 
 /** Collects the reply into one Response; a conversation that failed throws its error unsent. */
-export async function writeResponseJson(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string): Promise<ResponseObject | undefined> {
+export async function writeResponseJson(
+  res: HttpResponse,
+  events: Events,
+  meta: ResponseMeta,
+  messageId: string,
+): Promise<ResponseObject | undefined> {
   const reply = await collectReply(res, events);
   if (!reply) return undefined;
-  const body = toFinalResponse(meta, messageId, reply.text, reply.result, reply.toolCalls.map((call) => ({ itemId: newFunctionCallId(), call })));
+  const body = toFinalResponse(
+    meta,
+    messageId,
+    reply.text,
+    reply.result,
+    reply.toolCalls.map((call) => ({ itemId: newFunctionCallId(), call })),
+  );
   res.status(200).json(body);
   return body;
 }
@@ -21,7 +37,13 @@ export async function writeResponseJson(res: HttpResponse, events: Events, meta:
  * `sequence_number`. Headers wait for the first text, as for chat; a failure after them is
  * `response.failed`, then the end. What to send is the mapper's (response-events.ts); this pumps it.
  */
-export async function writeResponseStream(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string, stop: AbortController): Promise<ResponseObject | undefined> {
+export async function writeResponseStream(
+  res: HttpResponse,
+  events: Events,
+  meta: ResponseMeta,
+  messageId: string,
+  stop: AbortController,
+): Promise<ResponseObject | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   const state = createResponseStreamState(meta, messageId);
   let seq = 0;
@@ -55,7 +77,12 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
 }
 
 /** Starts the stream when the mapper says so (headers first), then sends its events in order. */
-async function pump(res: HttpResponse, sse: SseWriter, mapped: MappedEvents, numbered: (e: MappedEvents['events'][number]) => Record<string, unknown>): Promise<void> {
+async function pump(
+  res: HttpResponse,
+  sse: SseWriter,
+  mapped: MappedEvents,
+  numbered: (e: MappedEvents['events'][number]) => Record<string, unknown>,
+): Promise<void> {
   if (mapped.start) {
     setHeaders(res, mapped.start);
     sse.start();

@@ -95,14 +95,16 @@ describe('the official openai client against a running olp', () => {
     // One field is left out: the API sends `system_fingerprint: null` (so does olp), which
     // openai-node types as `string | undefined`.
     const meta = { id: 'chatcmpl-x', created: 1, model: 'sonnet', includeUsage: true };
-    const usage = { promptTokens: 3, completionTokens: 2, cachedTokens: 1, reasoningTokens: 0, totalTokens: 5, raw: {} };
+    const tokens = { promptTokens: 3, completionTokens: 2, totalTokens: 5 };
+    const counts = { ...tokens, cachedTokens: 1, reasoningTokens: 0, raw: {} };
     const call = { id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
-    const whole: Sdk<OpenAI.ChatCompletion> = toChatCompletion(meta, 'hi', 'stop', usage);
+    const whole: Sdk<OpenAI.ChatCompletion> = toChatCompletion(meta, 'hi', 'stop', counts);
     const calls: Sdk<OpenAI.ChatCompletion> = toChatCompletion(meta, '', 'tool_calls', null, [call]);
     const first: Sdk<OpenAI.ChatCompletionChunk> = toChunk(meta, { role: 'assistant', content: '' });
-    const delta: Sdk<OpenAI.ChatCompletionChunk> = toChunk(meta, { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] });
+    const started = { index: 0, id: 'call_1', type: 'function' as const, function: { name: 'f', arguments: '' } };
+    const delta: Sdk<OpenAI.ChatCompletionChunk> = toChunk(meta, { tool_calls: [started] });
     const last: Sdk<OpenAI.ChatCompletionChunk> = toChunk(meta, {}, 'length');
-    const counted: Sdk<OpenAI.ChatCompletionChunk> = toUsageChunk(meta, usage);
+    const counted: Sdk<OpenAI.ChatCompletionChunk> = toUsageChunk(meta, counts);
     assert.equal(whole.choices[0]?.message.content, 'hi');
     assert.equal(calls.choices[0]?.message.content, null);
     assert.deepEqual([first.usage, delta.usage, last.choices[0]?.finish_reason], [null, null, 'length']);

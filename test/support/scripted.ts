@@ -6,9 +6,20 @@ import { Writable } from 'node:stream';
 import { createAdmission } from '../../src/admit/index.js';
 import { createBackends, createDetector } from '../../src/backends/index.js';
 import { parseConfig, type ConfigKey } from '../../src/config/index.js';
-import type { Conversation, ConversationEvent, ConversationInput, ConversationResult } from '../../src/conversation/index.js';
-import { backendFailed, backendNotLoggedIn, backendRateLimited, toProxyError, type ProxyError } from '../../src/errors/index.js';
-import { createApp, createHttpServer, createLifecycle, expressMessages, type OpenConversation } from '../../src/http/index.js';
+import type {
+  Conversation,
+  ConversationEvent,
+  ConversationInput,
+  ConversationResult,
+} from '../../src/conversation/index.js';
+import { backendFailed, backendNotLoggedIn, toProxyError, type ProxyError } from '../../src/errors/index.js';
+import {
+  createApp,
+  createHttpServer,
+  createLifecycle,
+  expressMessages,
+  type OpenConversation,
+} from '../../src/http/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { createModelRegistry } from '../../src/models/index.js';
 import { openMemoryStore, type Store } from '../../src/store/index.js';
@@ -24,7 +35,13 @@ export interface Script {
   delayMs?: number;
 }
 
-const STARTED = (model: string): ConversationEvent => ({ type: 'started', model, backend: 'claude', session: { mode: 'ephemeral' }, headers: {} });
+const STARTED = (model: string): ConversationEvent => ({
+  type: 'started',
+  model,
+  backend: 'claude',
+  session: { mode: 'ephemeral' },
+  headers: {},
+});
 
 /** The text as the fake claude says it, in small deltas. */
 function reply(model: string, text: string): ConversationEvent[] {
@@ -34,7 +51,7 @@ function reply(model: string, text: string): ConversationEvent[] {
 
 /**
  * The default script, read from the last user message's `[[fake:…]]` marker as the fake CLIs
- * read it: `not-logged-in` and `rate-limited` fail before any text, `crash-mid-stream` after some;
+ * read it: `not-logged-in` fails before any text, `crash-mid-stream` after some;
  * `slow` waits 400 ms before each event.
  */
 export function scriptFor(input: ConversationInput): Script {
@@ -45,8 +62,6 @@ export function scriptFor(input: ConversationInput): Script {
   switch (marker?.[1]) {
     case 'not-logged-in':
       return { events: [], error: backendNotLoggedIn('claude', 'Not logged in', 'run `claude auth login`') };
-    case 'rate-limited':
-      return { events: [], error: backendRateLimited('claude', 'rate limited') };
     case 'slow':
       return { events: reply(input.model, said), delayMs: 400 };
     case 'crash-mid-stream':
@@ -56,12 +71,18 @@ export function scriptFor(input: ConversationInput): Script {
   }
 }
 
-function resultOf(input: ConversationInput | null, outcome: ConversationResult['outcome'], error: ProxyError | null): ConversationResult {
+function resultOf(
+  input: ConversationInput | null,
+  outcome: ConversationResult['outcome'],
+  error: ProxyError | null,
+): ConversationResult {
   return {
     outcome,
     error,
     finishReason: 'stop',
-    usage: error ? null : { promptTokens: 10, completionTokens: 5, totalTokens: 15, cachedTokens: 0, reasoningTokens: 0, raw: {} },
+    usage: error
+      ? null
+      : { promptTokens: 10, completionTokens: 5, totalTokens: 15, cachedTokens: 0, reasoningTokens: 0, raw: {} },
     estimated: false,
     model: input?.model ?? null,
     backend: input ? 'claude' : null,
@@ -78,7 +99,9 @@ function resultOf(input: ConversationInput | null, outcome: ConversationResult['
 }
 
 /** An `open` that plays `pick(input)` for each request; `opened` counts the conversations. */
-export function scriptedOpen(pick: (input: ConversationInput) => Script = scriptFor): OpenConversation & { opened: number } {
+export function scriptedOpen(
+  pick: (input: ConversationInput) => Script = scriptFor,
+): OpenConversation & { opened: number } {
   const open = (): Conversation => {
     open.opened++;
     let result: ConversationResult | undefined;
@@ -114,12 +137,19 @@ export interface ScriptedApp {
 }
 
 /** The real app on a scripted conversation and an in-memory store, with one owner key. */
-export function createScriptedApp(opts: { config?: Partial<Record<ConfigKey, unknown>>; open?: OpenConversation } = {}): ScriptedApp {
-  const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir: '/nonexistent/olp-scripted', claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, ...opts.config } });
+export function createScriptedApp(
+  opts: { config?: Partial<Record<ConfigKey, unknown>>; open?: OpenConversation } = {},
+): ScriptedApp {
+  const config = parseConfig({
+    readFile: false,
+    env: {},
+    overrides: { stateDir: '/nonexistent/olp-scripted', claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, ...opts.config },
+  });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -142,7 +172,12 @@ export function createScriptedApp(opts: { config?: Partial<Record<ConfigKey, unk
     backends,
     detector: createDetector(hostEnv, new Map(), noWorkspaces),
     lifecycle: createLifecycle(),
-    admission: createAdmission({ maxConcurrent: config.maxConcurrency, queueSize: config.queueSize, queueTimeoutMs: 1000, tokensSince: () => 0 }),
+    admission: createAdmission({
+      maxConcurrent: config.maxConcurrency,
+      queueSize: config.queueSize,
+      queueTimeoutMs: 1000,
+      tokensSince: () => 0,
+    }),
     open: opts.open ?? scriptedOpen(),
   });
   return { app, store, token: store.keys.add('tester', 'owner').token, logs, close: () => store.close() };
@@ -151,8 +186,16 @@ export function createScriptedApp(opts: { config?: Partial<Record<ConfigKey, unk
 /** The scripted app behind olp's own HTTP server (body timeout, connection cap), listening on loopback. */
 export async function startScriptedServer(opts: { config?: Partial<Record<ConfigKey, unknown>> } = {}) {
   const scripted = createScriptedApp(opts);
-  const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir: '/nonexistent/olp-scripted', ...opts.config } });
-  const server = createHttpServer(scripted.app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(scripted.app) });
+  const config = parseConfig({
+    readFile: false,
+    env: {},
+    overrides: { stateDir: '/nonexistent/olp-scripted', ...opts.config },
+  });
+  const server = createHttpServer(scripted.app, {
+    bodyTimeoutMs: config.bodyTimeout * 1000,
+    maxClientConnections: config.maxClientConnections,
+    messages: expressMessages(scripted.app),
+  });
   const listening = await listenLoopback(server);
   return {
     ...scripted,

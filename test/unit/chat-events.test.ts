@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
-import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type ChatCompletionChunk } from '../../src/respond/index.js';
+import {
+  createChatStreamState,
+  toChatStreamEnd,
+  toChatStreamEvents,
+  type ChatCompletionChunk,
+} from '../../src/respond/index.js';
 
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',
@@ -23,7 +28,13 @@ const result = (extra: Partial<ConversationResult> = {}): ConversationResult => 
   headers: { 'x-from-result': '1' },
   ...extra,
 });
-const started: ConversationEvent = { type: 'started', model: 'claude-sonnet-5', backend: 'claude', session: { mode: 'ephemeral' }, headers: { 'x-from-start': '1' } };
+const started: ConversationEvent = {
+  type: 'started',
+  model: 'claude-sonnet-5',
+  backend: 'claude',
+  session: { mode: 'ephemeral' },
+  headers: { 'x-from-start': '1' },
+};
 
 /** A chunk as a short description: its delta's keys (or `usage`), its finish reason when set. */
 const describeChunk = (c: ChatCompletionChunk) => {
@@ -43,13 +54,41 @@ function map(events: ConversationEvent[], end: ConversationResult, includeUsage:
   return { chunks, starts, shape: chunks.map(describeChunk) };
 }
 
-const table: { name: string; events: ConversationEvent[]; end: ConversationResult; includeUsage: boolean; shape: string[] }[] = [
-  { name: 'text', events: [started, { type: 'text', text: 'he' }, { type: 'text', text: 'llo' }], end: result(), includeUsage: false, shape: ['role+content', 'content', 'content', '{}:stop'] },
-  { name: 'with include_usage', events: [started, { type: 'text', text: 'x' }], end: result({ finishReason: 'length' }), includeUsage: true, shape: ['role+content', 'content', '{}:length', 'usage'] },
-  { name: 'no events: the end announces', events: [], end: result(), includeUsage: false, shape: ['role+content', '{}:stop'] },
+const table: {
+  name: string;
+  events: ConversationEvent[];
+  end: ConversationResult;
+  includeUsage: boolean;
+  shape: string[];
+}[] = [
+  {
+    name: 'text',
+    events: [started, { type: 'text', text: 'he' }, { type: 'text', text: 'llo' }],
+    end: result(),
+    includeUsage: false,
+    shape: ['role+content', 'content', 'content', '{}:stop'],
+  },
+  {
+    name: 'with include_usage',
+    events: [started, { type: 'text', text: 'x' }],
+    end: result({ finishReason: 'length' }),
+    includeUsage: true,
+    shape: ['role+content', 'content', '{}:length', 'usage'],
+  },
+  {
+    name: 'no events: the end announces',
+    events: [],
+    end: result(),
+    includeUsage: false,
+    shape: ['role+content', '{}:stop'],
+  },
   {
     name: 'a call and its arguments',
-    events: [started, { type: 'tool_call', index: 0, id: 'call_0', name: 'f' }, { type: 'tool_args', index: 0, text: '{}' }],
+    events: [
+      started,
+      { type: 'tool_call', index: 0, id: 'call_0', name: 'f' },
+      { type: 'tool_args', index: 0, text: '{}' },
+    ],
     end: result({ finishReason: 'tool_calls' }),
     includeUsage: false,
     shape: ['role+content', 'tool_calls', 'tool_calls', '{}:tool_calls'],
@@ -67,11 +106,14 @@ describe('toChatStreamEvents and toChatStreamEnd', () => {
     const { chunks, starts } = map([started, { type: 'text', text: 'a' }, started], result(), true);
     assert.deepEqual(starts, [{ 'x-from-start': '1' }]);
     assert.deepEqual(new Set(chunks.map((c) => c.model)), new Set(['claude-sonnet-5']));
-    assert.deepEqual(chunks.slice(0, -1).map((c) => c.usage), [null, null, null]);
+    assert.deepEqual(
+      chunks.slice(0, -1).map((c) => c.usage),
+      [null, null, null],
+    );
     assert.equal(chunks.at(-1)!.usage?.total_tokens, 5);
   });
 
-  it('without a started event the end starts the stream with the result\'s headers and served model', () => {
+  it("without a started event the end starts the stream with the result's headers and served model", () => {
     const { chunks, starts } = map([], result({ servedModel: 'claude-opus-5' }), false);
     assert.deepEqual(starts, [{ 'x-from-result': '1' }]);
     assert.equal(chunks[0]!.model, 'claude-opus-5');

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
 import { backendFailed } from '../../src/errors/index.js';
-import { createResponseStreamState, toResponseStreamEnd, toResponseStreamEvents, type ResponseMeta, type ResponseStreamEvent } from '../../src/respond/index.js';
+import {
+  createResponseStreamState,
+  toResponseStreamEnd,
+  toResponseStreamEvents,
+  type ResponseMeta,
+  type ResponseStreamEvent,
+} from '../../src/respond/index.js';
 
 const meta: ResponseMeta = {
   id: 'resp_1',
@@ -45,9 +51,20 @@ const result = (extra: Partial<ConversationResult> = {}): ConversationResult => 
   ...extra,
 });
 const failed = () => result({ outcome: 'error', error: backendFailed('claude', 'exited'), status: 502 });
-const started: ConversationEvent = { type: 'started', model: 'claude-sonnet-5', backend: 'claude', session: { mode: 'ephemeral' }, headers: { 'x-from-start': '1' } };
+const started: ConversationEvent = {
+  type: 'started',
+  model: 'claude-sonnet-5',
+  backend: 'claude',
+  session: { mode: 'ephemeral' },
+  headers: { 'x-from-start': '1' },
+};
 const text = (t: string): ConversationEvent => ({ type: 'text', text: t });
-const call = (index: number, name: string): ConversationEvent => ({ type: 'tool_call', index, id: `call_${index}`, name });
+const call = (index: number, name: string): ConversationEvent => ({
+  type: 'tool_call',
+  index,
+  id: `call_${index}`,
+  name,
+});
 const args = (index: number, t: string): ConversationEvent => ({ type: 'tool_args', index, text: t });
 
 /** Every event the mapper gives for `events` then `end`, and where the stream started. */
@@ -72,20 +89,81 @@ const MESSAGE = ['response.output_item.added', 'response.content_part.added'];
 const MESSAGE_DONE = ['response.output_text.done', 'response.content_part.done', 'response.output_item.done'];
 const CALL_DONE = ['response.function_call_arguments.done', 'response.output_item.done'];
 
-const table: { name: string; events: ConversationEvent[]; end: ConversationResult; types: string[]; status: ConversationResult['outcome'] | string; text: string }[] = [
-  { name: 'text', events: [started, text('he'), text('llo')], end: result(), types: [...OPEN, ...MESSAGE, 'response.output_text.delta', 'response.output_text.delta', ...MESSAGE_DONE, 'response.completed'], status: 'completed', text: 'hello' },
-  { name: 'no events at all: an empty message', events: [], end: result(), types: [...OPEN, ...MESSAGE, ...MESSAGE_DONE, 'response.completed'], status: 'completed', text: '' },
-  { name: 'cut at the output cap', events: [started, text('x')], end: result({ finishReason: 'length' }), types: [...OPEN, ...MESSAGE, 'response.output_text.delta', ...MESSAGE_DONE, 'response.incomplete'], status: 'incomplete', text: 'x' },
-  { name: 'a failure after text', events: [started, text('x')], end: failed(), types: [...OPEN, ...MESSAGE, 'response.output_text.delta', 'response.failed'], status: 'failed', text: 'x' },
+const table: {
+  name: string;
+  events: ConversationEvent[];
+  end: ConversationResult;
+  types: string[];
+  status: ConversationResult['outcome'] | string;
+  text: string;
+}[] = [
+  {
+    name: 'text',
+    events: [started, text('he'), text('llo')],
+    end: result(),
+    types: [
+      ...OPEN,
+      ...MESSAGE,
+      'response.output_text.delta',
+      'response.output_text.delta',
+      ...MESSAGE_DONE,
+      'response.completed',
+    ],
+    status: 'completed',
+    text: 'hello',
+  },
+  {
+    name: 'no events at all: an empty message',
+    events: [],
+    end: result(),
+    types: [...OPEN, ...MESSAGE, ...MESSAGE_DONE, 'response.completed'],
+    status: 'completed',
+    text: '',
+  },
+  {
+    name: 'cut at the output cap',
+    events: [started, text('x')],
+    end: result({ finishReason: 'length' }),
+    types: [...OPEN, ...MESSAGE, 'response.output_text.delta', ...MESSAGE_DONE, 'response.incomplete'],
+    status: 'incomplete',
+    text: 'x',
+  },
+  {
+    name: 'a failure after text',
+    events: [started, text('x')],
+    end: failed(),
+    types: [...OPEN, ...MESSAGE, 'response.output_text.delta', 'response.failed'],
+    status: 'failed',
+    text: 'x',
+  },
   {
     name: 'text, then two calls (arguments of an unknown call are dropped)',
     events: [started, text('pre'), call(0, 'f'), args(0, '{"a"'), args(0, ':1}'), call(1, 'g'), args(5, 'zz')],
     end: result({ finishReason: 'tool_calls' }),
-    types: [...OPEN, ...MESSAGE, 'response.output_text.delta', ...MESSAGE_DONE, 'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.output_item.added', ...CALL_DONE, ...CALL_DONE, 'response.completed'],
+    types: [
+      ...OPEN,
+      ...MESSAGE,
+      'response.output_text.delta',
+      ...MESSAGE_DONE,
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.output_item.added',
+      ...CALL_DONE,
+      ...CALL_DONE,
+      'response.completed',
+    ],
     status: 'completed',
     text: 'pre',
   },
-  { name: 'calls alone: no message item', events: [started, call(0, 'f')], end: result({ finishReason: 'tool_calls' }), types: [...OPEN, 'response.output_item.added', ...CALL_DONE, 'response.completed'], status: 'completed', text: '' },
+  {
+    name: 'calls alone: no message item',
+    events: [started, call(0, 'f')],
+    end: result({ finishReason: 'tool_calls' }),
+    types: [...OPEN, 'response.output_item.added', ...CALL_DONE, 'response.completed'],
+    status: 'completed',
+    text: '',
+  },
 ];
 
 describe('toResponseStreamEvents and toResponseStreamEnd', () => {
@@ -98,23 +176,34 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
     });
   }
 
-  it('the stream starts once, with the first started event\'s headers and model', () => {
+  it("the stream starts once, with the first started event's headers and model", () => {
     const { starts, out } = map([started, text('a'), started], result());
     assert.deepEqual(starts, [{ 'x-from-start': '1' }]);
     assert.equal((out[0]!.data.response as { model: string }).model, 'claude-sonnet-5');
   });
 
-  it('without a started event the end starts it, with the result\'s headers and served model', () => {
+  it("without a started event the end starts it, with the result's headers and served model", () => {
     const { starts, out } = map([], result({ servedModel: 'claude-opus-5' }));
     assert.deepEqual(starts, [{ 'x-from-result': '1' }]);
     assert.equal((out[0]!.data.response as { model: string }).model, 'claude-opus-5');
   });
 
   it('output indexes follow the order items start; call ids come from the state', () => {
-    const { out, final } = map([started, text('t'), call(0, 'f'), args(0, '{}')], result({ finishReason: 'tool_calls' }));
-    const added = out.filter((e) => e.type === 'response.output_item.added').map((e) => [e.data.output_index, (e.data.item as { type: string }).type]);
-    assert.deepEqual(added, [[0, 'message'], [1, 'function_call']]);
-    assert.deepEqual(final.output.map((o) => o.id), ['msg_1', 'fc_0']);
+    const { out, final } = map(
+      [started, text('t'), call(0, 'f'), args(0, '{}')],
+      result({ finishReason: 'tool_calls' }),
+    );
+    const added = out
+      .filter((e) => e.type === 'response.output_item.added')
+      .map((e) => [e.data.output_index, (e.data.item as { type: string }).type]);
+    assert.deepEqual(added, [
+      [0, 'message'],
+      [1, 'function_call'],
+    ]);
+    assert.deepEqual(
+      final.output.map((o) => o.id),
+      ['msg_1', 'fc_0'],
+    );
     const delta = out.find((e) => e.type === 'response.function_call_arguments.delta')!;
     assert.deepEqual(delta.data, { item_id: 'fc_0', output_index: 1, delta: '{}' });
   });
@@ -123,6 +212,9 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
     const { out, final } = map([started, text('partial')], failed());
     assert.equal(out.at(-1)!.type, 'response.failed');
     assert.equal(final.error?.code, 'server_error');
-    assert.deepEqual(final.output.map((o) => o.status), ['incomplete']);
+    assert.deepEqual(
+      final.output.map((o) => o.status),
+      ['incomplete'],
+    );
   });
 });
