@@ -1,5 +1,5 @@
 import type { Response as HttpResponse } from 'express';
-import { collectReply, setHeaders, type Events } from './index.js';
+import { collectReply, setHeaders, type Events } from './reply.js';
 import {
   createResponseStreamState,
   toResponseStreamEnd,
