@@ -28,7 +28,7 @@ function envelope(res: request.Response, status: number, code: string, type?: st
   assert.match(res.headers['x-request-id'] ?? '', /^req_[0-9a-f]{32}$/);
 }
 
-describe('models and health', () => {
+describe('health', () => {
   it('/health needs no key; with the owner key it says whether claude is found', async () => {
     const res = await request(t.url).get('/health');
     assert.equal(res.status, 200);
