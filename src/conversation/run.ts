@@ -5,15 +5,12 @@ import { backendNotLoggedIn, backendRetryMidStream, ClientAbortedError, isProxyE
 import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, isJsonFormat, outputSchemaOf, type ResponseFormat } from '../transcript/index.js';
-import { isClientAbort, type RunOutcome } from '../turn/index.js';
-import type { ToolParkedTurn } from '../turn/tools.js';
+import { planParked, runParked, runTurn, type ParkedPlan, type RunMode, type RunOutcome } from '../run/index.js';
 import { offeredTools, type ToolRequest } from '../tools/index.js';
-import type { RunMode } from '../workers/index.js';
-import { runLeasedTurn } from '../turn/leased.js';
 import type { ChatMessage } from '../validate/index.js';
 import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
 import { recordResult } from './ledger.js';
-import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Outcome, RequestMeta, SessionNote } from './types.js';
+import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, FinishedRequest, Outcome, RequestMeta, SessionNote } from './types.js';
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
 function isFallbackable(e: ProxyError): boolean {
@@ -110,11 +107,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     const provider = deps.backends.find((b) => b.id === final.backend)?.owner ?? null;
     setImmediate(() => {
       recordResult(deps.store, principal, meta, final, p.sentChars > 0 || p.aborted, provider);
-      try {
-        deps.metrics?.observe(principal, final);
-      } catch (err) {
-        meta.log.warn({ err, event: 'metrics_failed' }, 'could not count the request in the metrics');
-      }
+      if (deps.finished?.hasSubscribers) deps.finished.publish({ principal, meta, result: final } satisfies FinishedRequest);
     });
     return result;
   }
@@ -227,34 +220,17 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
 
   /**
-   * The turn parked on exactly the calls whose results end the conversation, taken out of the
-   * registry before admission (it is this request's own, not a newer one's to make room for).
-   * Parked turns of the key whose calls the conversation answered earlier and moved past are
-   * retired: no request will continue them.
-   */
-  function claimParked(messages: readonly ChatMessage[]): Claimed | undefined {
-    if (!deps.parked) return undefined;
-    const answered = trailingToolResults(messages);
-    const turn = answered ? deps.parked.take(principal.keyId, answered.ids) : undefined;
-    deps.parked.retireAnswered(principal.keyId, toolResultIds(messages));
-    return turn && answered ? { turn, results: answered.results } : undefined;
-  }
-
-  /**
    * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
    * Undefined when it is gone: the conversation then runs as usual, tools still offered.
    */
-  async function* continueParked(input: ConversationInput, claimed: Claimed, signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
-    const parked = claimed.turn;
+  async function* continueParked(input: ConversationInput, claimed: ParkedPlan, signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
     const route = deps.registry.resolve(input.model);
-    if (route.cliModel !== parked.model) {
-      await parked.retire('model_changed');
-      return undefined;
+    if (route.cliModel === claimed.turn.model) {
+      p.backend = route.backend.id;
+      p.servedModel = input.model;
+      p.session = { mode: 'ephemeral' };
     }
-    p.backend = route.backend.id;
-    p.servedModel = input.model;
-    p.session = { mode: 'ephemeral' };
-    const gen = parked.resume(claimed.results, signal, meta.log);
+    const gen = runParked(claimed, route.cliModel, signal, meta.log);
     try {
       const outcome = yield* forward(gen, input.model, route.backend.id);
       if (outcome?.parked) deps.parked?.park(outcome.parked);
@@ -325,9 +301,9 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       try {
         p.session = toSessionNote(lease);
         const schema = outputSchemaOf(input.responseFormat);
-        const turn = { prompt: { system: transcript.system, text: '' }, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}), ...(schema ? { outputSchema: schema } : {}) };
+        const turn = { system: transcript.system, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}), ...(schema ? { outputSchema: schema } : {}) };
         const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
-        gen = runLeasedTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, ...(tools ? { tools: offeredTools(tools) } : {}) });
+        gen = runTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, ...(tools ? { tools: offeredTools(tools) } : {}) });
         const outcome = yield* forward(gen, candidate, route.backend.id);
         p.session = toSessionNote(lease, outcome.sessionId);
         p.run = outcome.run;
@@ -363,7 +339,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
     };
     let permit: Permit | undefined;
-    let claimed: Claimed | undefined;
+    let claimed: ParkedPlan | undefined;
     const onAbort = () => {
       // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
       permit?.reserve(p.promptTokens + charsToTokens(p.sentChars));
@@ -381,11 +357,11 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       // The budget holds what a re-sent conversation would cost (a continued one costs less).
       const sent = conversation.whole.ok ? conversation.whole.transcript : conversation.full;
       p.promptTokens = estimateTurnTokens(sent.turns, sent.system, conversation.rate);
-      claimed = claimParked(messages);
+      claimed = planParked(deps.parked, principal.keyId, messages);
       try {
         permit = await deps.admission.admit(principal, estimateTokens(p.promptTokens, input.maxOutputTokens), signal, rate);
       } catch (err) {
-        if (isClientAbort(err)) {
+        if (err instanceof ClientAbortedError) {
           p.aborted = true; // left while queued: already out of the queue
           return finish();
         }
@@ -406,7 +382,7 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
       }
     } catch (err) {
       // A client that went away (or was stopped for not reading) ends here too.
-      if (isClientAbort(err) || signal.aborted) noteStop((err as { usage?: Usage | null }).usage ?? null);
+      if (err instanceof ClientAbortedError || signal.aborted) noteStop((err as { usage?: Usage | null }).usage ?? null);
       else {
         p.error = toProxyError(err);
         if (p.error.code === 'internal_error') meta.log.error({ err }, 'internal error');
@@ -441,43 +417,4 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
 function estimate(promptTokens: number, sentChars: number): Usage {
   const completionTokens = charsToTokens(sentChars);
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} };
-}
-
-/**
- * The tool results that end the conversation: the last assistant message's tool call ids, when
- * every one of them is answered by the `tool` messages after it (and nothing else follows).
- */
-function trailingToolResults(messages: readonly ChatMessage[]): { ids: string[]; results: Map<string, string> } | undefined {
-  let i = messages.length - 1;
-  const results = new Map<string, string>();
-  while (i >= 0 && messages[i]!.role === 'tool') {
-    const m = messages[i] as ChatMessage & { role: 'tool'; tool_call_id: string; content: unknown };
-    results.set(m.tool_call_id, toolText(m.content));
-    i--;
-  }
-  const call = messages[i];
-  if (!call || call.role !== 'assistant' || results.size === 0) return undefined;
-  const ids = ((call as { tool_calls?: { id: string }[] }).tool_calls ?? []).map((c) => c.id);
-  if (ids.length === 0 || ids.some((id) => !results.has(id))) return undefined;
-  return { ids, results };
-}
-
-/** The tool call ids the conversation carries results for. */
-function toolResultIds(messages: readonly ChatMessage[]): Set<string> {
-  const ids = new Set<string>();
-  for (const m of messages) if (m.role === 'tool') ids.add((m as { tool_call_id: string }).tool_call_id);
-  return ids;
-}
-
-/** A parked turn a request continues, with the client's results by call id. */
-interface Claimed {
-  turn: ToolParkedTurn;
-  results: Map<string, string>;
-}
-
-/** A tool message's content as text (a string, or text parts joined). */
-function toolText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
-  return '';
 }

@@ -4,9 +4,6 @@ import type { Logger } from '../log/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { Workspace } from '../workspace/index.js';
 
-/** How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, a pre-started CLI, or a tool-call turn continued. */
-export type RunMode = 'cold' | 'resumed' | 'warm' | 'prestarted' | 'parked';
-
 /** What a live worker was started with: a turn it serves must ask for exactly the same. */
 export interface WorkerFit {
   sessionId: string;

@@ -1,24 +1,22 @@
+import type { BackendEvent } from '../backends/types.js';
 import { ClientAbortedError } from '../errors/index.js';
-import type { BackendEvent, Turn } from '../backends/types.js';
-import type { Lease } from '../sessions/index.js';
-import type { Image } from '../transcript/index.js';
-import { runTurn, type RunOutcome, type TurnDeps, type TurnInput } from './index.js';
-
-/** The images of the turns being sent, if any. */
-function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } {
-  const images = turns.flatMap((t) => t.images ?? []);
-  return images.length ? { images } : {};
-}
+import { afterTurn } from './background.js';
+import { runCold } from './cold.js';
+import { runLive } from './live.js';
+import { planTurn } from './plan.js';
+import { runToolTurn } from './tool.js';
+import type { RunDeps, RunInput, RunOutcome, RunPlan } from './types.js';
 
 /** Pause before retrying a resume the CLI refused (reported as transient right after the previous run exits). */
 const RESUME_RETRY_MS = 250;
 
 /**
- * Runs a turn under a session lease. A resume refused with "no conversation found" before any
- * output is retried once (a fork is not), then the slot is rotated and the whole transcript
- * sent: the client never sees it. The lease learns how the turn ended (reply, failure or abort) on every path.
+ * Runs a turn under its session lease: planned once (`planTurn`), executed by its mode's executor.
+ * A resume refused with "no conversation found" before any output is retried once (a fork is
+ * not), then the slot is rotated and the whole transcript sent: the client never sees it. The
+ * lease learns how the turn ended (reply, failure or abort) on every path.
  */
-export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'turn'> & { turn: Omit<Turn, 'session'>; lease: Lease }): AsyncGenerator<BackendEvent, RunOutcome> {
+export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, RunOutcome> {
   const { lease } = input;
   let retried = false;
   let settled = false;
@@ -27,21 +25,8 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
   try {
     for (;;) {
       const plan = lease.plan;
-      const turn: Turn = {
-        ...input.turn,
-        prompt: { system: input.turn.prompt.system, text: plan.text, ...imagesOf(plan.turns) },
-        session: {
-          mode: plan.mode,
-          ...(plan.sessionId ? { sessionId: plan.sessionId } : {}),
-          ...(plan.slot !== undefined ? { slot: plan.slot } : {}),
-          ...(plan.previousSessionId ? { previousSessionId: plan.previousSessionId } : {}),
-          ...(plan.forkOf ? { forkOf: plan.forkOf } : {}),
-        },
-        // A slot's session may be continued by a live worker (when the daemon keeps them).
-        live: plan.mode !== 'ephemeral',
-      };
       // Each attempt gets its own workspace (the previous one may still be being removed).
-      gen = runTurn(deps, { ...input, turn, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
+      gen = execute(deps, { ...input, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
       attempt++;
       let reply = '';
       let step = await gen.next();
@@ -83,4 +68,33 @@ export async function* runLeasedTurn(deps: TurnDeps, input: Omit<TurnInput, 'tur
     if (gen) await gen.return(undefined as never);
     if (!settled) lease.commit({ ok: false, aborted: true });
   }
+}
+
+/** One attempt: its plan, its executor, and the work off the response path that follows it on a pooled slot. */
+async function* execute(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, RunOutcome> {
+  const plan = await planTurn(deps, input);
+  const outcome = yield* executePlan(deps, input, plan);
+  if (plan.mode !== 'tool' && plan.pooled) afterTurn(deps, input, plan.pooled, outcome);
+  return outcome;
+}
+
+/** The plan's executor; a live CLI that shows no sign of life hands over to the plan's fall-back. */
+async function* executePlan(deps: RunDeps, input: RunInput, plan: RunPlan): AsyncGenerator<BackendEvent, RunOutcome> {
+  switch (plan.mode) {
+    case 'tool':
+      return yield* runToolTurn(deps, input, plan);
+    case 'warm':
+    case 'prestarted':
+      return (yield* runLive(deps, input, plan)) ?? (yield* runCold(deps, input, await plan.fallback()));
+    case 'cold':
+    case 'resumed':
+      return yield* runCold(deps, input, plan);
+    default:
+      return unplanned(plan);
+  }
+}
+
+/** A plan mode without an executor is a compile error here. */
+function unplanned(plan: never): never {
+  throw new Error(`no executor for the run plan ${JSON.stringify(plan)}`);
 }
