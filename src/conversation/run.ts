@@ -1,11 +1,11 @@
 import { estimateTokens, modelAllowed, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
 import type { BackendEvent, FinishReason, TurnOutcome, Usage } from '../backends/index.js';
-import { backendNotLoggedIn, backendRetryMidStream, ClientAbortedError, isProxyError, toProxyError, type ProxyError } from '../errors/index.js';
+import { backendNotLoggedIn, backendRetryMidStream, ClientAbortedError, toProxyError, type ProxyError } from '../errors/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { ephemeral, type Lease } from '../sessions/index.js';
 import { charsToTokens, createFenceStripper, estimateTurnTokens, fetchRemoteImages, isJsonFormat, outputSchemaOf, type ResponseFormat } from '../transcript/index.js';
-import { planParked, runParked, runTurn, type ParkedPlan, type RunMode, type RunOutcome } from '../run/index.js';
+import { planParked, runParked, runTurn, stopReasonOf, toStopOutcome, type ParkedPlan, type RunMode, type RunOutcome } from '../run/index.js';
 import { offeredTools, type ToolRequest } from '../tools/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
@@ -331,8 +331,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
     currentFormat = input.responseFormat;
     /** The run was stopped: by olp with its own error (a client that does not read), or by the client leaving. */
     const noteStop = (usage: Usage | null): void => {
-      const reason: unknown = signal.reason;
-      if (isProxyError(reason)) p.error = reason;
+      const stopped = toStopOutcome(stopReasonOf(signal));
+      if ('error' in stopped) p.error = stopped.error;
       else {
         p.aborted = true;
         p.usage = usage ?? p.usage;

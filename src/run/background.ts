@@ -5,6 +5,7 @@ import { recentAvailableMemory, workerSlot, type Worker, type WorkerFit, type Wo
 import type { Workspace } from '../workspace/index.js';
 import { openWorkspace, spawnIn } from './spawn.js';
 import type { Pooled, RunDeps, RunInput, RunOutcome } from './types.js';
+import { stopProcess } from './stop.js';
 
 /** How long a starting live CLI (a spare, a resuming worker) may take to come up before it is given up. */
 const READY_MS = 30_000;
@@ -46,7 +47,7 @@ function launch(deps: RunDeps, input: RunInput, pool: WorkerPool, turn: Turn, ho
     const t = Date.now();
     const worker: Worker = { proc, lines, ws, life, cost: 0, slot: how.slot, keyId: input.keyId, fit: how.fit, startedAt: t, lastUsedAt: t, turns: 0, state: how.spare ? 'spare' : 'starting' };
     const ready = (async () => {
-      const timer = setTimeout(() => life.abort('done'), READY_MS);
+      const timer = setTimeout(() => stopProcess(life, 'done'), READY_MS);
       try {
         for (;;) {
           const step = await lines.next();

@@ -1,8 +1,9 @@
 import type { BackendEvent } from '../backends/types.js';
 import type { RunningProcess } from '../process/index.js';
-import { costOf, follow, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
+import { costOf, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
 import { callOf, openWorkspace, spawnIn } from './spawn.js';
 import type { ColdPlan, RunDeps, RunInput, RunOutcome } from './types.js';
+import { follow, stopProcess } from './stop.js';
 
 /**
  * One turn in a fresh process and workspace. With `plan.live`, the process is started so that it
@@ -37,7 +38,7 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) }, 'spawned');
     const parser = backend.createParser();
     lines = proc.lines[Symbol.asyncIterator]();
-    const totalTimer = live ? setTimeout(() => life.abort('timeout'), deps.limits.timeoutMs) : undefined;
+    const totalTimer = live ? setTimeout(() => stopProcess(life, 'timeout'), deps.limits.timeoutMs) : undefined;
     let retrying: Retrying | undefined;
     try {
       retrying = yield* readTurn(lines, parser, proc, deps.limits, life, log);
@@ -68,7 +69,7 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     unfollow();
     if (!kept) {
       // Early return (client gone, consumer error): stop the child and wait for its group to die.
-      life.abort('turn_closed'); // a string reason: no DOMException (and its stack) per request
+      stopProcess(life, 'turn_closed'); // a string reason: no DOMException (and its stack) per request
       if (lines) await lines.return?.(undefined);
       if (proc) await proc.exit;
     }

@@ -1,6 +1,7 @@
 import type { BackendEvent } from '../backends/types.js';
-import { costOf, follow, LIVE_EXIT, readTurn, toOutcome } from './read.js';
+import { costOf, LIVE_EXIT, readTurn, toOutcome } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
+import { follow, stopProcess } from './stop.js';
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
 const WARM_START_MS = 2000;
@@ -28,8 +29,8 @@ export async function* runLive(deps: RunDeps, input: RunInput, plan: LivePlan): 
       return undefined;
     }
     log.debug({ event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1, mode: plan.mode }, 'turn written to a live CLI');
-    startTimer = setTimeout(() => w.life.abort('done'), WARM_START_MS);
-    totalTimer = setTimeout(() => w.life.abort('timeout'), deps.limits.timeoutMs);
+    startTimer = setTimeout(() => stopProcess(w.life, 'done'), WARM_START_MS);
+    totalTimer = setTimeout(() => stopProcess(w.life, 'timeout'), deps.limits.timeoutMs);
     const retrying = yield* readTurn(w.lines, parser, w.proc, deps.limits, w.life, log, () => {
       if (!seen) clearTimeout(startTimer);
       seen = true;

@@ -2,6 +2,7 @@ import { backendBadOutput, backendTimeout, backendUnavailable, ClientAbortedErro
 import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, TurnOutcome } from '../backends/types.js';
+import { stopProcess } from './stop.js';
 
 /** What a finished turn of a process that is still alive counts as, for the parser. */
 export const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
@@ -42,7 +43,7 @@ export async function* readTurn(
         retryTimer = undefined;
       } else {
         retrying = { since: retrying?.since ?? performance.now(), last: retry.message };
-        retryTimer ??= setTimeout(() => life.abort('retry_timeout'), limits.retryTimeoutMs);
+        retryTimer ??= setTimeout(() => stopProcess(life, 'retry_timeout'), limits.retryTimeoutMs);
         log.debug({ event: 'cli_retry', message: retry.message }, 'the CLI is retrying its provider');
       }
       for (const ev of events) yield ev;
@@ -90,14 +91,6 @@ export function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo,
     default:
       return outcome;
   }
-}
-
-/** Aborts `life` when the request's signal aborts, until the returned function is called. */
-export function follow(signal: AbortSignal, life: AbortController): () => void {
-  const onAbort = () => life.abort(signal.reason === 'shutdown' ? 'shutdown' : 'aborted');
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** The CLI's running cost after a turn (claude reports the process's total so far). */

@@ -3,8 +3,9 @@ import type { Logger } from '../log/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { BridgeSession } from '../tools/index.js';
 import type { Workspace } from '../workspace/index.js';
-import { follow, readTurn, toOutcome } from './read.js';
+import { readTurn, toOutcome } from './read.js';
 import type { RunDeps, RunOutcome, ToolParkedTurn } from './types.js';
+import { follow, stopProcess } from './stop.js';
 
 /** A tool-call turn's CLI, from its spawn to its retirement (it may park several times). */
 export interface ToolLive {
@@ -32,7 +33,7 @@ export type Park = (s: ToolLive, callIds: string[]) => ToolParkedTurn;
 /** Reads the turn up to its end or its next tool step; parks at a tool step, cleans up otherwise. */
 export async function* step(s: ToolLive, signal: AbortSignal, log: Logger, run: RunOutcome['run'], park: Park): AsyncGenerator<BackendEvent, RunOutcome> {
   const unfollow = follow(signal, s.life);
-  const totalTimer = setTimeout(() => s.life.abort('timeout'), s.deps.limits.timeoutMs);
+  const totalTimer = setTimeout(() => stopProcess(s.life, 'timeout'), s.deps.limits.timeoutMs);
   let parked = false;
   try {
     s.proc.expect();
@@ -108,7 +109,7 @@ async function* settle(s: ToolLive): AsyncGenerator<BackendEvent, void> {
 /** Stops the tool turn's CLI and cleans up after it, once. */
 export function retire(s: ToolLive): Promise<void> {
   s.retired ??= (async () => {
-    s.life.abort('done');
+    stopProcess(s.life, 'done');
     await s.lines.return?.(undefined);
     await s.proc.exit;
     s.session.close();
