@@ -1,2 +1,2 @@
-export { openConversation } from './run.js';
+export { openConversation } from './open.js';
 export type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Endpoint, FinishedRequest, Outcome, RequestMeta, SessionNote } from './types.js';
