@@ -202,6 +202,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
+      unknownEvents: new Set<string>(),
       ...(workers ? { workers } : {}),
       ...(workers && sessions && config.prestart ? { prestart: { sessions, minFreeBytes: 1024 ** 3 } } : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },

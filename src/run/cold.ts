@@ -41,7 +41,7 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     const totalTimer = live ? setTimeout(() => stopProcess(life, 'timeout'), deps.limits.timeoutMs) : undefined;
     let retrying: Retrying | undefined;
     try {
-      retrying = yield* readTurn(lines, parser, proc, deps.limits, life, log);
+      retrying = yield* readTurn(lines, parser, proc, deps, life, log);
     } finally {
       clearTimeout(totalTimer);
     }

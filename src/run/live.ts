@@ -31,7 +31,7 @@ export async function* runLive(deps: RunDeps, input: RunInput, plan: LivePlan): 
     log.debug({ event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1, mode: plan.mode }, 'turn written to a live CLI');
     startTimer = setTimeout(() => stopProcess(w.life, 'done'), WARM_START_MS);
     totalTimer = setTimeout(() => stopProcess(w.life, 'timeout'), deps.limits.timeoutMs);
-    const retrying = yield* readTurn(w.lines, parser, w.proc, deps.limits, w.life, log, () => {
+    const retrying = yield* readTurn(w.lines, parser, w.proc, deps, w.life, log, () => {
       if (!seen) clearTimeout(startTimer);
       seen = true;
     });

@@ -3,6 +3,7 @@ import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type RunLimits, type RunningProcess } from '../process/index.js';
 import type { Backend, BackendEvent, EventParser, TurnOutcome } from '../backends/types.js';
 import { stopProcess } from './stop.js';
+import type { RunDeps } from './types.js';
 
 /** What a finished turn of a process that is still alive counts as, for the parser. */
 export const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
@@ -22,7 +23,7 @@ export async function* readTurn(
   lines: AsyncIterator<string>,
   parser: EventParser,
   proc: RunningProcess,
-  limits: RunLimits,
+  deps: Pick<RunDeps, 'limits' | 'unknownEvents'>,
   life: AbortController,
   log: Logger,
   onLine?: () => void,
@@ -43,7 +44,7 @@ export async function* readTurn(
         retryTimer = undefined;
       } else {
         retrying = { since: retrying?.since ?? performance.now(), last: retry.message };
-        retryTimer ??= setTimeout(() => stopProcess(life, 'retry_timeout'), limits.retryTimeoutMs);
+        retryTimer ??= setTimeout(() => stopProcess(life, 'retry_timeout'), deps.limits.retryTimeoutMs);
         log.debug({ event: 'cli_retry', message: retry.message }, 'the CLI is retrying its provider');
       }
       for (const ev of events) yield ev;
@@ -53,18 +54,15 @@ export async function* readTurn(
     }
   } finally {
     if (retryTimer) clearTimeout(retryTimer);
-    noteUnknown(parser, log);
+    noteUnknown(parser, log, deps.unknownEvents);
   }
 }
 
-/** Event types already logged as unknown (once per daemon each). */
-const loggedUnknown = new Set<string>();
-
-/** Logs, once each, the event types a CLI printed that olp's parser does not know (a newer CLI's). */
-function noteUnknown(parser: EventParser, log: Logger): void {
+/** Logs, once each (`logged`: the daemon's), the event types a CLI printed that olp's parser does not know (a newer CLI's). */
+function noteUnknown(parser: EventParser, log: Logger, logged = new Set<string>()): void {
   for (const type of parser.unknown ?? []) {
-    if (loggedUnknown.has(type)) continue;
-    loggedUnknown.add(type);
+    if (logged.has(type)) continue;
+    logged.add(type);
     log.warn({ event: 'cli_unknown_event', type }, `the CLI printed an event type olp does not know (${type}); it was ignored`);
   }
 }

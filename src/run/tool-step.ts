@@ -45,7 +45,7 @@ export async function* step(s: ToolLive, signal: AbortSignal, log: Logger, run: 
         return pending ?? s.lines.next();
       },
     };
-    const retrying = yield* readTurn(lines, s.parser, s.proc, s.deps.limits, s.life, log, () => s.read++);
+    const retrying = yield* readTurn(lines, s.parser, s.proc, s.deps, s.life, log, () => s.read++);
     if (s.parser.toolStep?.open) yield* settle(s);
     const tools = s.parser.toolStep;
     // The CLI died right after it asked (before olp could park it): the client still gets the

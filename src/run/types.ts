@@ -26,6 +26,8 @@ export interface RunDeps {
   workers?: WorkerPool;
   /** The cap on every CLI process olp holds: a spawn waits for room (`supervisor` is its own). */
   cap?: ProcessCap;
+  /** Event types a CLI printed that olp does not know, already logged (each is logged once per daemon). */
+  unknownEvents?: Set<string>;
   /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */
   tools?: ToolRunDeps;
   /**
