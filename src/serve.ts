@@ -97,7 +97,8 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   }
 
   const { backends, probes } = createBackends(config, hostEnv);
-  const detector = createDetector(hostEnv, probes, workspaces);
+  // The CLIs' status checks count under the process cap (made below; asked only once serving).
+  const detector = createDetector(hostEnv, probes, workspaces, { room: (n) => cap.tryTake(n) });
   for (const b of backends) {
     if (!detector.installed(b)) {
       logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
