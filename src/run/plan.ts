@@ -45,18 +45,19 @@ export function toTurn(base: TurnBase, plan: SessionPlan): Turn {
  */
 export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan> {
   const { backend, log } = input;
-  const turn = toTurn(input.turn, input.lease.plan);
-  if (input.tools && deps.tools) return { mode: 'tool', turn: { ...turn, session: { mode: 'ephemeral' }, live: false }, tools: input.tools, deps: deps.tools };
+  const planned = input.lease.plan;
+  const turn = toTurn(input.turn, planned);
+  if (input.tools && deps.tools) return { mode: 'tool', session: planned, turn: { ...turn, session: { mode: 'ephemeral' }, live: false }, tools: input.tools, deps: deps.tools };
   const session = turn.session!;
   const pool = turn.live && backend.live && session.slot !== undefined && session.sessionId && session.mode !== 'ephemeral' ? deps.workers : undefined;
   const mode = session.mode === 'resumed' ? 'resumed' : 'cold';
-  if (!pool || !session.sessionId || session.slot === undefined) return { mode, turn: { ...turn, live: false }, live: false };
+  if (!pool || !session.sessionId || session.slot === undefined) return { mode, session: planned, turn: { ...turn, live: false }, live: false };
   const live = backend.live!;
   const slot = workerSlot(input.keyId, backend.id, session.slot);
   // A claude keeps the schema it was started with: a process fits only turns with the same one.
   const system = turn.outputSchema ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`) : systemHash(turn.prompt.system);
   const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system, maxOutputTokens: turn.maxOutputTokens };
-  const pooled: Pooled = { pool, slot, fit, turn };
+  const pooled: Pooled = { pool, slot, fit, turn, session: planned };
   if (session.mode === 'resumed') {
     const worker = pool.take(slot, fit);
     if (worker) {
@@ -64,7 +65,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
         log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
         return planCold(deps, input, pooled);
       };
-      return { mode: 'warm', turn, worker, write: live.input(turn.prompt, fit.sessionId, turn.outputSchema), fallback, pooled };
+      return { mode: 'warm', session: planned, turn, worker, write: live.input(turn.prompt, fit.sessionId, turn.outputSchema), fallback, pooled };
     }
   } else if (session.forkOf) {
     // A fork reads the old session's file: its worker must have exited (and flushed it) first.
@@ -80,7 +81,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
         return planCold(deps, input, pooled);
       };
       const write = live.spare!.init(turn.prompt.system, turn.outputSchema) + live.input(turn.prompt, '', turn.outputSchema);
-      return { mode: 'prestarted', turn, worker: spare, write, fallback, pooled };
+      return { mode: 'prestarted', session: planned, turn, worker: spare, write, fallback, pooled };
     }
   }
   return planCold(deps, input, pooled);
@@ -90,6 +91,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
 async function planCold(deps: RunDeps, input: RunInput, pooled: Pooled): Promise<ColdPlan> {
   const { pool, slot, fit, turn } = pooled;
   const session = turn.session!;
+  const planned = pooled.session;
   // A worker still starting for this slot (codex) must not load a session a resumed turn
   // changes, and a retired one may still be flushing it; a fresh turn's session is new.
   pool.retireSlot(slot, 'superseded');
@@ -97,8 +99,8 @@ async function planCold(deps: RunDeps, input: RunInput, pooled: Pooled): Promise
   if (session.mode === 'fresh' && !session.forkOf) reset = await freshReset(deps, input, pooled);
   else await pool.settled(slot);
   const mode = session.mode === 'resumed' ? 'resumed' : 'cold';
-  if (input.backend.live!.coldIsLive) return { mode, turn, live: { pool, slot, fit }, reset, pooled };
-  return { mode, turn: { ...turn, live: false }, live: false, reset, pooled };
+  if (input.backend.live!.coldIsLive) return { mode, session: planned, turn, live: { pool, slot, fit }, reset, pooled };
+  return { mode, session: planned, turn: { ...turn, live: false }, live: false, reset, pooled };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { BackendEvent } from '../backends/types.js';
 import { ClientAbortedError } from '../errors/index.js';
+import type { SessionPlan } from '../sessions/index.js';
 import { afterTurn } from './background.js';
 import { runCold } from './cold.js';
 import { runLive } from './live.js';
@@ -21,10 +22,9 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
   let retried = false;
   let settled = false;
   let attempt = 0;
-  let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
+  let gen: AsyncGenerator<BackendEvent, Executed> | undefined;
   try {
     for (;;) {
-      const plan = lease.plan;
       // Each attempt gets its own workspace (the previous one may still be being removed).
       gen = execute(deps, { ...input, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
       attempt++;
@@ -37,7 +37,7 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
         yield step.value;
         step = await gen.next();
       }
-      const total = step.value;
+      const { outcome: total, session: plan } = step.value;
       // A CLI that reports the session's running total (codex): this request's share is the difference.
       const outcome =
         total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
@@ -70,12 +70,18 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
   }
 }
 
+/** An attempt's outcome, and the session plan it was planned from. */
+interface Executed {
+  outcome: RunOutcome;
+  session: SessionPlan;
+}
+
 /** One attempt: its plan, its executor, and the work off the response path that follows it on a pooled slot. */
-async function* execute(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, RunOutcome> {
+async function* execute(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, Executed> {
   const plan = await planTurn(deps, input);
   const outcome = yield* executePlan(deps, input, plan);
   if (plan.mode !== 'tool' && plan.pooled) afterTurn(deps, input, plan.pooled, outcome);
-  return outcome;
+  return { outcome, session: plan.session };
 }
 
 /** The plan's executor; a live CLI that shows no sign of life hands over to the plan's fall-back. */

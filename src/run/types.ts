@@ -1,7 +1,7 @@
 import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
 import type { Logger } from '../log/index.js';
 import type { RunLimits, ProcessSupervisor } from '../process/index.js';
-import type { Lease } from '../sessions/index.js';
+import type { Lease, SessionPlan } from '../sessions/index.js';
 import type { createParkedTurns, ParkedTurn, ToolBridge, ToolSpec } from '../tools/index.js';
 import type { ProcessCap, Worker, WorkerFit, WorkerPool } from '../workers/index.js';
 import type { SlotReset, Workspaces } from '../workspace/index.js';
@@ -77,11 +77,14 @@ export interface LiveSlot {
 /** A slot live workers serve, and the turn as planned for it: the work that follows a turn there. */
 export interface Pooled extends LiveSlot {
   turn: Turn;
+  session: SessionPlan;
 }
 
 /** A turn in a fresh process: `live` when it may be kept as the slot's worker. */
 export interface ColdPlan {
   mode: 'cold' | 'resumed';
+  /** The lease's session plan this was planned from. */
+  session: SessionPlan;
   turn: Turn;
   live: LiveSlot | false;
   reset?: SlotReset | undefined;
@@ -91,6 +94,7 @@ export interface ColdPlan {
 /** A turn written to a process already running: the slot's warm worker, or a spare's first turn. */
 export interface LivePlan {
   mode: 'warm' | 'prestarted';
+  session: SessionPlan;
   turn: Turn;
   worker: Worker;
   /** The line(s) the CLI is sent. */
@@ -103,6 +107,7 @@ export interface LivePlan {
 /** A turn that offers the client's functions: it may park on their calls. */
 export interface ToolPlan {
   mode: 'tool';
+  session: SessionPlan;
   turn: Turn;
   tools: readonly ToolSpec[];
   deps: ToolRunDeps;
