@@ -14,14 +14,24 @@ import type { ConversationEvent } from './types.js';
 
 /** Failures that another model in the fallback chain may avoid (before any output only). */
 function isFallbackable(e: ProxyError): boolean {
-  return e.code === 'backend_not_installed' || e.code === 'backend_not_logged_in' || e.code === 'backend_overloaded' || e.code === 'backend_rate_limited' || e.code === 'plan_limit_reached';
+  return (
+    e.code === 'backend_not_installed' ||
+    e.code === 'backend_not_logged_in' ||
+    e.code === 'backend_overloaded' ||
+    e.code === 'backend_rate_limited' ||
+    e.code === 'plan_limit_reached'
+  );
 }
 
 /**
  * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
  * Undefined when it is gone: the conversation then runs as usual, tools still offered.
  */
-export async function* continueParked(s: Stage, claimed: ParkedPlan, signal: AbortSignal): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
+export async function* continueParked(
+  s: Stage,
+  claimed: ParkedPlan,
+  signal: AbortSignal,
+): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
   const { deps, meta, input, p } = s;
   const route = deps.registry.resolve(input.model);
   if (route.cliModel === claimed.turn.model) {
@@ -41,9 +51,19 @@ export async function* continueParked(s: Stage, claimed: ParkedPlan, signal: Abo
 }
 
 /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
-export async function* runChain(s: Stage, messages: readonly ChatMessage[], first: ModelTranscript, signal: AbortSignal): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+export async function* runChain(
+  s: Stage,
+  messages: readonly ChatMessage[],
+  first: ModelTranscript,
+  signal: AbortSignal,
+): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
   const { deps, principal, meta, input, p } = s;
-  const chain = [input.model, ...(deps.fallbacks[input.model] ?? []).filter((m) => !principal.policy.models || modelAllowed(principal.policy.models, m))];
+  const chain = [
+    input.model,
+    ...(deps.fallbacks[input.model] ?? []).filter(
+      (m) => !principal.policy.models || modelAllowed(principal.policy.models, m),
+    ),
+  ];
   let last: TurnOutcome | undefined;
   for (const [i, candidate] of chain.entries()) {
     let route;
@@ -57,10 +77,21 @@ export async function* runChain(s: Stage, messages: readonly ChatMessage[], firs
     let conversation = first;
     if (i > 0) {
       try {
-        conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, candidate, route.backend, toolsFor(s));
+        conversation = transcriptFor(
+          deps,
+          principal.keyId,
+          messages,
+          input.responseFormat,
+          candidate,
+          route.backend,
+          toolsFor(s),
+        );
         if (!conversation.whole.ok) throw conversation.whole.error;
       } catch (err) {
-        meta.log.warn({ event: 'fallback_skipped', model: candidate, err: (err as Error).message }, 'the conversation does not fit the fallback model');
+        meta.log.warn(
+          { event: 'fallback_skipped', model: candidate, err: (err as Error).message },
+          'the conversation does not fit the fallback model',
+        );
         continue;
       }
     }
@@ -70,7 +101,10 @@ export async function* runChain(s: Stage, messages: readonly ChatMessage[], firs
     const next = chain[i + 1];
     const fallBack = (error: ProxyError): boolean => {
       if (!isFallbackable(error) || next === undefined) return false;
-      meta.log.warn({ event: 'fallback', from: candidate, to: next, code: error.code }, `falling back from ${candidate} to ${next}`);
+      meta.log.warn(
+        { event: 'fallback', from: candidate, to: next, code: error.code },
+        `falling back from ${candidate} to ${next}`,
+      );
       return true;
     };
     // While the login's plan window is spent (or only extra usage is left and this key may not
@@ -85,13 +119,24 @@ export async function* runChain(s: Stage, messages: readonly ChatMessage[], firs
     // A CLI olp already knows is logged out is not started: codex would retry for minutes.
     const known = deps.detector.known(route.backend);
     if (known?.login === 'not_logged_in') {
-      last = { ok: false, error: backendNotLoggedIn(route.backend.id, "olp's last status check found no login", known.fixes[0] ?? 'log the CLI in'), usage: null };
+      last = {
+        ok: false,
+        error: backendNotLoggedIn(
+          route.backend.id,
+          "olp's last status check found no login",
+          known.fixes[0] ?? 'log the CLI in',
+        ),
+        usage: null,
+      };
       if (fallBack(last.error)) continue;
       return last;
     }
     // A turn with the client's functions runs without a session: it may park on the calls.
     const tools = toolsFor(s);
-    const lease = deps.sessions && !tools ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole) : ephemeral(transcript, conversation.whole);
+    const lease =
+      deps.sessions && !tools
+        ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole)
+        : ephemeral(transcript, conversation.whole);
     if (signal.aborted) {
       // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
       lease.release();
@@ -101,13 +146,28 @@ export async function* runChain(s: Stage, messages: readonly ChatMessage[], firs
     try {
       p.session = toSessionNote(lease);
       const schema = outputSchemaOf(input.responseFormat);
-      const turn = { system: transcript.system, cliModel: route.cliModel, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}), ...(schema ? { outputSchema: schema } : {}) };
+      const turn = {
+        system: transcript.system,
+        cliModel: route.cliModel,
+        ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        ...(schema ? { outputSchema: schema } : {}),
+      };
       const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
-      gen = runTurn(deps.turns, { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, ...(tools ? { tools: offeredTools(tools) } : {}) });
+      gen = runTurn(deps.turns, {
+        keyId: principal.keyId,
+        requestId,
+        backend: route.backend,
+        turn,
+        lease,
+        signal,
+        log: meta.log,
+        ...(tools ? { tools: offeredTools(tools) } : {}),
+      });
       const outcome = yield* forward(s, gen, candidate, route.backend.id);
       p.session = toSessionNote(lease, outcome.sessionId);
       p.run = outcome.run;
-      if (outcome.ok && !tools) observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
+      if (outcome.ok && !tools)
+        observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
       if (outcome.parked) deps.parked?.park(outcome.parked);
       if (!outcome.ok && !p.started && fallBack(outcome.error)) {
         last = outcome;

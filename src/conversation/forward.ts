@@ -12,7 +12,12 @@ import type { ConversationEvent } from './types.js';
  * text again first (it is held back until it has, then only the rest is sent); otherwise it
  * ends with `backend_retry_mid_stream`.
  */
-export async function* forward<R>(s: Stage, gen: AsyncGenerator<BackendEvent, R>, model: string, backend: string): AsyncGenerator<ConversationEvent, R> {
+export async function* forward<R>(
+  s: Stage,
+  gen: AsyncGenerator<BackendEvent, R>,
+  model: string,
+  backend: string,
+): AsyncGenerator<ConversationEvent, R> {
   const { deps, meta, p } = s;
   const format = s.input.responseFormat;
   // A JSON reply reaches the client without the code fence a model may wrap it in; one the
@@ -38,7 +43,8 @@ export async function* forward<R>(s: Stage, gen: AsyncGenerator<BackendEvent, R>
     const ev = step.value;
     if (ev.type === 'abandoned') {
       if (held) held.splice(Math.max(0, held.length - ev.events));
-      else if (owed) owed = { ...owed, said: '', events: 0 }; // the retry's text was held back, never sent
+      else if (owed)
+        owed = { ...owed, said: '', events: 0 }; // the retry's text was held back, never sent
       else if (!p.started) {
         // Nothing reached the client yet (all of it held for the fence or the schema): start over.
         whole = '';
@@ -74,29 +80,47 @@ export async function* forward<R>(s: Stage, gen: AsyncGenerator<BackendEvent, R>
   // The retried answer ended short of what the client already has.
   if (owed && (step.value as { ok?: boolean } | undefined)?.ok !== false) throw backendRetryMidStream(backend);
   for (const ev of held ?? []) yield* deliver(ev, true);
-  const rest = (fences?.end() ?? '');
+  const rest = fences?.end() ?? '';
   // (A failed turn's partial reply is not sent: its error still gets a proper status.)
   if (fit && schema && whole + rest !== '') {
-    if ((step.value as { ok?: boolean } | undefined)?.ok !== false) yield* pass(s, { type: 'text', text: fit(whole + rest, schema) }, model, backend, held !== undefined);
+    if ((step.value as { ok?: boolean } | undefined)?.ok !== false)
+      yield* pass(s, { type: 'text', text: fit(whole + rest, schema) }, model, backend, held !== undefined);
   } else if (rest) yield* pass(s, { type: 'text', text: rest }, model, backend, held !== undefined);
   return step.value;
 }
 
 /** The answer's first sign announces it (headers); its text counts as sent (see `estimate`). */
-function* note(s: Stage, ev: BackendEvent & { type: 'text' | 'tool_call' | 'tool_args' }, model: string, backend: string): Generator<ConversationEvent> {
+function* note(
+  s: Stage,
+  ev: BackendEvent & { type: 'text' | 'tool_call' | 'tool_args' },
+  model: string,
+  backend: string,
+): Generator<ConversationEvent> {
   const { deps, meta, p } = s;
   if (!p.started) {
     p.started = true;
     const session = p.session ?? { mode: 'ephemeral' };
     // The login's plan as last known (this turn's report may come only after its text).
-    yield { type: 'started', model, backend, session, headers: { ...p.headers, ...deps.plans?.headers(backend), 'x-olp-session-mode': session.mode } };
+    yield {
+      type: 'started',
+      model,
+      backend,
+      session,
+      headers: { ...p.headers, ...deps.plans?.headers(backend), 'x-olp-session-mode': session.mode },
+    };
   }
   p.firstTokenMs ??= performance.now() - meta.started;
   if (ev.type !== 'tool_call') p.sentChars += ev.text.length;
 }
 
 /** One event on to the client; `noted` when `note` has seen it already (a held reply's). */
-function* pass(s: Stage, ev: BackendEvent, model: string, backend: string, noted = false): Generator<ConversationEvent> {
+function* pass(
+  s: Stage,
+  ev: BackendEvent,
+  model: string,
+  backend: string,
+  noted = false,
+): Generator<ConversationEvent> {
   if (ev.type === 'plan') {
     s.deps.plans?.report(backend, ev.report);
     if (ev.report.overage) s.p.overage = true;

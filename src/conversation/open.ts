@@ -9,7 +9,14 @@ import { continueParked, runChain } from './chain.js';
 import { transcriptFor, type ModelTranscript } from './fit.js';
 import { newProgress, toolsFor, type Progress, type Stage } from './progress.js';
 import { finish } from './result.js';
-import type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, RequestMeta } from './types.js';
+import type {
+  Conversation,
+  ConversationDeps,
+  ConversationEvent,
+  ConversationInput,
+  ConversationResult,
+  RequestMeta,
+} from './types.js';
 
 /** The request as counted against the key's requests per minute when it was opened. */
 type Counted = { rate: RateCounted | undefined; rateError?: unknown };
@@ -29,7 +36,8 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   }
   const p = newProgress();
   return {
-    run: (input: ConversationInput, signal: AbortSignal) => runConversation({ deps, principal, meta, input, p }, counted, signal),
+    run: (input: ConversationInput, signal: AbortSignal) =>
+      runConversation({ deps, principal, meta, input, p }, counted, signal),
     reject(error: unknown): ConversationResult {
       // Over its requests-per-minute, a key hears that first, whatever else is wrong.
       p.error = toProxyError(counted.rateError ?? error);
@@ -53,7 +61,10 @@ function noteStop(p: Progress, signal: AbortSignal, usage: Usage | null): void {
 }
 
 /** Opening: the model routed and allowed, remote images fetched, the transcript made and its prompt counted. */
-async function open(s: Stage, signal: AbortSignal): Promise<{ messages: ChatMessage[]; conversation: ModelTranscript }> {
+async function open(
+  s: Stage,
+  signal: AbortSignal,
+): Promise<{ messages: ChatMessage[]; conversation: ModelTranscript }> {
   const { deps, principal, input, p } = s;
   const first = deps.registry.resolve(input.model);
   deps.admission.checkModel(principal, input.model);
@@ -61,7 +72,15 @@ async function open(s: Stage, signal: AbortSignal): Promise<{ messages: ChatMess
   if (signal.aborted) throw new ClientAbortedError(); // left while remote images were fetched
   // Bad content (an undecodable image, a part the CLI cannot take) is a 400 before admission;
   // one too long to send whole is refused only if it must be (see transcriptFor).
-  const conversation = transcriptFor(deps, principal.keyId, messages, input.responseFormat, input.model, first.backend, toolsFor(s));
+  const conversation = transcriptFor(
+    deps,
+    principal.keyId,
+    messages,
+    input.responseFormat,
+    input.model,
+    first.backend,
+    toolsFor(s),
+  );
   // The budget holds what a re-sent conversation would cost (a continued one costs less).
   const sent = conversation.whole.ok ? conversation.whole.transcript : conversation.full;
   p.promptTokens = estimateTurnTokens(sent.turns, sent.system, conversation.rate);
@@ -89,7 +108,11 @@ async function admit(s: Stage, rate: RateCounted | undefined, signal: AbortSigna
 }
 
 /** A request's whole run: opening, admission, its parked turn or the fallback chain, and its result. */
-async function* runConversation(s: Stage, counted: Counted, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult> {
+async function* runConversation(
+  s: Stage,
+  counted: Counted,
+  signal: AbortSignal,
+): AsyncGenerator<ConversationEvent, ConversationResult> {
   const { deps, principal, meta, input, p } = s;
   p.model = input.model;
   const done = () => finish(deps, principal, meta, p);
@@ -109,7 +132,9 @@ async function* runConversation(s: Stage, counted: Counted, signal: AbortSignal)
     if (signal.aborted) throw new ClientAbortedError(); // left in the tick it was admitted
     const mine = claimed;
     claimed = undefined;
-    const outcome = (mine ? yield* continueParked(s, mine, signal) : undefined) ?? (yield* runChain(s, messages, conversation, signal));
+    const outcome =
+      (mine ? yield* continueParked(s, mine, signal) : undefined) ??
+      (yield* runChain(s, messages, conversation, signal));
     if (outcome) {
       p.usage = outcome.usage;
       if (outcome.ok) p.finishReason = outcome.finishReason;
@@ -117,7 +142,8 @@ async function* runConversation(s: Stage, counted: Counted, signal: AbortSignal)
     }
   } catch (err) {
     // A client that went away (or was stopped for not reading) ends here too.
-    if (err instanceof ClientAbortedError || signal.aborted) noteStop(p, signal, (err as { usage?: Usage | null }).usage ?? null);
+    if (err instanceof ClientAbortedError || signal.aborted)
+      noteStop(p, signal, (err as { usage?: Usage | null }).usage ?? null);
     else {
       p.error = toProxyError(err);
       if (p.error.code === 'internal_error') meta.log.error({ err }, 'internal error');

@@ -9,11 +9,24 @@ import type { ConversationDeps, ConversationResult, FinishedRequest, Outcome, Re
  * The conversation's result, written once from its progress. Off the response path (the client
  * has its answer first) its ledger row is written and it is published on `deps.finished`.
  */
-export function finish(deps: ConversationDeps, principal: Principal, meta: RequestMeta, p: Progress): ConversationResult {
+export function finish(
+  deps: ConversationDeps,
+  principal: Principal,
+  meta: RequestMeta,
+  p: Progress,
+): ConversationResult {
   if (p.result) return p.result;
   const estimated = !p.usage && p.sentChars > 0 && (p.aborted || p.error !== null);
   const usage: Usage | null = estimated ? estimate(p.promptTokens, p.sentChars) : p.usage;
-  const outcome: Outcome = p.aborted ? 'client_aborted' : !p.error ? 'ok' : p.error.code === 'backend_timeout' ? 'timeout' : p.backend === null ? 'rejected' : 'error';
+  const outcome: Outcome = p.aborted
+    ? 'client_aborted'
+    : !p.error
+      ? 'ok'
+      : p.error.code === 'backend_timeout'
+        ? 'timeout'
+        : p.backend === null
+          ? 'rejected'
+          : 'error';
   const status = p.aborted ? 499 : !p.error ? 200 : meta.stream && p.started ? 200 : p.error.status;
   const result: ConversationResult = Object.freeze({
     outcome,
@@ -31,7 +44,11 @@ export function finish(deps: ConversationDeps, principal: Principal, meta: Reque
     firstTokenMs: p.firstTokenMs,
     durationMs: Math.round(performance.now() - meta.started),
     status,
-    headers: { ...p.headers, ...(p.backend ? deps.plans?.headers(p.backend) : {}), ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}) },
+    headers: {
+      ...p.headers,
+      ...(p.backend ? deps.plans?.headers(p.backend) : {}),
+      ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}),
+    },
   });
   p.result = result;
   const provider = deps.backends.find((b) => b.id === result.backend)?.owner ?? null;
@@ -45,5 +62,12 @@ export function finish(deps: ConversationDeps, principal: Principal, meta: Reque
 /** olp's estimate for a client that left before the CLI reported usage: prompt and sent text. */
 function estimate(promptTokens: number, sentChars: number): Usage {
   const completionTokens = charsToTokens(sentChars);
-  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens: 0, reasoningTokens: 0, raw: {} };
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    raw: {},
+  };
 }

@@ -1,4 +1,4 @@
-import type { BackendEvent } from '../backends/types.js';
+import type { BackendEvent } from '../backends/index.js';
 import type { RunningProcess } from '../process/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
 import { callOf, openWorkspace, spawnIn } from './spawn.js';
@@ -11,7 +11,11 @@ import { follow, stopProcess } from './stop.js';
  * otherwise its workspace is removed and its process group is gone on every path, including a
  * consumer that stops iterating early.
  */
-export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): AsyncGenerator<BackendEvent, RunOutcome> {
+export async function* runCold(
+  deps: RunDeps,
+  input: RunInput,
+  plan: ColdPlan,
+): AsyncGenerator<BackendEvent, RunOutcome> {
   const { backend, log } = input;
   const { turn, live, mode: run } = plan;
   const slot = turn.session?.slot;
@@ -20,7 +24,10 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     keyId: input.keyId,
     requestId: input.requestId,
     ...(slot !== undefined && turn.session?.mode !== 'ephemeral'
-      ? { slot: `${backend.id}-${slot}`, ...(fresh ? { resetSlot: plan.reset ?? { staleSession: turn.session?.previousSessionId } } : {}) }
+      ? {
+          slot: `${backend.id}-${slot}`,
+          ...(fresh ? { resetSlot: plan.reset ?? { staleSession: turn.session?.previousSessionId } } : {}),
+        }
       : {}),
   });
   const life = new AbortController();
@@ -33,9 +40,18 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     room = await deps.cap?.acquire(input.signal);
     // A live process's own timeout bounds its whole life; each turn has its own below.
     const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
-    proc = spawnIn(deps, backend, turn, ws, { prepared: (w) => backend.prepare(turn, w), limits, signal: life.signal, log, record: (p) => callOf(backend, turn, p) });
+    proc = spawnIn(deps, backend, turn, ws, {
+      prepared: (w) => backend.prepare(turn, w),
+      limits,
+      signal: life.signal,
+      log,
+      record: (p) => callOf(backend, turn, p),
+    });
     room?.();
-    log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) }, 'spawned');
+    log.debug(
+      { event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) },
+      'spawned',
+    );
     const parser = backend.createParser();
     lines = proc.lines[Symbol.asyncIterator]();
     const totalTimer = live ? setTimeout(() => stopProcess(life, 'timeout'), deps.limits.timeoutMs) : undefined;
@@ -52,7 +68,10 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
         unfollow();
         if (live.pool.adopt(live.slot, input.keyId, { proc, lines, ws, life, cost: costOf(outcome) }, live.fit)) {
           kept = true;
-          log.debug({ event: 'worker_started', pid: proc.pid, slot: live.slot }, 'kept the CLI as the slot’s live worker');
+          log.debug(
+            { event: 'worker_started', pid: proc.pid, slot: live.slot },
+            'kept the CLI as the slot’s live worker',
+          );
           return { ...outcome, run };
         }
       }
@@ -62,7 +81,17 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     // The caller has the whole turn (or the output ended): a CLI that lingers gets a short grace.
     await lines.return?.(undefined);
     const exit = await proc.exit;
-    log.debug({ event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms: Math.round(exit.durationMs) }, 'exited');
+    log.debug(
+      {
+        event: 'exited',
+        pid: exit.pid,
+        code: exit.exitCode,
+        signal: exit.signal,
+        reason: exit.reason,
+        ms: Math.round(exit.durationMs),
+      },
+      'exited',
+    );
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run };
   } finally {
     room?.();
@@ -77,10 +106,13 @@ export async function* runCold(deps: RunDeps, input: RunInput, plan: ColdPlan): 
     // outcome (a failed fork leaves the slot to start over from the whole transcript). A fork
     // that keeps reading its source (codex) leaves it to the slot's next whole reset.
     const forkOf = turn.session?.forkOf;
-    if (forkOf && slot !== undefined && proc && !backend.forks?.keepsSource) deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
+    if (forkOf && slot !== undefined && proc && !backend.forks?.keepsSource)
+      deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
     if (!kept) {
       // The child is gone; its directory is removed off the event loop, never delaying the response.
-      ws.removeLater().catch((err: unknown) => log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'));
+      ws.removeLater().catch((err: unknown) =>
+        log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'),
+      );
     }
   }
 }

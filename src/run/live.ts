@@ -1,4 +1,4 @@
-import type { BackendEvent } from '../backends/types.js';
+import type { BackendEvent } from '../backends/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
 import { follow, stopProcess } from './stop.js';
@@ -11,7 +11,11 @@ const WARM_START_MS = 2000;
  * slot's worker under the session id it reports). Returns undefined, having retired the CLI,
  * when it showed no sign of life (nothing was yielded: the caller runs the plan's fall-back).
  */
-export async function* runLive(deps: RunDeps, input: RunInput, plan: LivePlan): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
+export async function* runLive(
+  deps: RunDeps,
+  input: RunInput,
+  plan: LivePlan,
+): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
   const { backend, log } = input;
   const { pooled, worker: w } = plan;
   const { pool } = pooled;
@@ -28,7 +32,10 @@ export async function* runLive(deps: RunDeps, input: RunInput, plan: LivePlan): 
       settled = true;
       return undefined;
     }
-    log.debug({ event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1, mode: plan.mode }, 'turn written to a live CLI');
+    log.debug(
+      { event: 'worker_turn', pid: w.proc.pid, slot: w.slot, turn: w.turns + 1, mode: plan.mode },
+      'turn written to a live CLI',
+    );
     startTimer = setTimeout(() => stopProcess(w.life, 'done'), WARM_START_MS);
     totalTimer = setTimeout(() => stopProcess(w.life, 'timeout'), deps.limits.timeoutMs);
     const retrying = yield* readTurn(w.lines, parser, w.proc, deps, w.life, log, () => {
@@ -39,7 +46,10 @@ export async function* runLive(deps: RunDeps, input: RunInput, plan: LivePlan): 
       const outcome = parser.finish(LIVE_EXIT);
       if (outcome.ok) {
         const cost = costOf(outcome);
-        const usage = outcome.usage && outcome.usage.costUsd !== undefined ? { ...outcome.usage, costUsd: Math.max(0, cost - w.cost) } : outcome.usage;
+        const usage =
+          outcome.usage && outcome.usage.costUsd !== undefined
+            ? { ...outcome.usage, costUsd: Math.max(0, cost - w.cost) }
+            : outcome.usage;
         unfollow();
         if (plan.mode === 'prestarted') pool.promote(w, outcome.sessionId ?? '', pooled.fit.system, cost);
         else pool.release(w, cost);

@@ -1,5 +1,5 @@
 import { retire, step, type ToolLive } from './tool-step.js';
-import type { BackendEvent } from '../backends/types.js';
+import type { BackendEvent } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { ParkedPlan, RunOutcome, ToolParkedTurn } from './types.js';
 
@@ -27,7 +27,10 @@ export function toParked(s: ToolLive, callIds: string[]): ToolParkedTurn {
           if (next.done) {
             // Not a line since the results went in, and the CLI is gone: it had died parked.
             if (!next.value.ok && s.read === 0 && s.gone) {
-              log.info({ event: 'parked_turn_lost', pid: s.proc.pid, code: next.value.error.code }, 'the parked CLI ended without going on; running the turn fresh');
+              log.info(
+                { event: 'parked_turn_lost', pid: s.proc.pid, code: next.value.error.code },
+                'the parked CLI ended without going on; running the turn fresh',
+              );
               return undefined;
             }
             return next.value;
@@ -46,7 +49,12 @@ export function toParked(s: ToolLive, callIds: string[]): ToolParkedTurn {
  * when it is gone or the request asks for another model (the turn is retired): the request then
  * runs as usual, tools still offered.
  */
-export async function* runParked(plan: ParkedPlan, cliModel: string, signal: AbortSignal, log: Logger): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
+export async function* runParked(
+  plan: ParkedPlan,
+  cliModel: string,
+  signal: AbortSignal,
+  log: Logger,
+): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
   const parked = plan.turn;
   if (cliModel !== parked.model) {
     await parked.retire('model_changed');

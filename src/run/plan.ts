@@ -1,4 +1,4 @@
-import type { Turn } from '../backends/types.js';
+import type { Turn } from '../backends/index.js';
 import { systemHash, type SessionPlan } from '../sessions/index.js';
 import type { Image } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
@@ -47,25 +47,54 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
   const { backend, log } = input;
   const planned = input.lease.plan;
   const turn = toTurn(input.turn, planned);
-  if (input.tools && deps.tools) return { mode: 'tool', session: planned, turn: { ...turn, session: { mode: 'ephemeral' }, live: false }, tools: input.tools, deps: deps.tools };
+  if (input.tools && deps.tools)
+    return {
+      mode: 'tool',
+      session: planned,
+      turn: { ...turn, session: { mode: 'ephemeral' }, live: false },
+      tools: input.tools,
+      deps: deps.tools,
+    };
   const session = turn.session!;
-  const pool = turn.live && backend.live && session.slot !== undefined && session.sessionId && session.mode !== 'ephemeral' ? deps.workers : undefined;
+  const pool =
+    turn.live && backend.live && session.slot !== undefined && session.sessionId && session.mode !== 'ephemeral'
+      ? deps.workers
+      : undefined;
   const mode = session.mode === 'resumed' ? 'resumed' : 'cold';
-  if (!pool || !session.sessionId || session.slot === undefined) return { mode, session: planned, turn: { ...turn, live: false }, live: false };
+  if (!pool || !session.sessionId || session.slot === undefined)
+    return { mode, session: planned, turn: { ...turn, live: false }, live: false };
   const live = backend.live!;
   const slot = workerSlot(input.keyId, backend.id, session.slot);
   // A claude keeps the schema it was started with: a process fits only turns with the same one.
-  const system = turn.outputSchema ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`) : systemHash(turn.prompt.system);
-  const fit: WorkerFit = { sessionId: session.sessionId, cliModel: turn.cliModel, system, maxOutputTokens: turn.maxOutputTokens };
+  const system = turn.outputSchema
+    ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`)
+    : systemHash(turn.prompt.system);
+  const fit: WorkerFit = {
+    sessionId: session.sessionId,
+    cliModel: turn.cliModel,
+    system,
+    maxOutputTokens: turn.maxOutputTokens,
+  };
   const pooled: Pooled = { pool, slot, fit, turn, session: planned };
   if (session.mode === 'resumed') {
     const worker = pool.take(slot, fit);
     if (worker) {
       const fallback = () => {
-        log.info({ event: 'worker_fallback', slot, pid: worker.proc.pid }, 'the live worker did not answer; running the turn cold');
+        log.info(
+          { event: 'worker_fallback', slot, pid: worker.proc.pid },
+          'the live worker did not answer; running the turn cold',
+        );
         return planCold(deps, input, pooled);
       };
-      return { mode: 'warm', session: planned, turn, worker, write: live.input(turn.prompt, fit.sessionId, turn.outputSchema), fallback, pooled };
+      return {
+        mode: 'warm',
+        session: planned,
+        turn,
+        worker,
+        write: live.input(turn.prompt, fit.sessionId, turn.outputSchema),
+        fallback,
+        pooled,
+      };
     }
   } else if (session.forkOf) {
     // A fork reads the old session's file: its worker must have exited (and flushed it) first.
@@ -75,12 +104,21 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
     const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, SPARE_WAIT_MS);
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
-      deps.workspaces.resetSlot(input.keyId, `${backend.id}-${session.slot}`, backend.links(turn), await freshReset(deps, input, pooled));
+      deps.workspaces.resetSlot(
+        input.keyId,
+        `${backend.id}-${session.slot}`,
+        backend.links(turn),
+        await freshReset(deps, input, pooled),
+      );
       const fallback = () => {
-        log.info({ event: 'worker_fallback', slot, pid: spare.proc.pid }, 'the pre-started CLI did not answer; running the turn cold');
+        log.info(
+          { event: 'worker_fallback', slot, pid: spare.proc.pid },
+          'the pre-started CLI did not answer; running the turn cold',
+        );
         return planCold(deps, input, pooled);
       };
-      const write = live.spare!.init(turn.prompt.system, turn.outputSchema) + live.input(turn.prompt, '', turn.outputSchema);
+      const write =
+        live.spare!.init(turn.prompt.system, turn.outputSchema) + live.input(turn.prompt, '', turn.outputSchema);
       return { mode: 'prestarted', session: planned, turn, worker: spare, write, fallback, pooled };
     }
   }
@@ -114,7 +152,8 @@ async function freshReset(deps: RunDeps, input: RunInput, pooled: Pooled): Promi
   const session = pooled.turn.session!;
   const staleSession = session.previousSessionId;
   const gone = pooled.pool.settled(pooled.slot);
-  if (deps.workspaces.prunes(input.keyId, `${input.backend.id}-${session.slot}`, staleSession)) return { staleSession, after: gone };
+  if (deps.workspaces.prunes(input.keyId, `${input.backend.id}-${session.slot}`, staleSession))
+    return { staleSession, after: gone };
   await gone;
   return { staleSession };
 }
@@ -125,7 +164,11 @@ async function freshReset(deps: RunDeps, input: RunInput, pooled: Pooled): Promi
  * Parked turns of the key whose calls the conversation answered earlier and moved past are
  * retired: no request will continue them.
  */
-export function planParked(parked: ParkedTurns | undefined, keyId: string, messages: readonly ChatMessage[]): ParkedPlan | undefined {
+export function planParked(
+  parked: ParkedTurns | undefined,
+  keyId: string,
+  messages: readonly ChatMessage[],
+): ParkedPlan | undefined {
   if (!parked) return undefined;
   const answered = trailingToolResults(messages);
   const turn = answered ? parked.take(keyId, answered.ids) : undefined;
@@ -137,7 +180,9 @@ export function planParked(parked: ParkedTurns | undefined, keyId: string, messa
  * The tool results that end the conversation: the last assistant message's tool call ids, when
  * every one of them is answered by the `tool` messages after it (and nothing else follows).
  */
-function trailingToolResults(messages: readonly ChatMessage[]): { ids: string[]; results: Map<string, string> } | undefined {
+function trailingToolResults(
+  messages: readonly ChatMessage[],
+): { ids: string[]; results: Map<string, string> } | undefined {
   let i = messages.length - 1;
   const results = new Map<string, string>();
   while (i >= 0 && messages[i]!.role === 'tool') {
@@ -146,7 +191,7 @@ function trailingToolResults(messages: readonly ChatMessage[]): { ids: string[];
     i--;
   }
   const call = messages[i];
-  if (!call || call.role !== 'assistant' || results.size === 0) return undefined;
+  if (call?.role !== 'assistant' || results.size === 0) return undefined;
   const ids = ((call as { tool_calls?: { id: string }[] }).tool_calls ?? []).map((c) => c.id);
   if (ids.length === 0 || ids.some((id) => !results.has(id))) return undefined;
   return { ids, results };
@@ -162,6 +207,7 @@ function toolResultIds(messages: readonly ChatMessage[]): Set<string> {
 /** A tool message's content as text (a string, or text parts joined). */
 function toolText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
   return '';
 }

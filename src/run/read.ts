@@ -1,12 +1,25 @@
-import { backendBadOutput, backendTimeout, backendUnavailable, ClientAbortedError, shuttingDown } from '../errors/index.js';
+import {
+  backendBadOutput,
+  backendTimeout,
+  backendUnavailable,
+  ClientAbortedError,
+  shuttingDown,
+} from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_LINE_BYTES, type ExitInfo, type RunLimits, type RunningProcess } from '../process/index.js';
-import type { Backend, BackendEvent, EventParser, TurnOutcome } from '../backends/types.js';
+import type { Backend, BackendEvent, EventParser, TurnOutcome } from '../backends/index.js';
 import { stopProcess } from './stop.js';
 import type { RunDeps } from './types.js';
 
 /** What a finished turn of a process that is still alive counts as, for the parser. */
-export const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
+export const LIVE_EXIT: ExitInfo = {
+  reason: 'done',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  pid: undefined,
+  durationMs: 0,
+};
 
 /** Provider retries seen while reading a turn: not progress, and bounded by `retryTimeoutMs`. */
 export interface Retrying {
@@ -58,22 +71,39 @@ export async function* readTurn(
   }
 }
 
-/** Logs, once each (`logged`: the daemon's), the event types a CLI printed that olp's parser does not know (a newer CLI's). */
+/** Logs, once a daemon (`logged`), each event type a CLI printed that olp's parser does not know (a newer CLI's). */
 function noteUnknown(parser: EventParser, log: Logger, logged = new Set<string>()): void {
   for (const type of parser.unknown ?? []) {
     if (logged.has(type)) continue;
     logged.add(type);
-    log.warn({ event: 'cli_unknown_event', type }, `the CLI printed an event type olp does not know (${type}); it was ignored`);
+    log.warn(
+      { event: 'cli_unknown_event', type },
+      `the CLI printed an event type olp does not know (${type}); it was ignored`,
+    );
   }
 }
 
 /** How a turn ended once its process has exited: the parser's verdict, or why olp stopped it. */
-export function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo, limits: RunLimits, retrying: Retrying | undefined): TurnOutcome {
+export function toOutcome(
+  backend: Backend,
+  parser: EventParser,
+  exit: ExitInfo,
+  limits: RunLimits,
+  retrying: Retrying | undefined,
+): TurnOutcome {
   if (exit.reason === 'spawn_error') return { ok: false, error: backend.spawnError(exit), usage: null };
   const outcome = parser.finish(exit);
   if (outcome.ok) return outcome;
   if (retrying && (exit.reason === 'retry_timeout' || exit.reason === 'idle')) {
-    return { ...outcome, error: backendUnavailable(backend.id, Math.round((performance.now() - retrying.since) / 1000), retrying.last, outcome.error) };
+    return {
+      ...outcome,
+      error: backendUnavailable(
+        backend.id,
+        Math.round((performance.now() - retrying.since) / 1000),
+        retrying.last,
+        outcome.error,
+      ),
+    };
   }
   switch (exit.reason) {
     case 'aborted':
@@ -81,11 +111,24 @@ export function toOutcome(backend: Backend, parser: EventParser, exit: ExitInfo,
     case 'shutdown':
       return { ...outcome, error: shuttingDown() };
     case 'timeout':
-      return { ...outcome, error: backendTimeout(backend.id, 'total', Math.round(limits.timeoutMs / 1000), outcome.error) };
+      return {
+        ...outcome,
+        error: backendTimeout(backend.id, 'total', Math.round(limits.timeoutMs / 1000), outcome.error),
+      };
     case 'idle':
-      return { ...outcome, error: backendTimeout(backend.id, 'idle', Math.round(limits.idleTimeoutMs / 1000), outcome.error) };
+      return {
+        ...outcome,
+        error: backendTimeout(backend.id, 'idle', Math.round(limits.idleTimeoutMs / 1000), outcome.error),
+      };
     case 'line_too_long':
-      return { ...outcome, error: backendBadOutput(backend.id, `a single output line was longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB; the CLI was stopped`, outcome.error) };
+      return {
+        ...outcome,
+        error: backendBadOutput(
+          backend.id,
+          `a single output line was longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB; the CLI was stopped`,
+          outcome.error,
+        ),
+      };
     default:
       return outcome;
   }

@@ -1,4 +1,4 @@
-import type { Backend, Prepared, Turn } from '../backends/types.js';
+import type { Backend, Prepared, Turn } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { CallMeta, RunLimits, RunningProcess } from '../process/index.js';
 import { toChildEnv, type SlotReset, type Workspace } from '../workspace/index.js';
@@ -33,7 +33,7 @@ export interface SpawnSpec {
   record?: (prepared: Prepared) => CallMeta;
 }
 
-/** The one place a turn's CLI is started: its files written into the workspace, its environment built, its process run. */
+/** The one place a turn's CLI is started: its files written, its environment built, its process run. */
 export function spawnIn(deps: RunDeps, backend: Backend, turn: Turn, ws: Workspace, spec: SpawnSpec): RunningProcess {
   const prepared = spec.prepared(ws);
   for (const f of prepared.files) ws.writeFile(f.name, f.content);

@@ -1,4 +1,4 @@
-import type { Backend, BackendEvent, EventParser } from '../backends/types.js';
+import type { Backend, BackendEvent, EventParser } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { BridgeSession } from '../tools/index.js';
@@ -31,7 +31,13 @@ export interface ToolLive {
 export type Park = (s: ToolLive, callIds: string[]) => ToolParkedTurn;
 
 /** Reads the turn up to its end or its next tool step; parks at a tool step, cleans up otherwise. */
-export async function* step(s: ToolLive, signal: AbortSignal, log: Logger, run: RunOutcome['run'], park: Park): AsyncGenerator<BackendEvent, RunOutcome> {
+export async function* step(
+  s: ToolLive,
+  signal: AbortSignal,
+  log: Logger,
+  run: RunOutcome['run'],
+  park: Park,
+): AsyncGenerator<BackendEvent, RunOutcome> {
   const unfollow = follow(signal, s.life);
   const totalTimer = setTimeout(() => stopProcess(s.life, 'timeout'), s.deps.limits.timeoutMs);
   let parked = false;
@@ -55,8 +61,20 @@ export async function* step(s: ToolLive, signal: AbortSignal, log: Logger, run: 
       if (!tools.open) s.session.expect(tools.calls);
       s.proc.hold();
       parked = true;
-      log.debug({ event: 'turn_parked', pid: s.proc.pid, calls: tools.calls.length }, 'waiting for the client’s tool results');
-      return { ok: true, finishReason: 'tool_calls', usage: tools.usage, run, parked: park(s, tools.calls.map((c) => c.id)) };
+      log.debug(
+        { event: 'turn_parked', pid: s.proc.pid, calls: tools.calls.length },
+        'waiting for the client’s tool results',
+      );
+      return {
+        ok: true,
+        finishReason: 'tool_calls',
+        usage: tools.usage,
+        run,
+        parked: park(
+          s,
+          tools.calls.map((c) => c.id),
+        ),
+      };
     }
     await s.lines.return?.(undefined);
     const exit = await s.proc.exit;
@@ -93,7 +111,10 @@ async function* settle(s: ToolLive): AsyncGenerator<BackendEvent, void> {
     if (wait <= 0) return;
     s.next ??= s.lines.next();
     let timer: NodeJS.Timeout | undefined;
-    const step = await Promise.race([s.next, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), wait)))]);
+    const step = await Promise.race([
+      s.next,
+      new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), wait))),
+    ]);
     clearTimeout(timer);
     if (!step) {
       if (asked) return;

@@ -1,4 +1,4 @@
-import type { BackendEvent, Turn } from '../backends/types.js';
+import type { BackendEvent, Turn } from '../backends/index.js';
 import { toParked } from './parked.js';
 import { callOf, openWorkspace, spawnIn } from './spawn.js';
 import { step, type ToolLive } from './tool-step.js';
@@ -11,11 +11,21 @@ import type { RunDeps, RunInput, RunOutcome, ToolPlan } from './types.js';
  * blocked on its MCP calls, until the client's next request brings the results (`resume`), the
  * parked turn expires, or the daemon stops. It runs without a session (the history goes in whole).
  */
-export async function* runToolTurn(deps: RunDeps, input: RunInput, plan: ToolPlan): AsyncGenerator<BackendEvent, RunOutcome> {
+export async function* runToolTurn(
+  deps: RunDeps,
+  input: RunInput,
+  plan: ToolPlan,
+): AsyncGenerator<BackendEvent, RunOutcome> {
   const { backend, log } = input;
   const session = plan.deps.bridge.open(plan.tools);
   // The CLI's own MCP timeout sits above the parked turn's.
-  const tools = { specs: plan.tools, url: session.url, endpoint: session.endpoint, token: session.token, timeoutMs: plan.deps.parkTtlMs + 60_000 };
+  const tools = {
+    specs: plan.tools,
+    url: session.url,
+    endpoint: session.endpoint,
+    token: session.token,
+    timeoutMs: plan.deps.parkTtlMs + 60_000,
+  };
   const turn: Turn = { ...plan.turn, tools };
   const ws = openWorkspace(deps, backend, turn, { keyId: input.keyId, requestId: input.requestId });
   const life = new AbortController();
@@ -25,10 +35,32 @@ export async function* runToolTurn(deps: RunDeps, input: RunInput, plan: ToolPla
     room = await deps.cap?.acquire(input.signal);
     // The process may wait, parked, several times as long as one turn: each step has its own bound.
     const limits = { ...deps.limits, timeoutMs: deps.limits.timeoutMs + 24 * 3600_000 };
-    const proc = spawnIn(deps, backend, turn, ws, { prepared: (w) => backend.prepare(turn, w), limits, signal: life.signal, log, record: (p) => callOf(backend, turn, p, 'mcp.json') });
+    const proc = spawnIn(deps, backend, turn, ws, {
+      prepared: (w) => backend.prepare(turn, w),
+      limits,
+      signal: life.signal,
+      log,
+      record: (p) => callOf(backend, turn, p, 'mcp.json'),
+    });
     room?.();
-    log.debug({ event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, tools: plan.tools.length }, 'spawned');
-    state = { deps, backend, keyId: input.keyId, model: turn.cliModel, proc, lines: proc.lines[Symbol.asyncIterator](), parser: backend.createParser(), ws, session, life, gone: false, read: 0 };
+    log.debug(
+      { event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, tools: plan.tools.length },
+      'spawned',
+    );
+    state = {
+      deps,
+      backend,
+      keyId: input.keyId,
+      model: turn.cliModel,
+      proc,
+      lines: proc.lines[Symbol.asyncIterator](),
+      parser: backend.createParser(),
+      ws,
+      session,
+      life,
+      gone: false,
+      read: 0,
+    };
     const live = state;
     void proc.exit.then(() => {
       live.gone = true;

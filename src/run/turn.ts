@@ -1,4 +1,4 @@
-import type { BackendEvent } from '../backends/types.js';
+import type { BackendEvent } from '../backends/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import type { SessionPlan } from '../sessions/index.js';
 import { afterTurn } from './background.js';
@@ -33,16 +33,27 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       while (!step.done) {
         if (step.value.type === 'text') reply += step.value.text;
         // The slot remembers the answer the CLI kept, not an attempt it gave up.
-        if (step.value.type === 'abandoned' && reply.endsWith(step.value.text)) reply = reply.slice(0, reply.length - step.value.text.length);
+        if (step.value.type === 'abandoned' && reply.endsWith(step.value.text))
+          reply = reply.slice(0, reply.length - step.value.text.length);
         yield step.value;
         step = await gen.next();
       }
       const { outcome: total, session: plan } = step.value;
       // A CLI that reports the session's running total (codex): this request's share is the difference.
       const outcome =
-        total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) } : total;
-      if (!outcome.ok && reply.length === 0 && (plan.mode === 'resumed' || plan.forkOf) && outcome.error.code === 'session_not_found') {
-        input.log.warn({ event: 'resume_refused', sessionId: plan.forkOf ?? plan.sessionId, retried }, 'the CLI refused to resume the session');
+        total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage
+          ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) }
+          : total;
+      if (
+        !outcome.ok &&
+        reply.length === 0 &&
+        (plan.mode === 'resumed' || plan.forkOf) &&
+        outcome.error.code === 'session_not_found'
+      ) {
+        input.log.warn(
+          { event: 'resume_refused', sessionId: plan.forkOf ?? plan.sessionId, retried },
+          'the CLI refused to resume the session',
+        );
         // A fork's old session was read after its worker had exited: missing, it is gone.
         if (!retried && !plan.forkOf) {
           retried = true;
@@ -54,7 +65,11 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       }
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
-      lease.commit(outcome.ok ? { ok: true, reply, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) } : { ok: false, aborted: false });
+      lease.commit(
+        outcome.ok
+          ? { ok: true, reply, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) }
+          : { ok: false, aborted: false },
+      );
       return outcome;
     }
   } catch (err) {

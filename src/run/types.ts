@@ -1,4 +1,4 @@
-import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/types.js';
+import type { Backend, BackendEvent, Turn, TurnOutcome } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { RunLimits, ProcessSupervisor } from '../process/index.js';
 import type { Lease, SessionPlan } from '../sessions/index.js';
@@ -6,7 +6,10 @@ import type { createParkedTurns, ParkedTurn, ToolBridge, ToolSpec } from '../too
 import type { ProcessCap, Worker, WorkerFit, WorkerPool } from '../workers/index.js';
 import type { SlotReset, Workspaces } from '../workspace/index.js';
 
-/** How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, a pre-started CLI, or a tool-call turn continued. */
+/**
+ * How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, a pre-started
+ * CLI, or a tool-call turn continued.
+ */
 export type RunMode = 'cold' | 'resumed' | 'warm' | 'prestarted' | 'parked';
 
 export interface ToolRunDeps {
@@ -61,7 +64,11 @@ export interface ToolParkedTurn extends ParkedTurn {
    * the rest of the turn streams from the same process. Undefined when the CLI is gone (the
    * caller runs a fresh turn instead): nothing was yielded then.
    */
-  resume(results: ReadonlyMap<string, string>, signal: AbortSignal, log: Logger): AsyncGenerator<BackendEvent, RunOutcome | undefined>;
+  resume(
+    results: ReadonlyMap<string, string>,
+    signal: AbortSignal,
+    log: Logger,
+  ): AsyncGenerator<BackendEvent, RunOutcome | undefined>;
 }
 
 /** A turn's outcome, and how it ran; `parked` when it stopped at calls of the client's functions. */
