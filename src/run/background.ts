@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Prepared, Turn } from '../backends/index.js';
 import type { RunningProcess } from '../process/index.js';
-import { recentAvailableMemory, workerSlot, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import { workerSlot, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
 import type { Workspace } from '../workspace/index.js';
 import { openWorkspace, spawnIn } from './spawn.js';
 import type { Pooled, RunDeps, RunInput, RunOutcome } from './types.js';
@@ -112,7 +112,7 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
   const next = deps.prestart.sessions.nextFresh(input.keyId, backend.id);
   if (next === undefined || !pool.wantsSpare(input.keyId, backend.id, workerSlot(input.keyId, backend.id, next)))
     return;
-  if (recentAvailableMemory() < deps.prestart.minFreeBytes) return;
+  if (deps.prestart.availableMemory() < deps.prestart.minFreeBytes) return;
   const maxOutputTokens = input.turn.maxOutputTokens;
   const turn: Turn = {
     prompt: { system: null, text: '' },

@@ -37,7 +37,13 @@ export interface RunDeps {
    * Pre-started CLIs (with workers): after a key's turn, a spare is started in the slot its next
    * new conversation will take (the session pool's `nextFresh`), for the model it just used.
    */
-  prestart?: { sessions: { nextFresh(keyId: string, backend: string): number | undefined }; minFreeBytes: number };
+  prestart?: {
+    sessions: { nextFresh(keyId: string, backend: string): number | undefined };
+    /** No spare is started while the machine has less memory available than this. */
+    minFreeBytes: number;
+    /** The machine's available memory, recently read (see `createMemoryGauge`). */
+    availableMemory(): number;
+  };
 }
 
 /** What a turn asks for, before its session plan is known: the lease's plan makes it a `Turn`. */
