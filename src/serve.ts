@@ -17,7 +17,14 @@ import { createProcessSupervisor, type ProcessSupervisor } from './process/index
 import { createRecording, createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { lockStateDir, openStore, type StateLock, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
-import { createMemoryGauge, createProcessCap, createWorkerPool, defaultMaxProcesses, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
+import {
+  createMemoryGauge,
+  createProcessCap,
+  createWorkerPool,
+  defaultMaxProcesses,
+  defaultMaxWorkers,
+  watchKeyStanding,
+} from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
@@ -205,7 +212,9 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       replay: config.recordMode === 'replay',
       unknownEvents: new Set<string>(),
       ...(workers ? { workers } : {}),
-      ...(workers && sessions && config.prestart ? { prestart: { sessions, minFreeBytes: 1024 ** 3, availableMemory: createMemoryGauge() } } : {}),
+      ...(workers && sessions && config.prestart
+        ? { prestart: { sessions, minFreeBytes: 1024 ** 3, availableMemory: createMemoryGauge() } }
+        : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   };

@@ -1,7 +1,13 @@
 import type { Request, Response } from 'express';
 import { openConversation, type ConversationDeps } from '../conversation/index.js';
 import { shuttingDown } from '../errors/index.js';
-import { endSlowStream, newCompletionId, writeChatJson, writeChatStream, type ClientTooSlowError } from '../respond/index.js';
+import {
+  endSlowStream,
+  newCompletionId,
+  writeChatJson,
+  writeChatStream,
+  type ClientTooSlowError,
+} from '../respond/index.js';
 import { clientTooSlow, createRunStop, type RunStop } from '../run/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { parseChatRequest } from '../validate/index.js';
@@ -30,7 +36,12 @@ export function disconnectSignal(res: Response): RunStop {
  * A streamed reply the client stopped reading (its writer said so): the route stops the run with
  * `client_read_timeout`, lets the conversation close (its row carries that error), then ends the stream.
  */
-export async function stopSlowReader(res: Response, stop: RunStop, events: AsyncGenerator<unknown, unknown>, slow: ClientTooSlowError): Promise<void> {
+export async function stopSlowReader(
+  res: Response,
+  stop: RunStop,
+  events: AsyncGenerator<unknown, unknown>,
+  slow: ClientTooSlowError,
+): Promise<void> {
   const reason = clientTooSlow(slow.seconds);
   stop.stop(reason);
   await events.return(undefined);

@@ -61,7 +61,11 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  * failing before it says anything still gets a proper status and error envelope; after that an
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
-export async function writeChatStream(res: Response, events: Events, meta: ChatMeta): Promise<ClientTooSlowError | undefined> {
+export async function writeChatStream(
+  res: Response,
+  events: Events,
+  meta: ChatMeta,
+): Promise<ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   let slow: ClientTooSlowError | undefined;
   let m = meta;

@@ -200,7 +200,12 @@ export async function writeResponseJson(res: HttpResponse, events: Events, meta:
  * `sequence_number`. Headers wait for the first text, as for chat; a failure after them is
  * `response.failed`, then the end.
  */
-export async function writeResponseStream(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string): Promise<ResponseObject | ClientTooSlowError | undefined> {
+export async function writeResponseStream(
+  res: HttpResponse,
+  events: Events,
+  meta: ResponseMeta,
+  messageId: string,
+): Promise<ResponseObject | ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   let slow: ClientTooSlowError | undefined;
   let seq = 0;

@@ -100,7 +100,7 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
   };
 }
 
-/** Ends a stream whose reader was too slow, once its run is stopped: the error in-band, the socket closed soon after. */
+/** Ends a slow reader's stream once its run is stopped: the error in-band, the socket closed soon after. */
 export function endSlowStream(res: Response, error: ProxyError): void {
   // What fits still reaches the client; a socket that stays full is closed soon after.
   if (!res.writableEnded) res.end(frame(toErrorBody(error)));

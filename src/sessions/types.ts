@@ -37,6 +37,10 @@ export interface Lease {
   /** Turns a refused resume into a rotation of the same slot (whole transcript, new id). */
   rotate(reason: RotationReason): void;
   /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
-  commit(result: { ok: true; reply: string; rawUsage?: Record<string, number>; sessionId?: string } | { ok: false; aborted: boolean }): void;
+  commit(
+    result:
+      | { ok: true; reply: string; rawUsage?: Record<string, number>; sessionId?: string }
+      | { ok: false; aborted: boolean },
+  ): void;
   release(): void;
 }
