@@ -4,8 +4,8 @@ import { toErrorBody } from '../errors/index.js';
 import { toChatCompletion, toChunk, toUsageChunk, type ToolCall } from './shapes.js';
 
 export * from './shapes.js';
-export { createSseWriter, ClientTooSlowError, type SseWriter } from './sse.js';
-import { createSseWriter } from './sse.js';
+export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
+import { ClientTooSlowError, createSseWriter } from './sse.js';
 
 export type Events = AsyncGenerator<ConversationEvent, ConversationResult>;
 
@@ -61,8 +61,13 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  * failing before it says anything still gets a proper status and error envelope; after that an
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
-export async function writeChatStream(res: Response, events: Events, meta: ChatMeta, stop: AbortController): Promise<void> {
+export async function writeChatStream(
+  res: Response,
+  events: Events,
+  meta: ChatMeta,
+): Promise<ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
+  let slow: ClientTooSlowError | undefined;
   let m = meta;
   let announced = false;
   const open = async (model: string, headers: Readonly<Record<string, string>>): Promise<void> => {
@@ -99,14 +104,14 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     if (meta.includeUsage) await sse.send(toUsageChunk(m, r.usage));
     sse.end('[DONE]');
   } catch (err) {
-    // The client stopped reading: the conversation is stopped with its own error, sent in-band.
-    if (!(await sse.stopSlowReader(err, stop, events))) {
-      sse.cancel();
-      throw err;
-    }
+    // The client stopped reading: reported to the route, which stops the conversation first.
+    if (err instanceof ClientTooSlowError) return (slow = err);
+    sse.cancel();
+    throw err;
   } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
-    await events.return(undefined as never);
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
+    // written (a slow reader's by the route, once it has stopped it).
+    if (!slow) await events.return(undefined as never);
   }
 }
 export * from './responses.js';

@@ -5,7 +5,7 @@ import type { ConversationResult } from '../conversation/index.js';
 import type { ProxyError } from '../errors/index.js';
 import { collectReply, setHeaders, type Events } from './index.js';
 import type { ToolCall } from './shapes.js';
-import { createSseWriter } from './sse.js';
+import { ClientTooSlowError, createSseWriter } from './sse.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
 
@@ -200,8 +200,14 @@ export async function writeResponseJson(res: HttpResponse, events: Events, meta:
  * `sequence_number`. Headers wait for the first text, as for chat; a failure after them is
  * `response.failed`, then the end.
  */
-export async function writeResponseStream(res: HttpResponse, events: Events, meta: ResponseMeta, messageId: string, stop: AbortController): Promise<ResponseObject | undefined> {
+export async function writeResponseStream(
+  res: HttpResponse,
+  events: Events,
+  meta: ResponseMeta,
+  messageId: string,
+): Promise<ResponseObject | ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
+  let slow: ClientTooSlowError | undefined;
   let seq = 0;
   let text = '';
   let model = meta.model;
@@ -281,11 +287,13 @@ export async function writeResponseStream(res: HttpResponse, events: Events, met
     sse.end({ type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', sequence_number: seq++, response: final }, final.status === 'incomplete' ? 'response.incomplete' : 'response.completed');
     return final;
   } catch (err) {
-    if (await sse.stopSlowReader(err, stop, events)) return undefined;
+    // The client stopped reading: reported to the route, which stops the conversation first.
+    if (err instanceof ClientTooSlowError) return (slow = err);
     sse.cancel();
     throw err;
   } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
-    await events.return(undefined as never);
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
+    // written (a slow reader's by the route, once it has stopped it).
+    if (!slow) await events.return(undefined as never);
   }
 }
