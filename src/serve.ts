@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import { existsSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
@@ -7,7 +8,7 @@ import { createBackends, createDetector, withoutOwnBins } from './backends/index
 
 export { createBackends };
 import type { Config } from './config/index.js';
-import { openConversation, type ConversationDeps } from './conversation/index.js';
+import { openConversation, type ConversationDeps, type FinishedRequest } from './conversation/index.js';
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
@@ -15,11 +16,18 @@ import { createProcessSupervisor, type ProcessSupervisor } from './process/index
 import { createRecording, createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
-import { createProcessCap, createWorkerPool, defaultMaxProcesses, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
+import {
+  createMemoryGauge,
+  createProcessCap,
+  createWorkerPool,
+  defaultMaxProcesses,
+  defaultMaxWorkers,
+  watchKeyStanding,
+} from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
-import type { ToolParkedTurn } from './turn/tools.js';
+import type { ToolParkedTurn } from './run/index.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -152,6 +160,18 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
   const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
+  // Each finished request's result, for its observers (this daemon's own channel: tests run several).
+  const finished = channel(Symbol('olp.request.finished'));
+  if (metrics) {
+    finished.subscribe((message) => {
+      const { principal, meta, result } = message as FinishedRequest;
+      try {
+        metrics.observe(principal, result);
+      } catch (err) {
+        meta.log.warn({ err, event: 'metrics_failed' }, 'could not count the request in the metrics');
+      }
+    });
+  }
   const conversation: ConversationDeps = {
     store,
     registry,
@@ -166,7 +186,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     calibration: createTokenCalibration(),
     parked,
     plans,
-    metrics,
+    finished,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor: cap.supervisor,
@@ -174,8 +194,11 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
+      unknownEvents: new Set<string>(),
       ...(workers ? { workers } : {}),
-      ...(workers && sessions && config.prestart ? { prestart: { nextSlot: (keyId: string, backend: string) => sessions.nextFresh(keyId, backend), minFreeBytes: 1024 ** 3 } } : {}),
+      ...(workers && sessions && config.prestart
+        ? { prestart: { sessions, minFreeBytes: 1024 ** 3, availableMemory: createMemoryGauge() } }
+        : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   };
@@ -220,9 +243,6 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
         lock.release();
       }
     })());
-  return {
-    ...{ app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge, lock },
-    stopChildren,
-    close,
-  };
+  const parts = { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge };
+  return { ...parts, lock, stopChildren, close };
 }

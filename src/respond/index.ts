@@ -5,10 +5,10 @@ import { collectReply, setHeaders, type Events } from './reply.js';
 import { toChatCompletion } from './shapes.js';
 
 export * from './shapes.js';
-export { createSseWriter, ClientTooSlowError, type SseWriter } from './sse.js';
+export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
 export * from './chat-events.js';
 export { collectReply, setHeaders, type Events } from './reply.js';
-import { createSseWriter, type SseWriter } from './sse.js';
+import { ClientTooSlowError, createSseWriter, type SseWriter } from './sse.js';
 
 export interface ChatMeta {
   id: string;
@@ -35,9 +35,14 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  * failing before it says anything still gets a proper status and error envelope; after that an
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
-export async function writeChatStream(res: Response, events: Events, meta: ChatMeta, stop: AbortController): Promise<void> {
+export async function writeChatStream(
+  res: Response,
+  events: Events,
+  meta: ChatMeta,
+): Promise<ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   const state = createChatStreamState(meta);
+  let slow: ClientTooSlowError | undefined;
   try {
     let step = await events.next();
     while (!step.done) {
@@ -58,16 +63,17 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
     await sendChunks(res, sse, toChatStreamEnd(state, r));
     sse.end('[DONE]');
   } catch (err) {
-    // The client stopped reading: the conversation is stopped with its own error, sent in-band.
-    if (!(await sse.stopSlowReader(err, stop, events))) {
-      sse.cancel();
-      throw err;
-    }
+    // The client stopped reading: reported to the route, which stops the conversation first.
+    if (err instanceof ClientTooSlowError) return (slow = err);
+    sse.cancel();
+    throw err;
   } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
-    await events.return(undefined as never);
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
+    // written (a slow reader's by the route, once it has stopped it).
+    if (!slow) await events.return(undefined as never);
   }
 }
+
 /** Starts the stream when the mapper says so (headers first), then sends its chunks in order. */
 async function sendChunks(res: Response, sse: SseWriter, mapped: MappedChunks): Promise<void> {
   if (mapped.start) {

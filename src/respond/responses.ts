@@ -7,7 +7,7 @@ import {
   type MappedEvents,
 } from './response-events.js';
 import { newFunctionCallId, toFinalResponse, type ResponseMeta, type ResponseObject } from './response-shapes.js';
-import { createSseWriter, type SseWriter } from './sse.js';
+import { ClientTooSlowError, createSseWriter, type SseWriter } from './sse.js';
 
 export * from './response-shapes.js';
 export * from './response-events.js';
@@ -42,10 +42,10 @@ export async function writeResponseStream(
   events: Events,
   meta: ResponseMeta,
   messageId: string,
-  stop: AbortController,
-): Promise<ResponseObject | undefined> {
+): Promise<ResponseObject | ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   const state = createResponseStreamState(meta, messageId);
+  let slow: ClientTooSlowError | undefined;
   let seq = 0;
   const numbered = (e: MappedEvents['events'][number]) => ({ type: e.type, sequence_number: seq++, ...e.data });
   try {
@@ -67,12 +67,14 @@ export async function writeResponseStream(
     sse.end(numbered(last), last.type);
     return end.final;
   } catch (err) {
-    if (await sse.stopSlowReader(err, stop, events)) return undefined;
+    // The client stopped reading: reported to the route, which stops the conversation first.
+    if (err instanceof ClientTooSlowError) return (slow = err);
     sse.cancel();
     throw err;
   } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
-    await events.return(undefined as never);
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
+    // written (a slow reader's by the route, once it has stopped it).
+    if (!slow) await events.return(undefined as never);
   }
 }
 
