@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
-import { openConversation, type ConversationDeps } from '../conversation/index.js';
+import type { Principal } from '../auth/index.js';
+import type { Conversation, RequestMeta } from '../conversation/index.js';
 import { shuttingDown } from '../errors/index.js';
 import {
   endSlowStream,
@@ -14,8 +15,11 @@ import { parseChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
 
+/** Opens one request's conversation: the core behind the wire adapters (a scripted one in tests). */
+export type OpenConversation = (principal: Principal, meta: RequestMeta) => Conversation;
+
 export interface EndpointDeps {
-  conversation: ConversationDeps;
+  open: OpenConversation;
   lifecycle: Lifecycle;
   /** How long a client may leave a streamed reply unread. */
   clientTimeoutMs: number;
@@ -55,7 +59,7 @@ export function createChatRoute(deps: EndpointDeps) {
     const c = ctx(res);
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
-    const conv = openConversation(deps.conversation, c.principal!, { requestId: c.requestId, endpoint: 'chat.completions', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(c.principal!, { requestId: c.requestId, endpoint: 'chat.completions', stream, log: c.log, startedAt: c.startedAt, started: c.started });
     c.conversation = conv;
     try {
       let request;

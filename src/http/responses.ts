@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import { openConversation } from '../conversation/index.js';
 import { invalidRequest, responseNotFound, shuttingDown } from '../errors/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import {
@@ -116,7 +115,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
     const principal = c.principal!;
-    const conv = openConversation(deps.conversation, principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
     c.conversation = conv;
     try {
       let parsed: ParsedResponsesRequest;
