@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/log/index.js';
 import { createAdmission } from '../src/admit/index.js';
-import { startDaemon } from '../src/serve.js';
+import { startDaemon } from '../src/daemon.js';
 import { openStore } from '../src/store/index.js';
 import { createWorkspaces } from '../src/workspace/index.js';
 import { FAKE_CLAUDE } from '../test/support/paths.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/log/index.js';
-import { startDaemon } from '../src/serve.js';
+import { startDaemon } from '../src/daemon.js';
 import { ROOT } from '../test/support/paths.js';
 import { DEMO_REQUESTS } from './demo/conversation.js';
 

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/log/index.js';
 import { createRecording } from '../src/record/index.js';
-import { startDaemon } from '../src/serve.js';
+import { startDaemon } from '../src/daemon.js';
 import { FAKE_CLAUDE, FAKE_CODEX, ROOT } from '../test/support/paths.js';
 import { DEMO_REQUESTS } from './demo/conversation.js';
 

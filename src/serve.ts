@@ -1,41 +1,33 @@
-import type { AddressInfo } from 'node:net';
+import { channel } from 'node:diagnostics_channel';
 import { existsSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
 import { createTokenCalibration } from './transcript/index.js';
-import { createBackends, createDetector, withoutOwnBins, type Detection } from './backends/index.js';
+import { createBackends, createDetector, withoutOwnBins } from './backends/index.js';
 
 export { createBackends };
 import type { Config } from './config/index.js';
-import type { ConversationDeps } from './conversation/index.js';
-import { createApp, createHttpServer, createLifecycle, expressMessages } from './http/index.js';
+import { openConversation, type ConversationDeps, type FinishedRequest } from './conversation/index.js';
+import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
 import { createRecording, createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
-import { lockStateDir, openStore, type StateLock, type Store } from './store/index.js';
+import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
-import { createProcessCap, createWorkerPool, defaultMaxProcesses, defaultMaxWorkers, watchKeyStanding } from './workers/index.js';
+import {
+  createMemoryGauge,
+  createProcessCap,
+  createWorkerPool,
+  defaultMaxProcesses,
+  defaultMaxWorkers,
+  watchKeyStanding,
+} from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
-import type { ToolParkedTurn } from './turn/tools.js';
-
-export interface Daemon {
-  /** `http://host:port` (the API is under `/v1`). */
-  url: string;
-  port: number;
-  store: Store;
-  /** Number of live CLI children. */
-  readonly children: number;
-  /** Each backend's CLI as olp will run it: path, version, login, readiness (cached briefly). */
-  detect(): Promise<Detection[]>;
-  /** Resolves once every workspace removal in progress has finished. */
-  settled(): Promise<void>;
-  /** Stops taking requests, lets in-flight ones finish within the grace, kills the rest, closes the store. */
-  close(): Promise<void>;
-}
+import type { ToolParkedTurn } from './run/index.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -96,7 +88,8 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   }
 
   const { backends, probes } = createBackends(config, hostEnv);
-  const detector = createDetector(hostEnv, probes, workspaces);
+  // The CLIs' status checks count under the process cap (made below; asked only once serving).
+  const detector = createDetector(hostEnv, probes, workspaces, { room: (n) => cap.tryTake(n) });
   for (const b of backends) {
     if (!detector.installed(b)) {
       logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
@@ -167,6 +160,18 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
   const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
+  // Each finished request's result, for its observers (this daemon's own channel: tests run several).
+  const finished = channel(Symbol('olp.request.finished'));
+  if (metrics) {
+    finished.subscribe((message) => {
+      const { principal, meta, result } = message as FinishedRequest;
+      try {
+        metrics.observe(principal, result);
+      } catch (err) {
+        meta.log.warn({ err, event: 'metrics_failed' }, 'could not count the request in the metrics');
+      }
+    });
+  }
   const conversation: ConversationDeps = {
     store,
     registry,
@@ -181,7 +186,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     calibration: createTokenCalibration(),
     parked,
     plans,
-    metrics,
+    finished,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor: cap.supervisor,
@@ -189,8 +194,11 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',
+      unknownEvents: new Set<string>(),
       ...(workers ? { workers } : {}),
-      ...(workers && sessions && config.prestart ? { prestart: { nextSlot: (keyId: string, backend: string) => sessions.nextFresh(keyId, backend), minFreeBytes: 1024 ** 3 } } : {}),
+      ...(workers && sessions && config.prestart
+        ? { prestart: { sessions, minFreeBytes: 1024 ** 3, availableMemory: createMemoryGauge() } }
+        : {}),
       limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
     },
   };
@@ -207,67 +215,24 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     detector,
     lifecycle,
     admission,
-    conversation,
+    open: (principal, meta) => openConversation(conversation, principal, meta),
+    plans,
     workers,
     processes: cap,
   });
-  return { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, appender, pruneTimer, bridge, parked, standing, lock };
-}
-
-export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const { config, logger } = options;
-  const { app, store, workspaces, supervisor, workers, lifecycle, backends, detector, appender, pruneTimer, bridge, parked, standing, lock } = composeDaemon(options);
-  const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
-  try {
-    await bridge.start();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (err) {
-    // Not listening (the port is taken): nothing was served; let go of what composing opened.
-    clearInterval(pruneTimer);
-    standing.stop();
-    await bridge.close().catch(() => undefined);
-    appender?.close();
-    workspaces.close();
-    store.close();
-    lock.release();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
-  lock.publish({ port, url, version: options.version ?? null });
-
+  // Stopping comes in two steps so that a listening daemon can let its requests end between them.
+  const stopChildren = async (): Promise<void> => {
+    // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
+    await Promise.all([workers?.stopAll(), parked.stopAll(), supervisor.killAll()]);
+    await bridge.close();
+  };
   let closing: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    store,
-    get children() {
-      return supervisor.active;
-    },
-    detect: () => Promise.all(backends.map((b) => detector.detect(b))),
-    settled: () => workspaces.settled(),
-    close() {
-      closing ??= (async () => {
-        lifecycle.drain();
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), config.shutdownGrace * 1000).unref());
-        if ((await Promise.race([lifecycle.idle().then(() => 'idle' as const), grace])) === 'grace') {
-          logger.warn({ event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active }, 'grace period over; stopping CLI children');
-        }
-        // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
-        await Promise.all([workers?.stopAll(), parked.stopAll(), supervisor.killAll()]);
-        await bridge.close();
-        await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
-        server.closeAllConnections();
-        await stopped;
+  /** Lets go of everything composing opened: CLIs, the tool bridge, timers, the recording, workspaces, store, lock. */
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      try {
+        await stopChildren();
+      } finally {
         clearInterval(pruneTimer);
         standing.stop();
         appender?.close();
@@ -276,8 +241,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         workspaces.close();
         store.close();
         lock.release();
-      })();
-      return closing;
-    },
-  };
+      }
+    })());
+  const parts = { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge };
+  return { ...parts, lock, stopChildren, close };
 }

@@ -59,7 +59,12 @@ export interface Detection {
   ready: boolean;
   /** Commands that fix what is missing. */
   fixes: string[];
+  /** Set when the status commands were not run: olp held `--max-processes` CLIs (version and login then unknown, or as last seen). */
+  unchecked?: 'process_cap';
 }
+
+/** Room under olp's process cap for a detection's status commands; undefined when there is none now. */
+export type ProbeRoom = (commands: number) => (() => void) | undefined;
 
 /** Where status probes run: a throwaway workspace per probe (the daemon's, or one under a private temp dir). */
 export type ProbeWorkspaces = Pick<Workspaces, 'create'>;
@@ -74,7 +79,12 @@ const PROBE_KEY = 'status-probe';
  * real run would: the backend's allow-listed environment, in a throwaway home with only its login
  * files linked, so no host secret (API keys, tokens) and nothing else of the real home reaches them.
  */
-export function createDetector(hostEnv: Readonly<Record<string, string | undefined>>, probes: ReadonlyMap<string, StatusProbe>, workspaces: ProbeWorkspaces, opts: { ttlMs?: number; timeoutMs?: number } = {}) {
+export function createDetector(
+  hostEnv: Readonly<Record<string, string | undefined>>,
+  probes: ReadonlyMap<string, StatusProbe>,
+  workspaces: ProbeWorkspaces,
+  opts: { ttlMs?: number; timeoutMs?: number; room?: ProbeRoom } = {},
+) {
   const ttl = opts.ttlMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<Detection> }>();
   const settled = new Map<string, { at: number; value: Detection }>();
@@ -111,7 +121,19 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
     let version: string | null = null;
     let login: Detection['login'] = 'unknown';
     if (p) {
-      const [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000);
+      // The status commands are CLI processes too: they run only in free room under the cap.
+      const release = opts.room ? opts.room(2) : () => undefined;
+      if (!release) {
+        const last = settled.get(b.id)?.value;
+        return last ? { ...last, unchecked: 'process_cap' } : { backend: b.id, bin: b.bin, path, version, login, credentials, ready: true, fixes, unchecked: 'process_cap' };
+      }
+      let v: CommandResult;
+      let l: CommandResult;
+      try {
+        [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000);
+      } finally {
+        release();
+      }
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
       if (p.apiKeyConfigured) login = 'api_key';
       else if (!l.failed) login = !p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'not_logged_in' : p.keyLogin?.(l.stdout, l.stderr) ? 'api_key' : 'logged_in';
@@ -128,7 +150,14 @@ export function createDetector(hostEnv: Readonly<Record<string, string | undefin
       const at = Date.now();
       const value = probe(b);
       cache.set(b.id, { at, value });
-      void value.then((d) => settled.set(b.id, { at, value: d }));
+      void value.then((d) => {
+        // Not checked (no room): asked again next time, and what was last seen stays the last seen.
+        if (d.unchecked) {
+          if (cache.get(b.id)?.value === value) cache.delete(b.id);
+          return;
+        }
+        settled.set(b.id, { at, value: d });
+      });
       return value;
     },
     /** The last finished detection while it is fresh; never spawns anything (for the request path). */

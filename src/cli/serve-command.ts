@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import { createLogger, createLogOutput, type Logger } from '../log/index.js';
 import { closeInheritedFds } from '../process/index.js';
-import { startDaemon, type Daemon } from '../serve.js';
+import { startDaemon, type Daemon } from '../daemon.js';
 import { loadStateConfig, parseCommandLine } from './args.js';
 import { runDetection } from './doctor.js';
 import { SERVE_HELP } from './help.js';

@@ -1,2 +1,13 @@
-export { openConversation } from './run.js';
-export type { Conversation, ConversationDeps, ConversationEvent, ConversationInput, ConversationResult, Endpoint, Outcome, RequestMeta, SessionNote } from './types.js';
+export { openConversation } from './open.js';
+export type {
+  Conversation,
+  ConversationDeps,
+  ConversationEvent,
+  ConversationInput,
+  ConversationResult,
+  Endpoint,
+  FinishedRequest,
+  Outcome,
+  RequestMeta,
+  SessionNote,
+} from './types.js';

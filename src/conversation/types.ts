@@ -3,17 +3,14 @@ import type { Backend, Detector, FinishReason, Usage } from '../backends/index.j
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
-import type { Metrics } from '../metrics/index.js';
+import type { Channel } from 'node:diagnostics_channel';
+import type { Principal } from '../auth/index.js';
 import type { Plans } from '../plan/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat, TokenCalibration } from '../transcript/index.js';
-import type { TurnDeps } from '../turn/index.js';
-import type { ToolParkedTurn } from '../turn/tools.js';
-import type { createParkedTurns, ToolRequest } from '../tools/index.js';
-
-type ParkedTurnsOf<T extends ToolParkedTurn> = ReturnType<typeof createParkedTurns<T>>;
-import type { RunMode } from '../workers/index.js';
+import type { ParkedTurns, RunDeps, RunMode } from '../run/index.js';
+import type { ToolRequest } from '../tools/index.js';
 import type { ChatMessage } from '../validate/index.js';
 
 /** Everything a conversation needs; built once by the composition root. */
@@ -21,7 +18,7 @@ export interface ConversationDeps {
   store: Store;
   registry: ModelRegistry;
   backends: readonly Backend[];
-  turns: TurnDeps;
+  turns: RunDeps;
   admission: Admission;
   /** Absent when sessions are off: every request then runs ephemeral. */
   sessions: SessionPool | undefined;
@@ -34,11 +31,14 @@ export interface ConversationDeps {
   /** Characters per token as the provider counts them, learnt from earlier turns (four until then). */
   calibration?: TokenCalibration | undefined;
   /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
-  parked?: ParkedTurnsOf<ToolParkedTurn> | undefined;
+  parked?: ParkedTurns | undefined;
   /** The logins' plan states (src/plan). */
   plans?: Plans | undefined;
-  /** Prometheus metrics, when the daemon serves them. */
-  metrics?: Metrics | undefined;
+  /**
+   * Where each finished request's result is published (a `FinishedRequest`), once its ledger row
+   * is written: metrics and other observers subscribe in the composition root.
+   */
+  finished?: Channel | undefined;
 }
 
 /** Which wire format a request came in; recorded in its ledger row. */
@@ -107,6 +107,13 @@ export interface ConversationResult {
   readonly status: number;
   /** Headers for the response: the key's `x-ratelimit-*` and the session mode. */
   readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What `ConversationDeps.finished` carries: a request's result, whose it was, and how it came. */
+export interface FinishedRequest {
+  readonly principal: Principal;
+  readonly meta: RequestMeta;
+  readonly result: ConversationResult;
 }
 
 /** A request of one key, from its arrival to its ledger row. */

@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import { ownerOnly, routeNotFound } from '../errors/index.js';
 import { randomText } from '../ids/index.js';
 import { bounded, type Logger } from '../log/index.js';
+import type { Plans } from '../plan/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { pageRoute } from '../page/index.js';
 import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
@@ -17,6 +18,8 @@ import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } fro
 export interface AppDeps extends RouteDeps, EndpointDeps {
   /** GET /metrics, when served: `owner` behind an owner key, `open` without one. */
   metrics?: { mode: 'owner' | 'open'; render(): Promise<{ type: string; body: string }> } | undefined;
+  /** The logins' plan states, for a key's own page. */
+  plans?: Plans | undefined;
   logger: Logger;
   bodyLimit: number;
   /** Browser origins allowed to call olp (`*` for any); empty: no CORS headers at all. */
@@ -120,8 +123,8 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/olp/app.css', pageRoute('css'));
   app.use('/v1', auth);
   app.use('/olp', auth, noStore);
-  app.get('/olp/me', createMeRoute(deps.store, deps.conversation.plans));
-  app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.conversation.plans));
+  app.get('/olp/me', createMeRoute(deps.store, deps.plans));
+  app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.plans));
   app.get('/olp/usage', createUsageRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);

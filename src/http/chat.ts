@@ -1,14 +1,25 @@
 import type { Request, Response } from 'express';
-import { openConversation, type ConversationDeps } from '../conversation/index.js';
+import type { Principal } from '../auth/index.js';
+import type { Conversation, RequestMeta } from '../conversation/index.js';
 import { shuttingDown } from '../errors/index.js';
-import { newCompletionId, writeChatJson, writeChatStream } from '../respond/index.js';
+import {
+  endSlowStream,
+  newCompletionId,
+  writeChatJson,
+  writeChatStream,
+  type ClientTooSlowError,
+} from '../respond/index.js';
+import { clientTooSlow, createRunStop, type RunStop } from '../run/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { parseChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
 
+/** Opens one request's conversation: the core behind the wire adapters (a scripted one in tests). */
+export type OpenConversation = (principal: Principal, meta: RequestMeta) => Conversation;
+
 export interface EndpointDeps {
-  conversation: ConversationDeps;
+  open: OpenConversation;
   lifecycle: Lifecycle;
   /** How long a client may leave a streamed reply unread. */
   clientTimeoutMs: number;
@@ -16,13 +27,29 @@ export interface EndpointDeps {
   keepaliveMs?: number;
 }
 
-/** The client's disconnect, as a signal the conversation stops on (olp may also stop it itself). */
-export function disconnectSignal(res: Response): AbortController {
-  const stop = new AbortController();
+/** The request's run stop: the client's disconnect stops it; so does olp, for a client too slow to read. */
+export function disconnectSignal(res: Response): RunStop {
+  const stop = createRunStop();
   res.on('close', () => {
-    if (!res.writableFinished) stop.abort('client_disconnect');
+    if (!res.writableFinished) stop.stop({ type: 'client_disconnect' });
   });
   return stop;
+}
+
+/**
+ * A streamed reply the client stopped reading (its writer said so): the route stops the run with
+ * `client_read_timeout`, lets the conversation close (its row carries that error), then ends the stream.
+ */
+export async function stopSlowReader(
+  res: Response,
+  stop: RunStop,
+  events: AsyncGenerator<unknown, unknown>,
+  slow: ClientTooSlowError,
+): Promise<void> {
+  const reason = clientTooSlow(slow.seconds);
+  stop.stop(reason);
+  await events.return(undefined);
+  if (reason.type === 'client_read_timeout') endSlowStream(res, reason.error);
 }
 
 /** POST /v1/chat/completions: parse → run → write. */
@@ -32,7 +59,7 @@ export function createChatRoute(deps: EndpointDeps) {
     const c = ctx(res);
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
-    const conv = openConversation(deps.conversation, c.principal!, { requestId: c.requestId, endpoint: 'chat.completions', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(c.principal!, { requestId: c.requestId, endpoint: 'chat.completions', stream, log: c.log, startedAt: c.startedAt, started: c.started });
     c.conversation = conv;
     try {
       let request;
@@ -47,7 +74,11 @@ export function createChatRoute(deps: EndpointDeps) {
       const input = { model: request.model, messages: request.messages, responseFormat: request.response_format, maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined, tools };
       const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true, clientTimeoutMs: deps.clientTimeoutMs, keepaliveMs: deps.keepaliveMs ?? 0 };
       const events = conv.run(input, stop.signal);
-      await (stream ? writeChatStream(res, events, meta, stop) : writeChatJson(res, events, meta));
+      if (!stream) await writeChatJson(res, events, meta);
+      else {
+        const slow = await writeChatStream(res, events, meta);
+        if (slow) await stopSlowReader(res, stop, events, slow);
+      }
     } finally {
       done();
     }

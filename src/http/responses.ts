@@ -1,11 +1,17 @@
 import type { Request, Response } from 'express';
-import { openConversation } from '../conversation/index.js';
 import { invalidRequest, responseNotFound, shuttingDown } from '../errors/index.js';
 import { parseToolRequest } from '../tools/index.js';
-import { newMessageId, newResponseId, writeResponseJson, writeResponseStream, type ResponseMeta } from '../respond/index.js';
+import {
+  ClientTooSlowError,
+  newMessageId,
+  newResponseId,
+  writeResponseJson,
+  writeResponseStream,
+  type ResponseMeta,
+} from '../respond/index.js';
 import type { Store } from '../store/index.js';
 import { checkCallOutputs, describeType, parseResponsesRequest, toChatTools, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
-import { disconnectSignal, type EndpointDeps } from './chat.js';
+import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 
 /** The request's settings, echoed back in its Response. */
@@ -109,7 +115,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
     const principal = c.principal!;
-    const conv = openConversation(deps.conversation, principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
     c.conversation = conv;
     try {
       let parsed: ParsedResponsesRequest;
@@ -129,7 +135,10 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
       const responseFormat = !format || format.type !== 'json_schema' ? format : { type: 'json_schema' as const, json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}) } };
       const stop = disconnectSignal(res);
       const events = conv.run({ model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined, tools }, stop.signal);
-      const sent = await (stream ? writeResponseStream(res, events, meta, messageId, stop) : writeResponseJson(res, events, meta, messageId));
+      const sent = await (stream
+        ? writeResponseStream(res, events, meta, messageId)
+        : writeResponseJson(res, events, meta, messageId));
+      if (sent instanceof ClientTooSlowError) return await stopSlowReader(res, stop, events, sent);
       if (sent && meta.store) {
         deps.store.responses.save({
           id: meta.id,

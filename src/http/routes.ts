@@ -58,7 +58,7 @@ export function createHealthRoute(deps: RouteDeps) {
     }
     res.json({
       status,
-      backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready }])),
+      backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready, ...(d.unchecked ? { unchecked: d.unchecked } : {}) }])),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
       processes: deps.processes ? { live: deps.processes.live, max: deps.processes.max } : undefined,

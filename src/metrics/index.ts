@@ -1,8 +1,19 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Principal } from '../auth/index.js';
-import type { ConversationResult } from '../conversation/types.js';
 import type { Plans } from '../plan/index.js';
+
+/** What the metrics count of a finished request (a conversation's result, as published). */
+export interface ObservedRequest {
+  readonly outcome: string;
+  readonly backend: string | null;
+  readonly servedModel: string | null;
+  readonly status: number;
+  readonly usage: { promptTokens: number; completionTokens: number; cachedTokens: number } | null;
+  readonly durationMs: number;
+  readonly firstTokenMs: number | null;
+  readonly queueMs: number | null;
+}
 
 /** What the scrape reads at that moment. */
 export interface MetricsSources {
@@ -70,7 +81,7 @@ export function createMetrics(sources: MetricsSources) {
   return {
     registry,
     /** One finished request. */
-    observe(principal: Principal, r: ConversationResult): void {
+    observe(principal: Pick<Principal, 'name'>, r: ObservedRequest): void {
       // Only the model table's ids are label values: a pass-through id is the client's own string
       // (`claude-anything`), and each new one would add four series to every scrape from then on.
       const served = r.backend ? r.servedModel : null;

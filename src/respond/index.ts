@@ -1,13 +1,14 @@
 import type { Response } from 'express';
-import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
 import { toErrorBody } from '../errors/index.js';
-import { toChatCompletion, toChunk, toUsageChunk, type ToolCall } from './shapes.js';
+import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type MappedChunks } from './chat-events.js';
+import { collectReply, setHeaders, type Events } from './reply.js';
+import { toChatCompletion } from './shapes.js';
 
 export * from './shapes.js';
-export { createSseWriter, ClientTooSlowError, type SseWriter } from './sse.js';
-import { createSseWriter } from './sse.js';
-
-export type Events = AsyncGenerator<ConversationEvent, ConversationResult>;
+export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
+export * from './chat-events.js';
+export { collectReply, setHeaders, type Events } from './reply.js';
+import { ClientTooSlowError, createSseWriter, type SseWriter } from './sse.js';
 
 export interface ChatMeta {
   id: string;
@@ -19,33 +20,6 @@ export interface ChatMeta {
   clientTimeoutMs: number;
   /** Silence after which the stream gets an SSE comment line (0: never). */
   keepaliveMs?: number;
-}
-
-/** Sets the conversation's headers (rate limits, session mode) on a response that has not started. */
-export function setHeaders(res: Response, headers: Readonly<Record<string, string>>): void {
-  if (res.headersSent) return;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-}
-
-/**
- * The whole reply of a conversation that is answered in one body, with its result; a failed
- * conversation throws its error (headers set, body unsent); undefined when the client left.
- */
-export async function collectReply(res: Response, events: Events): Promise<{ text: string; toolCalls: ToolCall[]; result: ConversationResult } | undefined> {
-  const parts: string[] = [];
-  const toolCalls: ToolCall[] = [];
-  let step = await events.next();
-  while (!step.done) {
-    const ev = step.value;
-    if (ev.type === 'text') parts.push(ev.text);
-    else if (ev.type === 'tool_call') toolCalls[ev.index] = { id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } };
-    else if (ev.type === 'tool_args' && toolCalls[ev.index]) toolCalls[ev.index]!.function.arguments += ev.text;
-    step = await events.next();
-  }
-  const result = step.value;
-  setHeaders(res, result.headers);
-  if (result.error) throw result.error;
-  return result.outcome === 'client_aborted' ? undefined : { text: parts.join(''), toolCalls: toolCalls.filter(Boolean), result };
 }
 
 /** Collects the whole reply and sends one `chat.completion`; a failed conversation throws its error unsent. */
@@ -61,26 +35,18 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
  * failing before it says anything still gets a proper status and error envelope; after that an
  * error is one in-band `data: {"error":…}` event and the stream ends.
  */
-export async function writeChatStream(res: Response, events: Events, meta: ChatMeta, stop: AbortController): Promise<void> {
+export async function writeChatStream(
+  res: Response,
+  events: Events,
+  meta: ChatMeta,
+): Promise<ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
-  let m = meta;
-  let announced = false;
-  const open = async (model: string, headers: Readonly<Record<string, string>>): Promise<void> => {
-    if (announced) return;
-    announced = true;
-    m = { ...meta, model };
-    setHeaders(res, headers);
-    sse.start();
-    await sse.send(toChunk(m, { role: 'assistant', content: '' }));
-  };
+  const state = createChatStreamState(meta);
+  let slow: ClientTooSlowError | undefined;
   try {
     let step = await events.next();
     while (!step.done) {
-      const ev = step.value;
-      if (ev.type === 'started') await open(ev.model, ev.headers);
-      else if (ev.type === 'text') await sse.send(toChunk(m, { content: ev.text }));
-      else if (ev.type === 'tool_call') await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } }] }));
-      else await sse.send(toChunk(m, { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
+      await sendChunks(res, sse, toChatStreamEvents(state, step.value));
       step = await events.next();
     }
     const r = step.value;
@@ -94,19 +60,26 @@ export async function writeChatStream(res: Response, events: Events, meta: ChatM
       sse.end(toErrorBody(r.error));
       return;
     }
-    await open(r.servedModel ?? meta.model, r.headers);
-    await sse.send(toChunk(m, {}, r.finishReason));
-    if (meta.includeUsage) await sse.send(toUsageChunk(m, r.usage));
+    await sendChunks(res, sse, toChatStreamEnd(state, r));
     sse.end('[DONE]');
   } catch (err) {
-    // The client stopped reading: the conversation is stopped with its own error, sent in-band.
-    if (!(await sse.stopSlowReader(err, stop, events))) {
-      sse.cancel();
-      throw err;
-    }
+    // The client stopped reading: reported to the route, which stops the conversation first.
+    if (err instanceof ClientTooSlowError) return (slow = err);
+    sse.cancel();
+    throw err;
   } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is written.
-    await events.return(undefined as never);
+    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
+    // written (a slow reader's by the route, once it has stopped it).
+    if (!slow) await events.return(undefined as never);
   }
+}
+
+/** Starts the stream when the mapper says so (headers first), then sends its chunks in order. */
+async function sendChunks(res: Response, sse: SseWriter, mapped: MappedChunks): Promise<void> {
+  if (mapped.start) {
+    setHeaders(res, mapped.start);
+    sse.start();
+  }
+  for (const chunk of mapped.chunks) await sse.send(chunk);
 }
 export * from './responses.js';

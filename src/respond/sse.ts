@@ -1,8 +1,11 @@
 import type { Response } from 'express';
-import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
-import { clientReadTimeout, toErrorBody } from '../errors/index.js';
+import { toErrorBody, type ProxyError } from '../errors/index.js';
 
-/** The client stopped reading for longer than it may: the stream gets an in-band error and ends. */
+/**
+ * The client stopped reading for longer than it may. `send` throws it; a stream's writer returns
+ * it as its result (it does not stop the run): the route, which owns the run's stop, stops it and
+ * then ends the stream with `endSlowStream`.
+ */
 export class ClientTooSlowError extends Error {
   constructor(readonly seconds: number) {
     super('the client stopped reading');
@@ -20,11 +23,6 @@ export interface SseWriter {
   end(last?: unknown, event?: string): void;
   /** Stops the keepalive (the answer is about to be an error status instead of a stream). */
   cancel(): void;
-  /**
-   * After a ClientTooSlowError: stops the conversation with `client_read_timeout`, sends that
-   * error in-band and closes the socket soon after. False for any other error.
-   */
-  stopSlowReader(err: unknown, stop: AbortController, events: AsyncGenerator<ConversationEvent, ConversationResult>): Promise<boolean>;
 }
 
 function frame(payload: unknown, event?: string): string {
@@ -99,15 +97,12 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
       if (res.writableEnded || res.destroyed) return;
       res.end(last === undefined ? undefined : frame(last, event));
     },
-    async stopSlowReader(err, stop, events) {
-      if (!(err instanceof ClientTooSlowError)) return false;
-      const error = clientReadTimeout(err.seconds);
-      stop.abort(error);
-      await events.return(undefined as never);
-      // What fits still reaches the client; a socket that stays full is closed soon after.
-      if (!res.writableEnded) res.end(frame(toErrorBody(error)));
-      setTimeout(() => res.destroy(), 5000).unref();
-      return true;
-    },
   };
+}
+
+/** Ends a slow reader's stream once its run is stopped: the error in-band, the socket closed soon after. */
+export function endSlowStream(res: Response, error: ProxyError): void {
+  // What fits still reaches the client; a socket that stays full is closed soon after.
+  if (!res.writableEnded) res.end(frame(toErrorBody(error)));
+  setTimeout(() => res.destroy(), 5000).unref();
 }

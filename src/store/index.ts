@@ -167,6 +167,18 @@ export function openStore(stateDir: string): Store {
   db.pragma('busy_timeout = 5000');
   migrate(db);
   for (const extra of ['-wal', '-shm']) if (existsSync(file + extra)) chmodSync(file + extra, 0o600);
+  return storeOn(db);
+}
+
+/** A store in memory, gone when closed: for tests that compose an app without a state directory. */
+export function openMemoryStore(): Store {
+  const db = new BetterSqlite3(':memory:');
+  migrate(db);
+  return storeOn(db);
+}
+
+/** The store's parts over one migrated database. */
+function storeOn(db: BetterSqlite3.Database): Store {
   // One look at other processes' writes serves both caches.
   const watch = createWriteWatch(db);
   const behind = createWriteBehind(db);

@@ -28,10 +28,12 @@ export function defaultMaxProcesses(totalBytes: number, cpus: number): number {
  */
 export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions) {
   let reserved = 0;
+  /** Short commands run outside the supervisor (the CLIs' status checks) while they run. */
+  let outside = 0;
   /** Live CLIs retired to make room that have not exited yet. */
   let owed = 0;
   const waiters: (() => void)[] = [];
-  const held = () => inner.active + reserved;
+  const held = () => inner.active + reserved + outside;
 
   function shedOne(): boolean {
     for (const shed of o.shed) if (shed()) return true;
@@ -79,9 +81,25 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
     get max(): number {
       return o.max;
     },
-    /** CLI processes alive now (spawned and not yet seen to exit). */
+    /** CLI processes alive now (spawned and not yet seen to exit), status checks included. */
     get live(): number {
-      return inner.active;
+      return inner.active + outside;
+    },
+    /**
+     * Room for `n` short commands started outside the supervisor (a CLI's status checks), only if
+     * it is free now and no turn waits for it: they never retire a live CLI nor wait. The returned
+     * release is called once they have all exited.
+     */
+    tryTake(n: number): (() => void) | undefined {
+      if (waiters.length > 0 || held() + n > o.max) return undefined;
+      outside += n;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        outside -= n;
+        pump();
+      };
     },
     /** Whether a background start may go ahead: room, and no turn waiting for it. */
     hasRoom(): boolean {

@@ -189,6 +189,42 @@ describe('parked tool-call turns are bounded', () => {
 });
 
 describe('one cap on every CLI process', () => {
+  it("the CLIs' status checks behind /health count too: at the cap they are not run, and /health says so", async () => {
+    const t = await startTestDaemon({ config: { maxProcesses: 2 } });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      // Two parked tool-call turns hold the two CLIs olp may have.
+      const first = await client.chat.completions.create({ model: 'sonnet', messages: [asking('Oslo')], tools: [WEATHER] });
+      const second = await client.chat.completions.create({ model: 'sonnet', messages: [asking('Rome')], tools: [WEATHER] });
+      const sampler = sampleProcs(t);
+      const full = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+        backends: Record<string, { unchecked?: string; found: boolean }>;
+        processes: { live: number; max: number };
+      };
+      assert.equal(full.backends.claude?.unchecked, 'process_cap', 'no room: the status check was not run');
+      assert.equal(full.backends.claude?.found, true);
+      assert.deepEqual(full.processes, { live: 2, max: 2 });
+      assert.ok(sampler.stop() <= 2, 'never more CLIs than the cap under /proc, status checks included');
+      // Room again (both parked turns answered and finished): the next /health runs the check.
+      for (const [city, reply] of [['Oslo', first], ['Rome', second]] as const) {
+        const call = reply.choices[0]!.message;
+        await client.chat.completions.create({
+          model: 'sonnet',
+          messages: [asking(city), call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'snow' }],
+          tools: [WEATHER],
+        });
+      }
+      await waitFor(async () => (await health(t)).processes.live === 0);
+      const again = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+        backends: Record<string, { unchecked?: string; version: string | null }>;
+      };
+      assert.equal(again.backends.claude?.unchecked, undefined);
+      assert.ok(again.backends.claude?.version, 'checked: the version is known');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('under load with more conversations than session slots, /proc never counts more CLIs than --max-processes, and /health and /metrics agree with /proc', async () => {
     const t = await startTestDaemon({ config: { workers: true, prestart: true, sessionPool: 2, maxProcesses: 4, maxWorkers: 8, maxConcurrency: 8, metrics: 'owner' } });
     try {

@@ -22,10 +22,7 @@ let n = 0;
 const meta = (stream = false) => ({ requestId: `req_core${n++}`, endpoint: 'chat.completions' as const, stream, log: createLogger('silent'), startedAt: Date.now(), started: performance.now() });
 
 after(async () => {
-  clearInterval(core.pruneTimer);
-  await core.supervisor.killAll();
-  await core.workspaces.settled();
-  core.store.close();
+  await core.close();
   rmSync(base, { recursive: true, force: true });
 });
 

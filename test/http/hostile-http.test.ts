@@ -1,11 +1,12 @@
 // Hostile and malformed HTTP against a listening olp: every answer is a 4xx with the OpenAI
 // envelope (never a 5xx, never a socket left hanging), and the body timeout bounds only the
-// receiving of a request, not a long CLI turn.
+// receiving of a request, not a long CLI turn. The app and its HTTP server are olp's own; the
+// conversation behind them is scripted (no CLI runs).
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startScriptedServer } from '../support/scripted.js';
 
 const BODY_TIMEOUT_S = 1;
 const MAX_CONNECTIONS = 5;
@@ -13,13 +14,10 @@ const BODY_LIMIT = 64 * 1024;
 /** Node sweeps for expired requests every 250 ms here; the rest is scheduling slack. */
 const TIMEOUT_MARGIN_MS = 1500;
 
-let t: TestDaemon;
+let t: Awaited<ReturnType<typeof startScriptedServer>>;
 before(async () => {
-  t = await startTestDaemon({
-    config: { bodyTimeout: BODY_TIMEOUT_S, maxClientConnections: MAX_CONNECTIONS, bodyLimit: BODY_LIMIT },
-    // Only the slow-turn test reaches the CLI; each of its deltas waits this long.
-    claudeEnv: { FAKE_CLAUDE_DELAY_MS: '400' },
-  });
+  // Only the slow-turn test reaches the conversation; each of its deltas waits 400 ms.
+  t = await startScriptedServer({ config: { bodyTimeout: BODY_TIMEOUT_S, maxClientConnections: MAX_CONNECTIONS, bodyLimit: BODY_LIMIT } });
 });
 after(async () => {
   await t.close();
@@ -58,7 +56,7 @@ function exchange(parts: (string | Buffer)[], opts: { gapMs?: number; waitMs?: n
   const { gapMs = 0, waitMs = 6000 } = opts;
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const socket = connect(t.daemon.port, '127.0.0.1');
+    const socket = connect(t.port, '127.0.0.1');
     let drip: NodeJS.Timeout | undefined;
     let buf = Buffer.alloc(0);
     let answer: Omit<Answer, 'closed'> | undefined;
@@ -196,7 +194,7 @@ const cases: Case[] = [
       await new Promise((r) => setTimeout(r, 300));
       const held = await Promise.all(
         Array.from({ length: MAX_CONNECTIONS }, () => new Promise<Socket>((resolve) => {
-          const s = connect(t.daemon.port, '127.0.0.1', () => resolve(s));
+          const s = connect(t.port, '127.0.0.1', () => resolve(s));
           s.on('error', () => {});
         })),
       );
@@ -278,7 +276,7 @@ describe('the body timeout bounds receiving a request, nothing else', () => {
     assert.doesNotMatch(text, /"error"/);
   });
   it('a keep-alive connection idle longer than the body timeout stays usable', async () => {
-    const socket = connect(t.daemon.port, '127.0.0.1');
+    const socket = connect(t.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     try {
       const first = await exchangeOn(socket, get('/v1/models'));

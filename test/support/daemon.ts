@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseConfig, type ConfigKey } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { startDaemon, type Daemon } from '../../src/serve.js';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from './paths.js';
 
 export interface TestDaemon {

@@ -1,0 +1,186 @@
+import { modelAllowed } from '../admit/index.js';
+import type { BackendEvent, TurnOutcome } from '../backends/index.js';
+import { backendNotLoggedIn, ClientAbortedError, type ProxyError } from '../errors/index.js';
+import { overagePolicy } from '../plan/index.js';
+import { runParked, runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
+import { ephemeral } from '../sessions/index.js';
+import { offeredTools } from '../tools/index.js';
+import { outputSchemaOf } from '../transcript/index.js';
+import type { ChatMessage } from '../validate/index.js';
+import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
+import { forward } from './forward.js';
+import { toolsFor, toSessionNote, type Stage } from './progress.js';
+import type { ConversationEvent } from './types.js';
+
+/** Failures that another model in the fallback chain may avoid (before any output only). */
+function isFallbackable(e: ProxyError): boolean {
+  return (
+    e.code === 'backend_not_installed' ||
+    e.code === 'backend_not_logged_in' ||
+    e.code === 'backend_overloaded' ||
+    e.code === 'backend_rate_limited' ||
+    e.code === 'plan_limit_reached'
+  );
+}
+
+/**
+ * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
+ * Undefined when it is gone: the conversation then runs as usual, tools still offered.
+ */
+export async function* continueParked(
+  s: Stage,
+  claimed: ParkedPlan,
+  signal: AbortSignal,
+): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
+  const { deps, meta, input, p } = s;
+  const route = deps.registry.resolve(input.model);
+  if (route.cliModel === claimed.turn.model) {
+    p.backend = route.backend.id;
+    p.servedModel = input.model;
+    p.session = { mode: 'ephemeral' };
+  }
+  const gen = runParked(claimed, route.cliModel, signal, meta.log);
+  try {
+    const outcome = yield* forward(s, gen, input.model, route.backend.id);
+    if (outcome?.parked) deps.parked?.park(outcome.parked);
+    if (outcome) p.run = outcome.run;
+    return outcome;
+  } finally {
+    await gen.return(undefined);
+  }
+}
+
+/** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
+export async function* runChain(
+  s: Stage,
+  messages: readonly ChatMessage[],
+  first: ModelTranscript,
+  signal: AbortSignal,
+): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+  const { deps, principal, meta, input, p } = s;
+  const chain = [
+    input.model,
+    ...(deps.fallbacks[input.model] ?? []).filter(
+      (m) => !principal.policy.models || modelAllowed(principal.policy.models, m),
+    ),
+  ];
+  let last: TurnOutcome | undefined;
+  for (const [i, candidate] of chain.entries()) {
+    let route;
+    try {
+      route = deps.registry.resolve(candidate);
+    } catch (err) {
+      if (i === 0) throw err;
+      meta.log.warn({ event: 'fallback_skipped', model: candidate }, 'fallback model is not served here');
+      continue;
+    }
+    let conversation = first;
+    if (i > 0) {
+      try {
+        conversation = transcriptFor(
+          deps,
+          principal.keyId,
+          messages,
+          input.responseFormat,
+          candidate,
+          route.backend,
+          toolsFor(s),
+        );
+        if (!conversation.whole.ok) throw conversation.whole.error;
+      } catch (err) {
+        meta.log.warn(
+          { event: 'fallback_skipped', model: candidate, err: (err as Error).message },
+          'the conversation does not fit the fallback model',
+        );
+        continue;
+      }
+    }
+    const transcript = conversation.full;
+    p.backend = route.backend.id;
+    p.servedModel = candidate;
+    const next = chain[i + 1];
+    const fallBack = (error: ProxyError): boolean => {
+      if (!isFallbackable(error) || next === undefined) return false;
+      meta.log.warn(
+        { event: 'fallback', from: candidate, to: next, code: error.code },
+        `falling back from ${candidate} to ${next}`,
+      );
+      return true;
+    };
+    // While the login's plan window is spent (or only extra usage is left and this key may not
+    // draw on it), the CLI is not started: it would only say so again.
+    const refused = deps.plans?.refusal(route.backend.id, overagePolicy(principal));
+    if (refused) {
+      meta.log.info({ event: 'plan_refused', backend: route.backend.id, code: refused.code }, refused.message);
+      last = { ok: false, error: refused, usage: null };
+      if (fallBack(refused)) continue;
+      return last;
+    }
+    // A CLI olp already knows is logged out is not started: codex would retry for minutes.
+    const known = deps.detector.known(route.backend);
+    if (known?.login === 'not_logged_in') {
+      last = {
+        ok: false,
+        error: backendNotLoggedIn(
+          route.backend.id,
+          "olp's last status check found no login",
+          known.fixes[0] ?? 'log the CLI in',
+        ),
+        usage: null,
+      };
+      if (fallBack(last.error)) continue;
+      return last;
+    }
+    // A turn with the client's functions runs without a session: it may park on the calls.
+    const tools = toolsFor(s);
+    const lease =
+      deps.sessions && !tools
+        ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole)
+        : ephemeral(transcript, conversation.whole);
+    if (signal.aborted) {
+      // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
+      lease.release();
+      throw new ClientAbortedError();
+    }
+    let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
+    try {
+      p.session = toSessionNote(lease);
+      const schema = outputSchemaOf(input.responseFormat);
+      const turn = {
+        system: transcript.system,
+        cliModel: route.cliModel,
+        ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        ...(schema ? { outputSchema: schema } : {}),
+      };
+      const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
+      gen = runTurn(deps.turns, {
+        keyId: principal.keyId,
+        requestId,
+        backend: route.backend,
+        turn,
+        lease,
+        signal,
+        log: meta.log,
+        ...(tools ? { tools: offeredTools(tools) } : {}),
+      });
+      const outcome = yield* forward(s, gen, candidate, route.backend.id);
+      p.session = toSessionNote(lease, outcome.sessionId);
+      p.run = outcome.run;
+      if (outcome.ok && !tools)
+        observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
+      if (outcome.parked) deps.parked?.park(outcome.parked);
+      if (!outcome.ok && !p.started && fallBack(outcome.error)) {
+        last = outcome;
+        continue;
+      }
+      return outcome;
+    } finally {
+      try {
+        if (gen) await gen.return(undefined as never);
+      } finally {
+        lease.release();
+      }
+    }
+  }
+  return last;
+}

@@ -1,0 +1,132 @@
+import type { BackendEvent } from '../backends/index.js';
+import { backendRetryMidStream } from '../errors/index.js';
+import { createFenceStripper, isJsonFormat, outputSchemaOf } from '../transcript/index.js';
+import type { Stage } from './progress.js';
+import type { ConversationEvent } from './types.js';
+
+/**
+ * Passes a turn's events on as the conversation's, announcing the answer at its first sign. A
+ * reply answered in one body is held until the turn ends, so that an attempt the CLI abandons
+ * (its provider's stream broke and it asked the model again) is dropped unseen. A streamed one
+ * that already carries text of such an attempt goes on only if the retried attempt says that
+ * text again first (it is held back until it has, then only the rest is sent); otherwise it
+ * ends with `backend_retry_mid_stream`.
+ */
+export async function* forward<R>(
+  s: Stage,
+  gen: AsyncGenerator<BackendEvent, R>,
+  model: string,
+  backend: string,
+): AsyncGenerator<ConversationEvent, R> {
+  const { deps, meta, p } = s;
+  const format = s.input.responseFormat;
+  // A JSON reply reaches the client without the code fence a model may wrap it in; one the
+  // CLI was given another form of the schema for is made to fit the client's, whole.
+  let fences = isJsonFormat(format) ? createFenceStripper() : undefined;
+  const schema = outputSchemaOf(format);
+  const fit = schema ? deps.backends.find((b) => b.id === backend)?.fitReply : undefined;
+  let whole = '';
+  const held: BackendEvent[] | undefined = meta.stream ? undefined : [];
+  // Streamed: text the client has of an abandoned attempt, and what the retried one said so far.
+  let owed: { text: string; said: string; events: number } | undefined;
+  // Streamed reply events sent since the last tool call event (an abandoned attempt of text only?).
+  let textRun = 0;
+  function* deliver(ev: BackendEvent, counted: boolean): Generator<ConversationEvent> {
+    if (ev.type === 'text' && fences) {
+      const text = fences.push(ev.text);
+      if (fit) whole += text;
+      else if (text) yield* pass(s, { type: 'text', text }, model, backend, counted);
+    } else yield* pass(s, ev, model, backend, counted);
+  }
+  let step = await gen.next();
+  while (!step.done) {
+    const ev = step.value;
+    if (ev.type === 'abandoned') {
+      if (held) held.splice(Math.max(0, held.length - ev.events));
+      else if (owed)
+        owed = { ...owed, said: '', events: 0 }; // the retry's text was held back, never sent
+      else if (!p.started) {
+        // Nothing reached the client yet (all of it held for the fence or the schema): start over.
+        whole = '';
+        if (fences) fences = createFenceStripper();
+      } else if (!fences && ev.events <= textRun && ev.text !== '') {
+        owed = { text: ev.text, said: '', events: 0 };
+        textRun -= ev.events;
+      } else throw backendRetryMidStream(backend);
+    } else if (held && (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args')) {
+      held.push(ev);
+      yield* note(s, ev, model, backend);
+    } else if (owed && ev.type === 'text') {
+      owed.said += ev.text;
+      owed.events++;
+      const n = Math.min(owed.said.length, owed.text.length);
+      if (owed.said.slice(0, n) !== owed.text.slice(0, n)) throw backendRetryMidStream(backend);
+      if (owed.said.length >= owed.text.length) {
+        const rest = owed.said.slice(owed.text.length);
+        // The retried attempt's events so far: what the client has of it is what it said.
+        textRun += owed.events;
+        owed = undefined;
+        if (rest) yield* deliver({ type: 'text', text: rest }, false);
+      }
+    } else if (owed && (ev.type === 'tool_call' || ev.type === 'tool_args')) {
+      throw backendRetryMidStream(backend);
+    } else {
+      if (ev.type === 'text') textRun++;
+      else if (ev.type === 'tool_call' || ev.type === 'tool_args') textRun = 0;
+      yield* deliver(ev, false);
+    }
+    step = await gen.next();
+  }
+  // The retried answer ended short of what the client already has.
+  if (owed && (step.value as { ok?: boolean } | undefined)?.ok !== false) throw backendRetryMidStream(backend);
+  for (const ev of held ?? []) yield* deliver(ev, true);
+  const rest = fences?.end() ?? '';
+  // (A failed turn's partial reply is not sent: its error still gets a proper status.)
+  if (fit && schema && whole + rest !== '') {
+    if ((step.value as { ok?: boolean } | undefined)?.ok !== false)
+      yield* pass(s, { type: 'text', text: fit(whole + rest, schema) }, model, backend, held !== undefined);
+  } else if (rest) yield* pass(s, { type: 'text', text: rest }, model, backend, held !== undefined);
+  return step.value;
+}
+
+/** The answer's first sign announces it (headers); its text counts as sent (see `estimate`). */
+function* note(
+  s: Stage,
+  ev: BackendEvent & { type: 'text' | 'tool_call' | 'tool_args' },
+  model: string,
+  backend: string,
+): Generator<ConversationEvent> {
+  const { deps, meta, p } = s;
+  if (!p.started) {
+    p.started = true;
+    const session = p.session ?? { mode: 'ephemeral' };
+    // The login's plan as last known (this turn's report may come only after its text).
+    yield {
+      type: 'started',
+      model,
+      backend,
+      session,
+      headers: { ...p.headers, ...deps.plans?.headers(backend), 'x-olp-session-mode': session.mode },
+    };
+  }
+  p.firstTokenMs ??= performance.now() - meta.started;
+  if (ev.type !== 'tool_call') p.sentChars += ev.text.length;
+}
+
+/** One event on to the client; `noted` when `note` has seen it already (a held reply's). */
+function* pass(
+  s: Stage,
+  ev: BackendEvent,
+  model: string,
+  backend: string,
+  noted = false,
+): Generator<ConversationEvent> {
+  if (ev.type === 'plan') {
+    s.deps.plans?.report(backend, ev.report);
+    if (ev.report.overage) s.p.overage = true;
+    return;
+  }
+  if (ev.type !== 'text' && ev.type !== 'tool_call' && ev.type !== 'tool_args') return;
+  if (!noted) yield* note(s, ev, model, backend);
+  yield ev.type === 'text' ? { type: 'text', text: ev.text } : ev;
+}

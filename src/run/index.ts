@@ -1,0 +1,24 @@
+export { runTurn } from './turn.js';
+export { planParked, planTurn } from './plan.js';
+export { runParked } from './parked.js';
+export type {
+  ParkedPlan,
+  ParkedTurns,
+  RunDeps,
+  RunInput,
+  RunMode,
+  RunOutcome,
+  RunPlan,
+  ToolParkedTurn,
+  ToolRunDeps,
+  TurnBase,
+} from './types.js';
+export {
+  clientTooSlow,
+  createRunStop,
+  stopReasonOf,
+  toStopOutcome,
+  type ProcessStop,
+  type RunStop,
+  type StopReason,
+} from './stop.js';

@@ -1,0 +1,121 @@
+import type { BackendEvent } from '../backends/index.js';
+import { ClientAbortedError } from '../errors/index.js';
+import type { SessionPlan } from '../sessions/index.js';
+import { afterTurn } from './background.js';
+import { runCold } from './cold.js';
+import { runLive } from './live.js';
+import { planTurn } from './plan.js';
+import { runToolTurn } from './tool.js';
+import type { RunDeps, RunInput, RunOutcome, RunPlan } from './types.js';
+
+/** Pause before retrying a resume the CLI refused (reported as transient right after the previous run exits). */
+const RESUME_RETRY_MS = 250;
+
+/**
+ * Runs a turn under its session lease: planned once (`planTurn`), executed by its mode's executor.
+ * A resume refused with "no conversation found" before any output is retried once (a fork is
+ * not), then the slot is rotated and the whole transcript sent: the client never sees it. The
+ * lease learns how the turn ended (reply, failure or abort) on every path.
+ */
+export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, RunOutcome> {
+  const { lease } = input;
+  let retried = false;
+  let settled = false;
+  let attempt = 0;
+  let gen: AsyncGenerator<BackendEvent, Executed> | undefined;
+  try {
+    for (;;) {
+      // Each attempt gets its own workspace (the previous one may still be being removed).
+      gen = execute(deps, { ...input, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
+      attempt++;
+      let reply = '';
+      let step = await gen.next();
+      while (!step.done) {
+        if (step.value.type === 'text') reply += step.value.text;
+        // The slot remembers the answer the CLI kept, not an attempt it gave up.
+        if (step.value.type === 'abandoned' && reply.endsWith(step.value.text))
+          reply = reply.slice(0, reply.length - step.value.text.length);
+        yield step.value;
+        step = await gen.next();
+      }
+      const { outcome: total, session: plan } = step.value;
+      // A CLI that reports the session's running total (codex): this request's share is the difference.
+      const outcome =
+        total.usage && (plan.mode === 'resumed' || plan.forkOf) && plan.usageBase && input.backend.rebaseUsage
+          ? { ...total, usage: input.backend.rebaseUsage(total.usage, plan.usageBase) }
+          : total;
+      if (
+        !outcome.ok &&
+        reply.length === 0 &&
+        (plan.mode === 'resumed' || plan.forkOf) &&
+        outcome.error.code === 'session_not_found'
+      ) {
+        input.log.warn(
+          { event: 'resume_refused', sessionId: plan.forkOf ?? plan.sessionId, retried },
+          'the CLI refused to resume the session',
+        );
+        // A fork's old session was read after its worker had exited: missing, it is gone.
+        if (!retried && !plan.forkOf) {
+          retried = true;
+          await new Promise((r) => setTimeout(r, RESUME_RETRY_MS));
+        } else {
+          lease.rotate('resume_failed');
+        }
+        continue;
+      }
+      settled = true;
+      const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
+      lease.commit(
+        outcome.ok
+          ? { ok: true, reply, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) }
+          : { ok: false, aborted: false },
+      );
+      return outcome;
+    }
+  } catch (err) {
+    if (!settled) {
+      settled = true;
+      lease.commit({ ok: false, aborted: err instanceof ClientAbortedError });
+    }
+    throw err;
+  } finally {
+    // Closed early by the consumer: close the inner turn (kills the child) and mark the slot.
+    if (gen) await gen.return(undefined as never);
+    if (!settled) lease.commit({ ok: false, aborted: true });
+  }
+}
+
+/** An attempt's outcome, and the session plan it was planned from. */
+interface Executed {
+  outcome: RunOutcome;
+  session: SessionPlan;
+}
+
+/** One attempt: its plan, its executor, and the work off the response path that follows it on a pooled slot. */
+async function* execute(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, Executed> {
+  const plan = await planTurn(deps, input);
+  const outcome = yield* executePlan(deps, input, plan);
+  if (plan.mode !== 'tool' && plan.pooled) afterTurn(deps, input, plan.pooled, outcome);
+  return { outcome, session: plan.session };
+}
+
+/** The plan's executor; a live CLI that shows no sign of life hands over to the plan's fall-back. */
+async function* executePlan(deps: RunDeps, input: RunInput, plan: RunPlan): AsyncGenerator<BackendEvent, RunOutcome> {
+  switch (plan.mode) {
+    case 'tool':
+      return yield* runToolTurn(deps, input, plan);
+    case 'warm':
+    case 'prestarted':
+      return (yield* runLive(deps, input, plan)) ?? (yield* runCold(deps, input, await plan.fallback()));
+    case 'cold':
+    case 'resumed':
+      return yield* runCold(deps, input, plan);
+    default:
+      return unplanned(plan);
+  }
+}
+
+/** A plan mode without an executor is a compile error here. */
+function unplanned(plan: never): never {
+  throw new Error(`no executor for the run plan ${JSON.stringify(plan)}`);
+}

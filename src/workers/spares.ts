@@ -1,0 +1,83 @@
+import { armIdle, clearIdle, retire, type PoolState } from './state.js';
+import type { Spare, Worker } from './types.js';
+
+/** A pool's pre-started CLIs: each waits in the slot a key's next new conversation will take. */
+export function spareMethods(s: PoolState) {
+  return {
+    /**
+     * Whether a spare may be started now in `slot`: room under the cap, and none yet for this key
+     * and backend there. A spare of the key's in another slot is in the wrong place (a conversation
+     * took the slot it was started for, or the key's next new conversation will take another one):
+     * it is retired so that one starts where it will be used.
+     */
+    wantsSpare(keyId: string, backend: string, slot?: string): boolean {
+      if (s.o.max <= 0) return false;
+      for (const spare of s.spares.values()) {
+        if (spare.worker.keyId !== keyId || spare.backend !== backend) continue;
+        if (slot === undefined || spare.worker.slot === slot) return false;
+        void retire(s, spare.worker, 'superseded');
+      }
+      return s.workers.size + s.spares.size < s.o.max;
+    },
+
+    /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */
+    addSpare(spare: Spare): void {
+      const w = spare.worker;
+      const old = s.spares.get(w.slot);
+      if (old) void retire(s, old.worker, 'evicted');
+      s.spares.set(w.slot, spare);
+      void spare.ready.then((ok) => {
+        spare.isReady = ok;
+        if (!ok) void retire(s, w, 'no_answer');
+      });
+      void w.proc.exit.then(() => {
+        if (w.state !== 'retiring') void retire(s, w, 'exited');
+      });
+      armIdle(s, w);
+    },
+
+    /**
+     * The slot's spare, now taken, if it was started for this model and is up. One still starting
+     * is waited for up to `waitMs` (it was started before this turn came, so it is nearer to up
+     * than a cold start would be); one that does not fit or is not up in time is retired, so the
+     * key's next spare starts in the slot its next new conversation takes instead of sitting in
+     * this one, which a conversation now holds.
+     */
+    async takeSpare(
+      slot: string,
+      cliModel: string,
+      maxOutputTokens: number | undefined,
+      waitMs = 0,
+    ): Promise<Worker | undefined> {
+      const spare = s.spares.get(slot);
+      if (!spare || spare.worker.state !== 'spare') return undefined;
+      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) {
+        void retire(s, spare.worker, 'mismatch');
+        return undefined;
+      }
+      if (!spare.isReady && waitMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([spare.ready, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+        clearTimeout(timer);
+      }
+      if (s.spares.get(slot) !== spare || spare.worker.state !== 'spare') return undefined;
+      if (!spare.isReady) {
+        void retire(s, spare.worker, 'superseded');
+        return undefined;
+      }
+      s.spares.delete(slot);
+      clearIdle(s, spare.worker);
+      spare.worker.state = 'busy';
+      spare.worker.lastUsedAt = s.now();
+      return spare.worker;
+    },
+
+    /** Retires the oldest spare to free its process for a turn (see `ProcessCap`); false when there is none. */
+    shedSpare(): boolean {
+      const spare = [...s.spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
+      if (!spare) return false;
+      void retire(s, spare, 'evicted');
+      return true;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { Logger } from '../log/index.js';
+import type { RunningProcess } from '../process/index.js';
+import type { Workspace } from '../workspace/index.js';
+
+/** What a live worker was started with: a turn it serves must ask for exactly the same. */
+export interface WorkerFit {
+  sessionId: string;
+  cliModel: string;
+  /** Hash of the system prompt the process was started with. */
+  system: string;
+  maxOutputTokens: number | undefined;
+}
+
+/** A process that just answered a turn and can serve the next one. */
+export interface LiveRun {
+  proc: RunningProcess;
+  lines: AsyncIterator<string>;
+  ws: Workspace;
+  /** Aborting it stops the process (its reason becomes the exit reason). */
+  life: AbortController;
+  /** The CLI's running cost figure after the turn (claude reports the process's total). */
+  cost: number;
+}
+
+export interface Worker extends LiveRun {
+  readonly slot: string;
+  readonly keyId: string;
+  fit: WorkerFit;
+  readonly startedAt: number;
+  turns: number;
+  lastUsedAt: number;
+  /** `starting`: started for a slot's session and not up yet; `spare`: started before its conversation. */
+  state: 'idle' | 'busy' | 'retiring' | 'spare' | 'starting';
+  /** Its key was revoked mid-turn: retired as soon as the turn ends. */
+  revoked?: boolean;
+}
+
+/** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
+export interface Spare {
+  worker: Worker;
+  backend: string;
+  /** Resolves true once the CLI has answered its first control request (it is up). */
+  ready: Promise<boolean>;
+  isReady: boolean;
+}
+
+export type RetireReason =
+  | 'failed'
+  | 'aborted'
+  | 'idle'
+  | 'max_age'
+  | 'max_turns'
+  | 'mismatch'
+  | 'rotated'
+  | 'evicted'
+  | 'no_answer'
+  | 'exited'
+  | 'shutdown'
+  | 'superseded'
+  | 'revoked';
+
+export interface WorkerInfo {
+  slot: string;
+  pid: number | undefined;
+  /** `starting`: a spare not up yet. */
+  state: Worker['state'] | 'starting';
+  model: string;
+  turns: number;
+  ageS: number;
+  idleS: number;
+  rssMb: number | null;
+}
+
+export interface WorkerPoolOptions {
+  /** Most live workers at once; 0 turns workers off. */
+  max: number;
+  idleMs: number;
+  maxAgeMs: number;
+  maxTurns: number;
+  /** Between closing a retired worker's stdin and killing it. */
+  retireGraceMs: number;
+  logger: Logger;
+  now?: () => number;
+}
