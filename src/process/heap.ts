@@ -1,6 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { nativeAddon } from './native.js';
 
+// The bin loads this file alone, before the rest of olp: it also chooses the process starter here.
+export { nativeAddon } from './native.js';
+
 /**
  * V8's heap settings for a long-running daemon whose live heap is small (about 20 MB) but whose
  * allocation rate is high (every request is a few hundred short-lived objects). Left at V8's
