@@ -81,7 +81,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv, version }: Daem
 
 function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock: StateLock) {
   const store = openStore(config.stateDir);
-  const workspaces = createWorkspaces(config.stateDir, config.runDir ? { runDir: config.runDir } : {});
+  const workspaces = createWorkspaces(config.stateDir, { ...(config.runDir ? { runDir: config.runDir } : {}), path: hostEnv.PATH });
   const swept = workspaces.sweep();
   if (swept.workspaces > 0 || swept.processes > 0) {
     logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`);

@@ -1,88 +1,16 @@
 import { limitExceeded, modelNotAllowed } from '../errors/index.js';
-import type { Policy } from '../store/index.js';
 import { ClientAbortedError } from '../errors/index.js';
+import { modelAllowed } from './glob.js';
+import { budget as budgetOf, checkRate, headersFor, type KeyState, prune } from './limits.js';
+import type { Admittee, AdmissionOptions, Permit, RateCounted } from './types.js';
 
 export { modelAllowed } from './glob.js';
-import { modelAllowed } from './glob.js';
-
-/** The part of a principal admission needs. */
-export interface Admittee {
-  keyId: string;
-  name: string;
-  policy: Policy;
-}
-
-/** Held while a request may run a CLI; released in the function that took it. */
-export interface Permit {
-  /** ms spent in the wait queue. */
-  readonly waitedMs: number;
-  /** `x-ratelimit-*` headers for the key, as of admission. */
-  readonly headers: Record<string, string>;
-  release(): void;
-  /**
-   * Replaces the tokens held against the key's budget (at admission: the prompt plus the reply
-   * cap) by a new figure: a client that left is held to what it was sent until its row is written.
-   */
-  reserve(tokens: number): void;
-}
-
-/** Proof that a request was already counted against its key's requests-per-minute. */
-export interface RateCounted {
-  readonly counted: true;
-}
-
-export interface AdmissionOptions {
-  /** Global cap on concurrent CLI processes. */
-  maxConcurrent: number;
-  /** Requests that may wait for a slot, across all keys. */
-  queueSize: number;
-  /** How long a request may wait for a slot. */
-  queueTimeoutMs: number;
-  /** prompt + completion tokens a key used (successful requests) since a time. */
-  tokensSince(keyId: string, sinceMs: number): number;
-  /**
-   * CLIs a key holds past its requests (its parked tool-call turns): they count against its
-   * concurrency, and at its limit the oldest is retired (`shed`) to admit a newer request.
-   */
-  held?: { countFor(keyId: string): number; shedOldest(keyId: string): boolean };
-  now?: () => number;
-}
+export { budgetPeriods, toResetDuration } from './limits.js';
+export type { Admittee, AdmissionOptions, Permit, RateCounted } from './types.js';
 
 interface Waiter {
   keyId: string;
   grant(): void;
-}
-
-interface KeyState {
-  /** Requests admitted and not yet released (queued or running). */
-  inflight: number;
-  /** Tokens reserved by those requests. */
-  reserved: number;
-  /** Admission times within the last minute. */
-  window: number[];
-}
-
-const MINUTE = 60_000;
-
-/** OpenAI's reset format: `1s`, `6m0s`, `2h3m4s`. */
-export function toResetDuration(ms: number): string {
-  let s = Math.max(0, Math.ceil(ms / 1000));
-  const h = Math.floor(s / 3600);
-  s -= h * 3600;
-  const m = Math.floor(s / 60);
-  s -= m * 60;
-  return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
-}
-
-/** Start of the current UTC day and month, and when each ends. */
-export function budgetPeriods(now: number) {
-  const d = new Date(now);
-  const dayStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-  return {
-    day: { start: dayStart, end: dayStart + 24 * 3600_000 },
-    month: { start: monthStart, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) },
-  };
 }
 
 /**
@@ -109,47 +37,14 @@ export function createAdmission(opts: AdmissionOptions) {
     return s;
   }
 
-  /** Remaining budget in the tightest period, with its limit and end. */
-  function budget(who: Admittee, s: KeyState, t: number): { limit: number; remaining: number; resetsAt: number; period: 'daily' | 'monthly' } | undefined {
-    const periods = budgetPeriods(t);
-    let tightest: ReturnType<typeof budget>;
-    for (const [period, limit, p] of [
-      ['daily', who.policy.dailyTokens, periods.day],
-      ['monthly', who.policy.monthlyTokens, periods.month],
-    ] as const) {
-      if (limit == null) continue;
-      const remaining = limit - opts.tokensSince(who.keyId, p.start) - s.reserved;
-      if (!tightest || remaining < tightest.remaining) tightest = { limit, remaining, resetsAt: p.end, period };
-    }
-    return tightest;
+  /** The key's tightest token budget, counting what its requests in flight reserved. */
+  function budget(who: Admittee, s: KeyState, t: number) {
+    return budgetOf(who, s, t, opts.tokensSince);
   }
 
-  function prune(s: KeyState, t: number): void {
-    while (s.window.length > 0 && s.window[0]! <= t - MINUTE) s.window.shift();
-  }
 
-  function checkRate(who: Admittee, s: KeyState, t: number, b: ReturnType<typeof budget>): void {
-    if (who.policy.rpm != null && s.window.length >= who.policy.rpm) {
-      const wait = s.window[0]! + MINUTE - t;
-      throw limitExceeded('rate_limit_exceeded', `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`, wait / 1000, headersFor(who, s, t, b ?? budget(who, s, t)));
-    }
-  }
 
-  function headersFor(who: Admittee, s: KeyState, t: number, b: ReturnType<typeof budget>): Record<string, string> {
-    const h: Record<string, string> = {};
-    const rpm = who.policy.rpm;
-    if (rpm != null) {
-      h['x-ratelimit-limit-requests'] = String(rpm);
-      h['x-ratelimit-remaining-requests'] = String(Math.max(0, rpm - s.window.length));
-      h['x-ratelimit-reset-requests'] = toResetDuration(s.window.length ? s.window[0]! + MINUTE - t : 0);
-    }
-    if (b) {
-      h['x-ratelimit-limit-tokens'] = String(b.limit);
-      h['x-ratelimit-remaining-tokens'] = String(Math.max(0, b.remaining));
-      h['x-ratelimit-reset-tokens'] = toResetDuration(b.resetsAt - t);
-    }
-    return h;
-  }
+
 
   function dispatch(): void {
     while (running < opts.maxConcurrent && order.length > 0) {
@@ -195,7 +90,7 @@ export function createAdmission(opts: AdmissionOptions) {
       const t = now();
       const s = state(who.keyId);
       prune(s, t);
-      checkRate(who, s, t, undefined);
+      checkRate(who, s, t, undefined, opts.tokensSince);
       s.window.push(t);
       return { counted: true };
     },
@@ -210,7 +105,7 @@ export function createAdmission(opts: AdmissionOptions) {
       if (limit != null && s.inflight >= limit) {
         throw limitExceeded('concurrency_limit_exceeded', `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`, 1, headersFor(who, s, t, b));
       }
-      if (!counted) checkRate(who, s, t, b);
+      if (!counted) checkRate(who, s, t, b, opts.tokensSince);
       if (b && b.remaining <= 0) {
         throw limitExceeded(
           'budget_exceeded',

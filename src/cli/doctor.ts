@@ -61,7 +61,7 @@ export async function runDetection(config: Config, rawEnv: Readonly<Record<strin
   const { backends, probes } = createBackends(config, hostEnv);
   const scratch = mkdtempSync(join(tmpdir(), 'olp-probe-'));
   try {
-    const detector = createDetector(hostEnv, probes, createWorkspaces(scratch, { runDir: join(scratch, 'run') }), { ttlMs: 0 });
+    const detector = createDetector(hostEnv, probes, createWorkspaces(scratch, { runDir: join(scratch, 'run'), path: hostEnv.PATH }), { ttlMs: 0 });
     return await Promise.all(backends.map((b) => detector.detect(b)));
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { modelNotFound } from '../errors/index.js';
-import type { Backend } from '../backends/types.js';
+import type { Backend } from '../backends/index.js';
 
 export interface Route {
   /** The id the client asked for. */

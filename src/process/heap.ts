@@ -1,6 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { nativeAddon } from './native.js';
 
+// The bin loads this file alone, before the rest of olp: it also chooses the process starter here.
+export { nativeAddon } from './native.js';
+
 /**
  * V8's heap settings for a long-running daemon whose live heap is small (about 20 MB) but whose
  * allocation rate is high (every request is a few hundred short-lived objects). Left at V8's
@@ -43,7 +46,7 @@ let arenas: number | null = null;
 export function tuneHeap(env: Readonly<Record<string, string | undefined>>): boolean {
   if (env.OLP_HEAP_TUNING === '0') return false;
   for (const flag of HEAP_FLAGS) setFlagsFromString(flag);
-  if (nativeAddon().native?.limitArenas?.(MALLOC_ARENAS)) arenas = MALLOC_ARENAS;
+  if (nativeAddon(env).native?.limitArenas?.(MALLOC_ARENAS)) arenas = MALLOC_ARENAS;
   tuned = true;
   return true;
 }

@@ -1,4 +1,6 @@
-export { createProcessSupervisor, runCommand, type CommandResult, type ProcessSupervisor, type Invocation, type RunLimits, type ExitInfo, type EndReason, type RunningProcess, type CallMeta } from './spawn.js';
+export { runCommand } from './command.js';
+export { createProcessSupervisor } from './spawn.js';
+export type { CallMeta, CommandResult, EndReason, ExitInfo, Invocation, ProcessSupervisor, RunLimits, RunningProcess } from './run-types.js';
 export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
 export { createReaper, describeProcess, findByHome, killByHome, type Reaper } from './reaper.js';
 export { closeInheritedFds } from './fds.js';

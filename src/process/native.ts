@@ -21,13 +21,20 @@ const ADDON = '../../../src/native/build/Release/olp_spawn.node';
 
 let loaded: { native?: NativeAddon; info: StarterInfo } | undefined;
 
-/** The addon, loaded once, when this platform has it and `OLP_NATIVE_SPAWN` does not turn it off. */
-export function nativeAddon(): { native?: NativeAddon; info: StarterInfo } {
-  return (loaded ??= load());
+/**
+ * The addon, loaded once, when this platform has it and `OLP_NATIVE_SPAWN` does not turn it off.
+ * The first call decides: the bin makes it with its environment before anything is started.
+ * A process-wide cache on purpose: an addon cannot be unloaded, and it never changes once loaded.
+ */
+export function nativeAddon(env: Readonly<Record<string, string | undefined>> = {}): {
+  native?: NativeAddon;
+  info: StarterInfo;
+} {
+  return (loaded ??= load(env));
 }
 
-function load(): { native?: NativeAddon; info: StarterInfo } {
-  if (process.env.OLP_NATIVE_SPAWN === '0') return { info: { kind: 'node', reason: 'turned off (OLP_NATIVE_SPAWN=0)' } };
+function load(env: Readonly<Record<string, string | undefined>>): { native?: NativeAddon; info: StarterInfo } {
+  if (env.OLP_NATIVE_SPAWN === '0') return { info: { kind: 'node', reason: 'turned off (OLP_NATIVE_SPAWN=0)' } };
   if (process.platform !== 'linux') return { info: { kind: 'node', reason: `not built for ${process.platform}` } };
   try {
     const native = createRequire(import.meta.url)(ADDON) as NativeAddon;

@@ -12,12 +12,11 @@ interface Job {
   done: () => void;
 }
 
-const PATH = process.env.PATH ?? '/usr/bin:/bin';
-/** Where `rm` and `find` are, looked up on PATH once (each lookup stats every PATH entry). */
-const resolved = new Map<string, string>();
+/** The PATH `rm` and `find` are looked up on when the daemon's is not passed in. */
+const FALLBACK_PATH = '/usr/bin:/bin';
 
 /** Runs a short command quietly; false when it could not be started. */
-async function runQuiet(name: string, args: string[]): Promise<boolean> {
+async function runQuiet(name: string, args: string[], PATH: string, resolved: Map<string, string>): Promise<boolean> {
   let command = resolved.get(name);
   if (command === undefined) {
     command = findExecutable(name, PATH) ?? name;
@@ -48,9 +47,11 @@ async function matching(dir: string, name: string): Promise<string[]> {
  * `windowMs` goes to one `rm -rf` process (and one `find` for the prunes). On Node 20 `fs.rm`
  * walks a tree in JavaScript (a promise per entry: about a sixth of olp's per-request CPU in the
  * profile); one small native process for many trees costs less. Falls back to `fs` where the
- * commands cannot be started.
+ * commands cannot be started. `path` is the daemon's PATH, where the commands are looked up.
  */
-export function createTreeRemover(windowMs = 200) {
+export function createTreeRemover(windowMs = 200, path: string = FALLBACK_PATH) {
+  /** Where `rm` and `find` are, looked up on PATH once (each lookup stats every PATH entry). */
+  const resolved = new Map<string, string>();
   let queue: Job[] = [];
   let timer: NodeJS.Timeout | undefined;
   let useCommands = true;
@@ -61,7 +62,7 @@ export function createTreeRemover(windowMs = 200) {
 
   async function remove(dirs: string[]): Promise<void> {
     if (dirs.length === 0) return;
-    if (useCommands && (await runQuiet('rm', ['-rf', '--', ...dirs]))) return;
+    if (useCommands && (await runQuiet('rm', ['-rf', '--', ...dirs], path, resolved))) return;
     useCommands = false;
     await removeWithFs(dirs);
   }
@@ -72,7 +73,8 @@ export function createTreeRemover(windowMs = 200) {
     const names = [...new Set(jobs.map((j) => j.name!))];
     // Session ids are unique, so one pass over every directory with every name is exact.
     const tests = names.flatMap((n, i) => [...(i > 0 ? ['-o'] : []), '-name', `*${n}*`]);
-    if (useCommands && (await runQuiet('find', [...dirs, '(', ...tests, ')', '-prune', '-exec', 'rm', '-rf', '--', '{}', '+']))) return;
+    const findArgs = [...dirs, '(', ...tests, ')', '-prune', '-exec', 'rm', '-rf', '--', '{}', '+'];
+    if (useCommands && (await runQuiet('find', findArgs, path, resolved))) return;
     useCommands = false;
     await removeWithFs((await Promise.all(jobs.map((j) => matching(j.dir, j.name!)))).flat());
   }

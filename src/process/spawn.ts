@@ -1,96 +1,13 @@
-import type { Readable, Writable } from 'node:stream';
-import { execa } from 'execa';
 import type { Logger } from '../log/index.js';
 import { sanitizeStderr } from '../log/index.js';
+import { createIdleTimer } from './idle.js';
 import { createLineSplitter, LineTooLongError } from './lines.js';
 import { createReaper, type Reaper } from './reaper.js';
+import type { CallMeta, EndReason, ExitInfo, Invocation, RunLimits, RunningProcess } from './run-types.js';
 import { signalGroup, startChild } from './start.js';
-
-/** What to run: a backend builds this; nothing here knows which CLI it is. */
-export interface Invocation {
-  command: string;
-  args: readonly string[];
-  /** The child's whole environment (never merged with the daemon's). */
-  env: Readonly<Record<string, string>>;
-  cwd: string;
-  /** Written to the child's stdin, then stdin is closed (kept open when `live`). Prompts travel only this way. */
-  stdin: string;
-  /**
-   * A process that may serve more turns: stdin stays open after the first write (see
-   * `RunningProcess.write`), and the idle timer runs only between `expect()` and `hold()`.
-   */
-  live?: boolean;
-}
-
-/** What a call is, for recording and replay: which backend and model, and everything the CLI was asked. */
-export interface CallMeta {
-  backend: string;
-  model: string;
-  /** stdin plus the files written for the run (the system prompt). */
-  prompt: string;
-}
-
-export interface RunLimits {
-  /** Total time the child may run. */
-  timeoutMs: number;
-  /** Time the child may go without progress (see `RunningProcess.progress`) while olp waits for it. */
-  idleTimeoutMs: number;
-  /** Time a run may spend only retrying its provider (enforced by the caller, which reads the events). */
-  retryTimeoutMs: number;
-  /** Between SIGTERM and SIGKILL of the child's process group. */
-  killGraceMs: number;
-}
-
-export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error' | 'line_too_long' | 'done' | 'retry_timeout';
-
-export interface ExitInfo {
-  /**
-   * Why the run ended: `exit` by itself; `done` stopped after its caller had read the whole turn
-   * (the CLI lingered past the grace); the rest are olp stopping it.
-   */
-  reason: EndReason;
-  exitCode: number | null;
-  signal: string | null;
-  /** The last few KB of stderr, secrets redacted and input echoes removed. */
-  stderr: string;
-  /** Set when the process could not be started (ENOENT, EACCES…). */
-  spawnError?: NodeJS.ErrnoException;
-  pid: number | undefined;
-  durationMs: number;
-}
-
-export interface RunningProcess {
-  readonly pid: number | undefined;
-  /**
-   * stdout, one line at a time (without the newline), as it arrives. A consumer that stops
-   * early (it has read the turn's final event) gives the CLI a short grace to exit by itself.
-   */
-  readonly lines: AsyncIterable<string>;
-  /**
-   * Resolves once the child has exited and its process group, and any process still carrying
-   * its HOME, has been killed. Waits for the leader's exit, never for its stdout to close (an
-   * escaped grandchild may hold that open). Never rejects.
-   */
-  readonly exit: Promise<ExitInfo>;
-  /**
-   * The caller counts the line it just read as progress: the idle timer starts over. Lines it
-   * does not count (a CLI retrying its provider) leave the timer running.
-   */
-  progress(): void;
-  /** Live runs: writes more input (one more turn); false when stdin is already closed. */
-  write(data: string): Promise<boolean>;
-  /** Live runs: closes stdin (the CLI finishes what it is doing and exits). */
-  endInput(): void;
-  /** Live runs: a turn is over; no output is expected, so the idle timer stops. */
-  hold(): void;
-  /** Live runs: a turn starts; the idle timer starts over. */
-  expect(): void;
-  /** Stops the run (SIGTERM to its group, SIGKILL after the grace), recording why. */
-  stop(reason: EndReason): void;
-}
+import { endedWithin, writeAll } from './streams.js';
 
 const STDERR_LIMIT = 16 * 1024;
-const WRITE_CHUNK = 64 * 1024;
 /** After the caller has the whole turn, how long the CLI may take to exit by itself. */
 const DONE_GRACE_MS = 1000;
 /** After the leader exits, how long a pipe may stay open with nothing coming through it. */
@@ -106,53 +23,6 @@ interface Tracked {
 /** Kills a whole process group; an empty group (already gone) is the normal case after exit. */
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid !== undefined) signalGroup(pid, signal);
-}
-
-/** Resolves when the stream has ended or closed, or after `ms`, whichever comes first. */
-function endedWithin(stream: Readable | null | undefined, ms: number): Promise<boolean> {
-  if (!stream || stream.readableEnded || stream.destroyed) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => () => {
-      clearTimeout(timer);
-      stream.off('end', onEnd);
-      stream.off('close', onEnd);
-      resolve(ok);
-    };
-    const onEnd = done(true);
-    const timer = setTimeout(done(false), ms);
-    stream.once('end', onEnd);
-    stream.once('close', onEnd);
-  });
-}
-
-/**
- * Writes `data` in chunks, waiting for 'drain' when the pipe is full, then closes stdin unless
- * `keepOpen`; stops quietly if stdin closes. False when not everything could be written.
- */
-async function writeAll(stdin: Writable, data: string, keepOpen = false): Promise<boolean> {
-  const buf = Buffer.from(data, 'utf8');
-  for (let off = 0; off < buf.length; off += WRITE_CHUNK) {
-    if (stdin.destroyed || stdin.writableEnded) return false;
-    if (!stdin.write(buf.subarray(off, off + WRITE_CHUNK))) {
-      const open = await new Promise<boolean>((resolve) => {
-        const done = (ok: boolean) => () => {
-          stdin.off('drain', onDrain);
-          stdin.off('close', onClose);
-          stdin.off('error', onClose);
-          resolve(ok);
-        };
-        const onDrain = done(true);
-        const onClose = done(false);
-        stdin.once('drain', onDrain);
-        stdin.once('close', onClose);
-        stdin.once('error', onClose);
-      });
-      if (!open) return false;
-    }
-  }
-  if (stdin.destroyed) return false;
-  if (!keepOpen) stdin.end();
-  return true;
 }
 
 /**
@@ -213,32 +83,12 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     // back (its consumer, a slow client, has not asked for the next line yet). It stops when the
     // leader exits: the rest of the pipe is then read to its end (the total timeout and an abort
     // still bound that wait).
-    let idleTimer: NodeJS.Timeout | undefined;
-    let idleDeadline = performance.now() + limits.idleTimeoutMs;
-    let pausedAt: number | undefined;
-    let waiting = false;
     // A live run between turns: nothing is expected, so nothing is idle.
     let held = false;
-    const onIdle = () => terminate('idle');
-    const armIdle = () => {
-      if (exited || held) return;
-      if (pausedAt !== undefined) idleDeadline += performance.now() - pausedAt;
-      pausedAt = undefined;
-      waiting = true;
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = setTimeout(onIdle, Math.max(0, idleDeadline - performance.now()));
-    };
-    const pauseIdle = () => {
-      waiting = false;
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = undefined;
-      pausedAt ??= performance.now();
-    };
-    const progress = () => {
-      idleDeadline = performance.now() + limits.idleTimeoutMs;
-      if (pausedAt !== undefined) pausedAt = performance.now();
-      if (waiting) armIdle();
-    };
+    const idle = createIdleTimer(limits.idleTimeoutMs, () => terminate('idle'), () => exited || held);
+    const armIdle = idle.arm;
+    const pauseIdle = idle.pause;
+    const progress = idle.progress;
     armIdle();
 
     // The guard must be in place before the first write: a CLI that exits early closes its
@@ -370,35 +220,4 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       reaper.flush();
     },
   };
-}
-
-/** Runs CLI calls: the real supervisor, or a recording or replaying one in its place. */
-export interface ProcessSupervisor {
-  run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log?: Logger, call?: CallMeta): RunningProcess;
-  readonly active: number;
-  killAll(): Promise<void>;
-}
-
-export interface CommandResult {
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  /** The binary could not be started (ENOENT…) or ran past the timeout. */
-  failed: 'spawn' | 'timeout' | null;
-}
-
-/** Runs a short command (a CLI's --version or login status) to completion, bounded in time. */
-export async function runCommand(command: string, args: readonly string[], opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string }): Promise<CommandResult> {
-  const r = await execa(command, args, {
-    env: opts.env,
-    extendEnv: false,
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    stdin: 'ignore',
-    reject: false,
-    timeout: opts.timeoutMs,
-    forceKillAfterDelay: 1000,
-    maxBuffer: 1024 * 1024,
-  });
-  const failed = r.timedOut ? 'timeout' : r.exitCode === undefined && r.failed ? 'spawn' : null;
-  return { exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), failed };
 }

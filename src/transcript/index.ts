@@ -1,31 +1,16 @@
 import { invalidRequest } from '../errors/index.js';
 import type { ChatMessage } from '../validate/index.js';
-import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image, type ImageLimits } from './images.js';
+import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image } from './images.js';
+import type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
 export { charsToTokens, DEFAULT_CHARS_PER_TOKEN, estimateTurnTokens, fitContext, imageCount, transcriptChars, TRIM_FRACTION, tryFitContext, type Fitted } from './policy.js';
 export { createTokenCalibration, type TokenCalibration, type TokenObservation } from './calibration.js';
 export { createFenceStripper, type FenceStripper } from './fences.js';
+export type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */
 export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };
-
-/** What a backend sends: the system prompt (every invocation), the text for stdin, and images. */
-export interface Prompt {
-  system: string | null;
-  text: string;
-  /** Images of the turns being sent, in order. */
-  images?: Image[];
-}
-
-/** How one backend needs a conversation normalised (chosen per backend in policy.ts). */
-export interface TranscriptPolicy {
-  /** Characters a tool call id may contain; others become `_`. */
-  toolIdPattern: RegExp | null;
-  /** Whether the CLI can take images at all. */
-  images: boolean;
-  limits: ImageLimits;
-}
 
 const TAGS = ['user', 'assistant', 'tool_call', 'tool_result', 'conversation'];
 const TAG_PATTERN = new RegExp(`<(/?)(${TAGS.join('|')})\\b`, 'gi');
@@ -62,22 +47,6 @@ function toText(content: Content | undefined, at: string, policy: TranscriptPoli
 const PREAMBLE =
   'Below is the conversation so far between the user and you, the assistant, each turn inside its own tag. ' +
   'Write only your next reply to the last user turn, as plain text, without any tags.';
-
-/** One conversation turn after normalisation: what fingerprints and rendering both work on. */
-export interface Turn {
-  role: 'user' | 'assistant' | 'tool';
-  text: string;
-  /** The `name` a user message carried. */
-  name?: string;
-  images?: Image[];
-}
-
-export interface Transcript {
-  system: string | null;
-  turns: Turn[];
-  /** Earliest turns left out to fit the context (said so in the rendered prompt). */
-  omitted?: number;
-}
 
 const NO_RESULT = 'No result was returned for this tool call.';
 

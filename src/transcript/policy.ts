@@ -1,5 +1,5 @@
 import { contextLengthExceeded, type ProxyError } from '../errors/index.js';
-import type { Transcript, Turn } from './index.js';
+import type { Transcript, Turn } from './types.js';
 
 /** olp's token estimate for text no provider has counted yet: four characters a token. */
 export const DEFAULT_CHARS_PER_TOKEN = 4;

@@ -1,78 +1,19 @@
-import { z } from 'zod';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ChatMessage } from './chat-request.js';
 import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
+import {
+  functionCall,
+  functionCallOutput,
+  type InputItem,
+  type Message,
+  message,
+  type ResponsesRequest,
+  responsesRequestSchema,
+} from './responses-schema.js';
 
-// Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
-
-const inputText = z.object({ type: z.literal('input_text'), text: z.string() });
-const inputImage = z.object({
-  type: z.literal('input_image'),
-  image_url: z.string().min(1, 'expected a data URL (file_id images are not supported)').optional(),
-  file_id: z.string().optional(),
-  detail: z.enum(['auto', 'low', 'high', 'original']).optional(),
-});
-const inputFile = z.object({ type: z.literal('input_file') }).loose();
-const outputText = z.object({ type: z.literal('output_text'), text: z.string() }).loose();
-const refusal = z.object({ type: z.literal('refusal'), refusal: z.string() });
-
-const inputPart = z.discriminatedUnion('type', [inputText, inputImage, inputFile], { error: "expected a content part of type 'input_text', 'input_image' or 'input_file'" });
-const assistantPart = z.discriminatedUnion('type', [outputText, refusal, inputText], { error: "expected a content part of type 'output_text' or 'refusal'" });
-
-const message = z.discriminatedUnion('role', [
-  z.object({ type: z.literal('message').optional(), role: z.enum(['user']), content: z.union([z.string(), z.array(inputPart)], { error: 'expected a string or an array of content parts' }) }),
-  z.object({ type: z.literal('message').optional(), role: z.enum(['system', 'developer']), content: z.union([z.string(), z.array(inputText)], { error: "expected a string or an array of 'input_text' parts" }) }),
-  z.object({ type: z.literal('message').optional(), role: z.literal('assistant'), id: z.string().optional(), status: z.string().optional(), content: z.union([z.string(), z.array(assistantPart)], { error: 'expected a string or an array of content parts' }) }),
-], { error: "expected an input item of type 'message' with a role of user, system, developer or assistant" });
-
-const textFormat = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text') }),
-  z.object({ type: z.literal('json_object') }),
-  z.object({ type: z.literal('json_schema'), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1-64 letters, digits, _ or -'), schema: z.record(z.string(), z.unknown()), description: z.string().optional(), strict: z.boolean().nullable().optional() }),
-]);
-
-const responsesRequestSchema = z.object({
-  model: z.string({ error: 'you must provide a model parameter (a string)' }).min(1, 'model must not be empty'),
-  input: z.union([z.string().min(1, 'input must not be empty'), z.array(z.unknown()).min(1, "'input' must contain at least one item")], { error: 'expected a string or an array of input items' }),
-  instructions: z.string().nullable().optional(),
-  stream: z.boolean().nullable().optional(),
-  previous_response_id: z.string().min(1).nullable().optional(),
-  store: z.boolean().nullable().optional(),
-  max_output_tokens: z.number().int().min(16).nullable().optional(),
-  text: z.object({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() }).nullable().optional(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
-  user: z.string().optional(),
-  reasoning: z.object({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(), summary: z.string().nullable().optional() }).loose().nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  truncation: z.enum(['auto', 'disabled']).nullable().optional(),
-  parallel_tool_calls: z.boolean().nullable().optional(),
-  tools: z.array(z.unknown()).optional(),
-  tool_choice: z.unknown().optional(),
-});
-
-export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
-type Message = z.infer<typeof message>;
-
-/** One input item as stored and listed by `input_items`: OpenAI's shapes. */
-export type InputItem =
-  | {
-      type: 'message';
-      role: 'user' | 'system' | 'developer' | 'assistant';
-      content: ({ type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: string } | { type: 'output_text'; text: string; annotations: [] })[];
-    }
-  | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string };
-
-const functionCall = z.object({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string(), id: z.string().optional(), status: z.string().optional() }).loose();
-const functionCallOutput = z.object({
-  type: z.literal('function_call_output'),
-  call_id: z.string().min(1),
-  output: z.union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())], { error: 'expected a string or an array of content parts' }),
-  id: z.string().optional(),
-  status: z.string().optional(),
-});
+export type { InputItem, ResponsesRequest } from './responses-schema.js';
+export { toChatTools } from './responses-tools.js';
 
 /** A validated Responses request: the fields olp uses, the input as messages and as items. */
 export interface ParsedResponsesRequest {
@@ -183,43 +124,4 @@ export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlyS
       );
     }
   });
-}
-
-/**
- * The request's function tools in the chat shape `parseToolRequest` reads: Responses tools are
- * flat (`{type, name, description, parameters}`), its named tool_choice `{type, name}`.
- */
-export function toChatTools(body: ResponsesRequest): { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown } {
-  const tools = body.tools?.map((t, i) => {
-    const tool = t as { type?: unknown; name?: unknown; description?: unknown; parameters?: unknown };
-    if (tool?.type !== 'function') throw unsupportedValue(`tools.${i}.type`, `Invalid value for 'tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`);
-    return { type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}) } };
-  });
-  const toolChoice = toChatToolChoice(body.tool_choice);
-  return { ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}), ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}) };
-}
-
-const CHOICES = `'none', 'auto', 'required', {"type": "function", "name": …} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function", "name": …}, …]}`;
-
-/**
- * A Responses `tool_choice` in the chat shape the tools module reads, checked in the Responses
- * shape (so a 400 quotes what this endpoint takes): a named function is `{type, name}`, allowed
- * tools `{type: "allowed_tools", mode, tools: [{type: "function", name}]}`.
- */
-function toChatToolChoice(raw: unknown): unknown {
-  if (raw === undefined || raw === null || raw === 'none' || raw === 'auto' || raw === 'required') return raw;
-  const choice = raw as { type?: unknown; name?: unknown; mode?: unknown; tools?: unknown };
-  if (choice && typeof choice === 'object' && choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  if (choice && typeof choice === 'object' && choice.type === 'allowed_tools') {
-    if (choice.mode !== 'auto' && choice.mode !== 'required') throw invalidRequest("Invalid value for 'tool_choice.mode': expected 'auto' or 'required'.", 'tool_choice.mode');
-    if (!Array.isArray(choice.tools) || choice.tools.length === 0) throw invalidRequest("Invalid value for 'tool_choice.tools': expected a non-empty array of tools.", 'tool_choice.tools');
-    const tools = (choice.tools as unknown[]).map((entry, i) => {
-      const tool = entry as { type?: unknown; name?: unknown } | null;
-      if (tool?.type !== 'function') throw unsupportedValue(`tool_choice.tools.${i}.type`, `Invalid value for 'tool_choice.tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`);
-      if (typeof tool.name !== 'string') throw invalidRequest(`Missing required parameter: 'tool_choice.tools.${i}.name'.`, `tool_choice.tools.${i}.name`);
-      return { type: 'function', function: { name: tool.name } };
-    });
-    return { type: 'allowed_tools', allowed_tools: { mode: choice.mode, tools } };
-  }
-  throw invalidRequest(`Invalid value for 'tool_choice': expected ${CHOICES}.`, 'tool_choice');
 }

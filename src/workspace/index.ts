@@ -1,130 +1,23 @@
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { createTreeRemover, killByHome } from '../process/index.js';
+import { existsSync, mkdirSync, renameSync, rmdirSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { createTreeRemover } from '../process/index.js';
 import { ensurePrivateDir } from '../store/index.js';
+import { checkSegment, inside, runDirFor, SESSION_ID, under, writePrivate } from './paths.js';
+import { countWorkspaces, sweepWorkspaces } from './sweep.js';
+import type { CreateOptions, Link, SlotReset, Workspace } from './types.js';
 
 export { toChildEnv, BASE_ENV, type ChildEnvPolicy } from './env.js';
-
-/** A file of the operator's made visible inside a workspace home (credentials, mostly). */
-export interface Link {
-  /** Absolute path of the real file; with `persistent`, a directory relative to the workspace's persistent dir (created if missing). */
-  from: string;
-  persistent?: boolean;
-  /** Path relative to the workspace home. */
-  to: string;
-}
-
-/** A file written into the workspace before the spawn (e.g. a system prompt read via a `-file` flag). */
-export interface WorkspaceFile {
-  /** Path relative to the workspace root. */
-  name: string;
-  content: string | Buffer;
-}
-
-export interface Workspace {
-  /** Root of this workspace: `<run dir>/<keyId>/<requestId>` (see `runDirFor`). */
-  readonly dir: string;
-  /** The child's HOME: fresh for every request. */
-  readonly home: string;
-  /** The child's working directory: fresh per request, or the slot's stable one. */
-  readonly cwd: string;
-  /**
-   * A directory that outlives the request when the workspace belongs to a slot (a CLI's own
-   * session store goes here); inside the request workspace otherwise (created on first use).
-   */
-  readonly persistent: string;
-  /** Absolute path of a file inside the workspace root. */
-  path(name: string): string;
-  /** Writes a private (0600) file inside the workspace root; never overwrites. */
-  writeFile(name: string, content: string | Buffer): void;
-  /** Removes the request's workspace (never the slot's stable directories); safe to call twice. */
-  remove(): void;
-  /** The same, off the event loop (the recursive delete runs on libuv's thread pool). */
-  removeLater(): Promise<void>;
-}
-
-export interface CreateOptions {
-  keyId: string;
-  requestId: string;
-  links?: readonly Link[];
-  /** Directories to create inside the home (relative paths). */
-  dirs?: readonly string[];
-  /**
-   * Ask for a stable place instead of a throwaway one: cwd and `persistent` live under
-   * `<state>/slots/<keyId>/<slot>/` and survive the request (HOME stays fresh).
-   */
-  slot?: string;
-  /** With `slot`: start the slot over (its old CLI session files are deleted). */
-  resetSlot?: SlotReset;
-}
-
-/** How a slot starts over. */
-export interface SlotReset {
-  /**
-   * The id of the session the slot held. The CLIs name a session's files after it, so only
-   * paths carrying it are deleted, in the background, and the slot's directories stay (no
-   * directory is made again on the request's path). Without it the whole persistent dir is set
-   * aside (one rename) and made again.
-   */
-  staleSession?: string | undefined;
-  /**
-   * What still writes the old session (its CLI, exiting): its files are deleted once this
-   * settles. Only for a reset that `prunes` says is a background deletion; a whole-store reset
-   * renames the directory at once, so its writers must be gone before.
-   */
-  after?: Promise<unknown> | undefined;
-}
+export { runDirFor } from './paths.js';
+export type { CreateOptions, Link, SlotReset, Workspace, WorkspaceFile } from './types.js';
 
 const noop = (): void => undefined;
-const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-/** A CLI session id that can go into a file-name pattern as it is (claude's UUIDs, codex's thread ids). */
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9-]{7,63}$/;
-
-function checkSegment(seg: string): void {
-  if (!SAFE_SEGMENT.test(seg)) throw new Error(`unsafe workspace path segment '${seg}'`);
-}
-
-const TMPFS_MAGIC = 0x01021994;
-const SHM = '/dev/shm';
-
-/**
- * Where a state dir's throwaway workspaces go when no run dir is configured: a private folder on
- * the memory file system (`/dev/shm/olp-<uid>/<hash of the state dir>`) when there is one we can
- * own, else `<state>/run`. A workspace is made and deleted for every request; on tmpfs that costs
- * a few microseconds per directory instead of ~100 µs (and far more while a removal runs) on a
- * journalled disk. Nothing there needs to outlive the process: the slots' session files stay in
- * `<state>/slots`.
- */
-export function runDirFor(stateDir: string, configured?: string, shm = SHM): string {
-  if (configured) return resolve(configured);
-  const onDisk = join(stateDir, 'run');
-  const uid = process.getuid?.();
-  if (uid === undefined) return onDisk;
-  try {
-    if (statfsSync(shm).type !== TMPFS_MAGIC) return onDisk;
-    const mine = join(shm, `olp-${uid}`);
-    try {
-      mkdirSync(mine, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return onDisk;
-    }
-    // /dev/shm is shared by every user: use the folder only if it is a real directory of ours
-    // that nobody else can enter (a symlink or someone else's folder sends us back to disk).
-    const st = lstatSync(mine);
-    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return onDisk;
-    return join(mine, createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 16));
-  } catch {
-    return onDisk;
-  }
-}
 
 /**
  * Homes and working directories for CLI children: throwaway ones under the run dir (see
  * `runDirFor`), stable per-slot ones under `<state>/slots`. Knows nothing of HTTP or of any CLI:
  * callers say what to link, what to write and whether they need a stable place.
  */
-export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {}) {
+export function createWorkspaces(stateDir: string, opts: { runDir?: string; path?: string | undefined } = {}) {
   const root = runDirFor(stateDir, opts.runDir);
   // Where workspaces went before the run dir could live elsewhere: a crash may have left some.
   const legacyRoot = join(stateDir, 'run');
@@ -132,7 +25,8 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
   const ready = new Set<string>();
   const removing = new Set<Promise<void>>();
   let discarded = 0;
-  const remover = createTreeRemover();
+  // `path`: the daemon's PATH, where the tree remover finds `rm` and `find`.
+  const remover = createTreeRemover(200, opts.path);
 
   /** Creates a private directory (and its parents) once per process; later calls cost nothing. */
   function ensureOnce(dir: string): void {
@@ -266,40 +160,10 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     track(remover.remove(trash)).catch(() => undefined);
   }
 
-  /**
-   * Removes every workspace left under `run/` by an earlier process that died without cleaning
-   * up, first killing every process whose HOME lies under `run/` (found by its environment, so
-   * one that left its process group is found too). Returns how many workspaces and processes.
-   */
+  /** Removes what an earlier process left under the run dirs (see `sweepWorkspaces`). */
   function sweep(): { workspaces: number; processes: number } {
     ready.clear();
-    const found = { workspaces: 0, processes: 0 };
-    const roots = (root === legacyRoot ? [root] : [root, legacyRoot]).filter((r) => existsSync(r));
-    // Every process still running with a home under a run dir, in its CLI's process group or not.
-    if (roots.length > 0) found.processes = killByHome({ under: roots }).length;
-    for (const r of roots) {
-      for (const key of readdirSync(r)) {
-        const keyDir = join(r, key);
-        found.workspaces += list(keyDir).length;
-        rmSync(keyDir, { recursive: true, force: true, maxRetries: 3 });
-      }
-    }
-    // Session files a rotation had set aside but not yet deleted when olp stopped.
-    for (const key of list(slotsRoot)) {
-      for (const slot of list(join(slotsRoot, key))) {
-        for (const e of list(join(slotsRoot, key, slot))) if (e.includes('.discarded-')) rmSync(join(slotsRoot, key, slot, e), { recursive: true, force: true, maxRetries: 3 });
-      }
-    }
-    return found;
-  }
-
-  /** A directory's entries; none when it is missing or not a directory. */
-  function list(dir: string): string[] {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return [];
-    }
+    return sweepWorkspaces({ root, legacyRoot, slotsRoot });
   }
 
   /**
@@ -344,17 +208,9 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
     forget(dir);
     rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   }
-
   /** Workspaces currently on disk (for leak checks and health). */
   function count(): number {
-    if (!existsSync(root)) return 0;
-    return readdirSync(root).reduce((n, key) => {
-      try {
-        return n + readdirSync(join(root, key)).length;
-      } catch {
-        return n;
-      }
-    }, 0);
+    return countWorkspaces(root);
   }
 
   /** Resolves when every removal started so far has finished (or after 10 s: a stuck one is swept at the next start). */
@@ -377,28 +233,3 @@ export function createWorkspaces(stateDir: string, opts: { runDir?: string } = {
 }
 
 export type Workspaces = ReturnType<typeof createWorkspaces>;
-
-/**
- * `join(base, seg)` for a base that is already normal (made by `join`) and a segment known to be
- * one plain name (checked, or a constant): path.join re-normalises the whole string each time.
- */
-function under(base: string, seg: string): string {
-  return base.endsWith(sep) ? base + seg : base + sep + seg;
-}
-
-/** A relative path of plain names only: no empty, `.` or `..` segment, no NUL. */
-const PLAIN_RELATIVE = /^(?!\.\.?(?:\/|$))(?:[^/\0]+\/(?!\.\.?(?:\/|$)))*[^/\0]+$/;
-
-function inside(base: string, rel: string): string {
-  // The common case (`.claude/projects`) needs no resolving: plain names cannot climb out of base.
-  if (sep === '/' && PLAIN_RELATIVE.test(rel) && isAbsolute(base)) return under(base, rel);
-  const full = resolve(base, rel);
-  if (!full.startsWith(base + sep)) throw new Error(`path '${rel}' escapes the workspace`);
-  return full;
-}
-
-function writePrivate(path: string, content: string | Buffer, root: string): void {
-  if (dirname(path) !== root) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  // 'wx': never follow or overwrite something that is already there.
-  writeFileSync(path, content, { mode: 0o600, flag: 'wx' });
-}

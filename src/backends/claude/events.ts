@@ -1,83 +1,11 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import type { BackendEvent, EventParser, FinishReason, ToolStep, TurnOutcome, Usage } from '../types.js';
-import { toClaudeError, type ClaudeResult } from './errors.js';
+import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
+import type { ClaudeResult } from './errors.js';
+import { toClaudeOutcome } from './outcome.js';
 import type { PlanReport } from '../../plan/index.js';
-import { toUsage } from './usage.js';
-
-interface Line {
-  type?: string;
-  subtype?: string;
-  session_id?: string;
-  tools?: unknown;
-  model?: string;
-  parent_tool_use_id?: string | null;
-  event?: {
-    type?: string;
-    index?: number;
-    message?: { id?: string; usage?: Record<string, unknown> };
-    content_block?: { type?: string; id?: string; name?: string };
-    delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
-    usage?: { output_tokens?: number };
-  };
-  message?: { id?: string; model?: string; content?: { type?: string; text?: string; id?: string; name?: string; input?: unknown }[] };
-  error?: string;
-  usage?: unknown;
-  total_cost_usd?: unknown;
-}
-
-interface RateLimitInfo {
-  status?: unknown;
-  resetsAt?: unknown;
-  rateLimitType?: unknown;
-  isUsingOverage?: unknown;
-  overageStatus?: unknown;
-  utilization?: unknown;
-  unifiedWindows?: Record<string, { utilization?: unknown; resetsAt?: unknown; status?: unknown }>;
-}
-
-/** A `rate_limit_event`'s rate_limit_info as a plan report; undefined when it is not one. */
-export function toPlanReport(raw: unknown): PlanReport | undefined {
-  const info = raw as RateLimitInfo | undefined;
-  if (!info || (info.status !== 'allowed' && info.status !== 'allowed_warning' && info.status !== 'rejected')) return undefined;
-  const window = typeof info.rateLimitType === 'string' ? info.rateLimitType : null;
-  const unified = window ? info.unifiedWindows?.[window] : undefined;
-  const utilization = [unified?.utilization, info.utilization].find((u): u is number => typeof u === 'number' && u >= 0 && u <= 10);
-  const status = unified?.status === 'allowed_warning' && info.status === 'allowed' ? 'allowed_warning' : info.status;
-  return {
-    status,
-    window,
-    resetsAt: typeof info.resetsAt === 'number' && info.resetsAt > 0 ? info.resetsAt * 1000 : null,
-    utilization: utilization ?? null,
-    // `rejected` with extra usage allowed: the included usage is spent and turns draw on overage.
-    overage: info.isUsingOverage === true || (info.status === 'rejected' && (info.overageStatus === 'allowed' || info.overageStatus === 'allowed_warning')),
-  };
-}
-
-/**
- * Line types olp reads nothing from on purpose (the reference's "also possible" list, and the
- * control protocol's lines on a live process); any other type is a newer CLI's, noted.
- */
-const KNOWN_IGNORED = new Set(['user', 'control_response', 'control_request', 'control_cancel_request', 'keep_alive', 'tool_progress', 'auth_status', 'prompt_suggestion', 'tool_use_summary', 'streamlined_text', 'streamlined_tool_use_summary']);
-/** `system` subtypes olp knows (and mostly ignores). */
-const KNOWN_SYSTEM = /^(init|api_retry|status|compact_boundary|permission_denied|hook_\w+|task_\w+|local_command_output|informational|files_persisted|elicitation_complete|notification)$/;
-
-/** The tool claude offers the model for structured output (2.1.197). */
-const STRUCTURED_TOOL = 'StructuredOutput';
-
-/** `attempt 3/10: HTTP 529 overloaded_error` from an `api_retry` line. */
-function toRetryMessage(line: Line): string {
-  const r = line as Line & { attempt?: unknown; max_retries?: unknown; error_status?: unknown };
-  const status = typeof r.error_status === 'number' ? `HTTP ${r.error_status} ` : '';
-  return `attempt ${String(r.attempt ?? '?')}/${String(r.max_retries ?? '?')}: ${status}${typeof r.error === 'string' ? r.error : 'error'}`;
-}
-
-/** Anthropic stop reasons to OpenAI finish reasons. */
-export function toFinishReason(stop: string | null | undefined): FinishReason {
-  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded') return 'length';
-  if (stop === 'refusal') return 'content_filter';
-  return 'stop';
-}
+import { KNOWN_IGNORED, KNOWN_SYSTEM, type Line, rawCounts, STRUCTURED_TOOL, toPlanReport } from './shapes.js';
+import { jsonDeltaOf, textDeltaOf, toolStartOf, toRetryMessage, toToolStep } from './shapes.js';
 
 /**
  * Reads `claude -p --output-format stream-json --verbose --include-partial-messages` output.
@@ -211,34 +139,34 @@ export function createClaudeParser(model?: string): EventParser {
             attempt = undefined;
           }
           if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
-          if (ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' && typeof ev.delta.text === 'string' && ev.delta.text !== '') {
+          const delta = textDeltaOf(ev);
+          if (delta !== undefined) {
             if (currentMessage) streamed.add(currentMessage);
-            return counted(text(ev.delta.text));
+            return counted(text(delta));
           }
-          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.name === STRUCTURED_TOOL) {
+          const block = toolStartOf(ev);
+          if (block?.name === STRUCTURED_TOOL) {
             if (currentMessage) streamed.add(currentMessage);
             structuredBlocks.add(ev.index ?? -1);
             return [];
           }
           if (ev.type === 'content_block_delta' && structuredBlocks.has(ev.index ?? -1)) return [];
-          if (ev.type === 'content_block_start' && ev.content_block?.type === 'tool_use' && ev.content_block.id && ev.content_block.name) {
+          if (block?.id && block.name) {
             if (currentMessage) streamed.add(currentMessage);
-            return counted([startCall(ev.index, ev.content_block.id, ev.content_block.name)]);
+            return counted([startCall(ev.index, block.id, block.name)]);
           }
-          if (ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' && typeof ev.delta.partial_json === 'string' && ev.delta.partial_json !== '') {
+          const json = jsonDeltaOf(ev);
+          if (json !== undefined) {
             const index = blockCall.get(ev.index ?? -1);
             if (index === undefined) return [];
-            calls[index]!.arguments += ev.delta.partial_json;
-            return counted([{ type: 'tool_args', index, text: ev.delta.partial_json }]);
+            calls[index]!.arguments += json;
+            return counted([{ type: 'tool_args', index, text: json }]);
           }
           if (ev.type === 'message_stop') structuredBlocks.clear();
           if (ev.type === 'message_stop' && stopReason === 'tool_use' && calls.length > 0) {
-            const usage = messageUsage ? toUsage(messageUsage) : null;
-            for (const [k, v] of Object.entries(usage?.raw ?? {})) reported[k] = (reported[k] ?? 0) + v;
-            toolStep = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
-            // A call whose arguments never streamed (a function without parameters) still gets a
-            // JSON object, as OpenAI's do.
-            return calls.flatMap((c, index) => (c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : []));
+            const ended = toToolStep(calls, messageUsage, reported);
+            toolStep = ended.step;
+            return ended.events;
           }
           return [];
         }
@@ -297,35 +225,8 @@ export function createClaudeParser(model?: string): EventParser {
     },
 
     finish(exit: ExitInfo): TurnOutcome {
-      const usage = result ? withoutReported(toUsage(result.usage, result.total_cost_usd), reported) : null;
-      const sid = sessionId ?? (result as { session_id?: string } | undefined)?.session_id;
-      const base = sid ? { sessionId: sid } : {};
-      if (result && !result.is_error) {
-        return { ok: true, finishReason: toFinishReason(result.stop_reason ?? stopReason), usage, ...base };
-      }
-      const error = toClaudeError({
-        ...(result ? { result } : {}),
-        ...(plan ? { plan } : {}),
-        ...(assistantError ? { assistantError } : {}),
-        exit,
-        ...reader.summary(),
-        ...(model ? { model } : {}),
-      });
-      return { ok: false, error, usage, ...base };
+      const seen = { sessionId, stopReason, plan, assistantError, reported, ...reader.summary() };
+      return toClaudeOutcome({ ...seen, ...(result ? { result } : {}), ...(model ? { model } : {}) }, exit);
     },
   };
-}
-
-/** The four raw counts of an Anthropic usage object. */
-function rawCounts(u: Record<string, unknown> | undefined): Record<string, number> | undefined {
-  if (!u) return undefined;
-  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-  return { input_tokens: n(u.input_tokens), cache_creation_input_tokens: n(u.cache_creation_input_tokens), cache_read_input_tokens: n(u.cache_read_input_tokens), output_tokens: n(u.output_tokens) };
-}
-
-/** A turn's usage without what its tool steps already reported (each model call counted once). */
-function withoutReported(usage: Usage | null, reported: Record<string, number>): Usage | null {
-  if (!usage || Object.keys(reported).length === 0) return usage;
-  const raw = Object.fromEntries(Object.entries(usage.raw).map(([k, v]) => [k, Math.max(0, v - (reported[k] ?? 0))]));
-  return toUsage(raw, usage.costUsd);
 }

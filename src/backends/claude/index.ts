@@ -6,9 +6,10 @@ import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
-import { isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
+import { createControlIds, isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
 
-export { createClaudeParser, toFinishReason } from './events.js';
+export { createClaudeParser } from './events.js';
+export { toFinishReason } from './shapes.js';
 export { toUsage as toClaudeUsage } from './usage.js';
 export { toClaudeError, LOGIN_FIX as CLAUDE_LOGIN_FIX } from './errors.js';
 export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';
@@ -48,6 +49,7 @@ export interface ClaudeOptions {
 
 /** The claude backend: `claude -p --output-format stream-json` per turn. */
 export function createClaudeBackend(opts: ClaudeOptions): Backend {
+  const nextId = createControlIds();
   const fixed: Record<string, string> = {
     DISABLE_AUTOUPDATER: '1',
     DISABLE_TELEMETRY: '1',
@@ -93,7 +95,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       if (turn.tools) set.ENABLE_TOOL_SEARCH = 'false';
       return toEnvPolicy(set, opts.passEnv, API_KEY_VARS, isNestedSessionVar);
     },
-    prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place),
+    prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place, nextId),
     createParser: () => createClaudeParser(),
     spawnError: (exit) => toSpawnError(opts.bin, exit),
     forks: { keepsSource: false },
@@ -101,7 +103,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       coldIsLive: true,
       input: (prompt) => toUserLine(prompt),
       ready: (line) => (isControlResponse(line) ? true : undefined),
-      spare: { init: toInit },
+      spare: { init: (system, outputSchema) => toInit(nextId, system, outputSchema) },
     },
   };
 }

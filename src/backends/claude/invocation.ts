@@ -27,7 +27,7 @@ function sessionArgs(turn: Turn): string[] {
  * file, so nothing a client sends can appear in argv (a `--`-prefixed prompt would be read as a flag).
  * Chat mode: no built-in tools, no MCP servers, no user/project settings, no slash commands.
  */
-export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepared {
+export function toClaudeInvocation(bin: string, turn: Turn, place: Place, nextId: NextId): Prepared {
   const images = turn.prompt.images ?? [];
   // Images need the stream-json input protocol: one user message with text and image blocks. A
   // live run uses it always: one user line per turn, stdin left open for the next.
@@ -52,7 +52,7 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
     ...(turn.prestart ? [] : ['--system-prompt-file', place.path(SYSTEM_PROMPT_FILE)]),
     ...(streamed || turn.prestart ? ['--input-format', 'stream-json'] : []),
   ];
-  if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(), live: true }, files: [] };
+  if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(nextId), live: true }, files: [] };
   const mcp = turn.tools ? [{ name: MCP_CONFIG_FILE, content: JSON.stringify({ mcpServers: { olp: { type: 'http', url: turn.tools.url } } }) }] : [];
   return {
     invocation: { command: bin, args, stdin: streamed ? (turn.outputSchema ? toSchemaInit(turn.outputSchema) : '') + toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
@@ -63,19 +63,26 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place): Prepa
 /** The MCP server config of a run with the client's functions (its URL holds the run's token). */
 export const MCP_CONFIG_FILE = 'mcp.json';
 
-let controlIds = 0;
+/** The next control request id of one backend (`olp-1`, `olp-2`, …). */
+export type NextId = () => string;
+
+/** A backend's own numbering of its control requests: nothing is counted at module scope. */
+export function createControlIds(): NextId {
+  let n = 0;
+  return () => `olp-${++n}`;
+}
 
 /** A control request on claude's stream-json input. */
-function control(request: Record<string, unknown>): string {
-  return `${JSON.stringify({ type: 'control_request', request_id: `olp-${++controlIds}`, request })}\n`;
+function control(nextId: NextId, request: Record<string, unknown>): string {
+  return `${JSON.stringify({ type: 'control_request', request_id: nextId(), request })}\n`;
 }
 
 /**
  * Sets the system prompt of a claude started without one, and the schema of its replies; only
  * before its first user line (both then hold for the life of the process).
  */
-export function toInit(system: string | null, outputSchema?: Record<string, unknown>): string {
-  return control({ subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT, ...(outputSchema ? { jsonSchema: outputSchema } : {}) });
+export function toInit(nextId: NextId, system: string | null, outputSchema?: Record<string, unknown>): string {
+  return control(nextId, { subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT, ...(outputSchema ? { jsonSchema: outputSchema } : {}) });
 }
 
 /**
@@ -87,8 +94,8 @@ function toSchemaInit(outputSchema: Record<string, unknown>): string {
 }
 
 /** `get_binary_version`: answered at once, without a network call. */
-export function toPing(): string {
-  return control({ subtype: 'get_binary_version' });
+export function toPing(nextId: NextId): string {
+  return control(nextId, { subtype: 'get_binary_version' });
 }
 
 /** A `control_response` line (to a ping or an initialize). */

@@ -5,7 +5,8 @@ import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
 import { toCodexSpawnError } from './errors.js';
-import { appServerReady, createAppServerParser, toAppServerInvocation, toTurnStart } from './live.js';
+import { appServerReady, createTurnIds, toAppServerInvocation, toTurnStart } from './live-invocation.js';
+import { createAppServerParser } from './live.js';
 import { createCodexParser } from './events.js';
 import { codexHome, TOOLS_TOKEN_VAR, toCodexInvocation } from './invocation.js';
 import { withoutAddedNulls } from './schema.js';
@@ -46,6 +47,7 @@ export interface CodexOptions {
  * `app-server` worker for a session's continued turns (see live.ts).
  */
 export function createCodexBackend(opts: CodexOptions): Backend {
+  const nextTurnId = createTurnIds();
   return {
     id: 'codex',
     bin: opts.bin,
@@ -99,7 +101,7 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     // After a cold `codex exec` turn, an app-server loads its thread for the conversation's next turns.
     live: {
       coldIsLive: false,
-      input: toTurnStart,
+      input: (prompt, threadId, outputSchema) => toTurnStart(nextTurnId, prompt, threadId, outputSchema),
       parser: () => createAppServerParser(),
       ready: appServerReady,
       resume: (turn, place) => toAppServerInvocation(opts.bin, turn, place, opts.config),

@@ -1,11 +1,8 @@
 import type { ExitInfo } from '../../process/index.js';
-import type { Prompt } from '../../transcript/index.js';
 import { createLineReader } from '../common.js';
 import type { PlanReport } from '../../plan/index.js';
-import type { BackendEvent, EventParser, Place, Prepared, Turn, TurnOutcome } from '../types.js';
+import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { spentReport, toCodexError } from './errors.js';
-import { DISABLED_FEATURES } from './invocation.js';
-import { toStrictSchema } from './schema.js';
 import { toCodexUsage } from './usage.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
@@ -13,49 +10,6 @@ import { toCodexUsage } from './usage.js';
 // params}. olp keeps one per live session slot: it loads the thread a cold `codex exec` turn left
 // (thread/resume) and takes the conversation's next turns (turn/start), each answered by the
 // turn's notifications up to turn/completed.
-
-const RESUME_ID = 'olp-resume';
-let turnIds = 0;
-
-/** The app-server command line and its first lines: initialize, initialized, thread/resume. */
-export function toAppServerInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
-  const threadId = turn.session?.sessionId;
-  if (!threadId) throw new Error('an app-server worker resumes an existing thread');
-  const args = ['app-server', ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]), '-c', 'approval_policy="never"', ...config.flatMap((c) => ['-c', c])];
-  const lines = [
-    { id: 'olp-init', method: 'initialize', params: { clientInfo: { name: 'olp', title: null, version: '1' }, capabilities: { experimentalApi: false, requestAttestation: false } } },
-    { method: 'initialized' },
-    {
-      id: RESUME_ID,
-      method: 'thread/resume',
-      params: { threadId, cwd: place.cwd, approvalPolicy: 'never', sandbox: 'read-only', ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}) },
-    },
-  ];
-  return { invocation: { command: bin, args, stdin: lines.map((l) => `${JSON.stringify(l)}\n`).join('') }, files: [] };
-}
-
-/** Up once the thread is loaded; failed when the resume was refused. */
-export function appServerReady(line: string): boolean | undefined {
-  if (!line.includes(`"${RESUME_ID}"`)) return undefined;
-  try {
-    const msg = JSON.parse(line) as { id?: unknown; result?: unknown; error?: unknown };
-    if (msg.id !== RESUME_ID) return undefined;
-    return msg.result !== undefined && msg.error === undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** One more user turn on a loaded thread: text, then images as data URLs. */
-export function toTurnStart(prompt: Pick<Prompt, 'text' | 'images'>, threadId: string, outputSchema?: Record<string, unknown>): string {
-  const input = [
-    { type: 'text', text: prompt.text, text_elements: [] },
-    ...(prompt.images ?? []).map((img) => ({ type: 'image', url: `data:${img.mediaType};base64,${img.data.toString('base64')}` })),
-  ];
-  // outputSchema holds for this turn only (codex 0.171 TurnStartParams).
-  const schema = outputSchema ? { outputSchema: toStrictSchema(outputSchema) } : {};
-  return `${JSON.stringify({ id: `olp-turn-${++turnIds}`, method: 'turn/start', params: { threadId, input, ...schema } })}\n`;
-}
 
 interface Message {
   id?: unknown;
