@@ -21,7 +21,14 @@ import { printToolTurns, runToolTurns } from './tool-turns.js';
 import { printWarmPath, runWarmPath } from './warm-path.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '60' }, 'hot-runs': { type: 'string', default: '300' }, warmup: { type: 'string', default: String(DEFAULT_WARMUP) }, 'hot-only': { type: 'boolean', default: false }, 'real-only': { type: 'boolean', default: false }, 'tools-only': { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '60' },
+    'hot-runs': { type: 'string', default: '300' },
+    warmup: { type: 'string', default: String(DEFAULT_WARMUP) },
+    'hot-only': { type: 'boolean', default: false },
+    'real-only': { type: 'boolean', default: false },
+    'tools-only': { type: 'boolean', default: false },
+  },
 });
 if (values['tools-only']) {
   const tools = await runToolTurns();
@@ -41,7 +48,8 @@ const runs = Number(values.runs);
 const hot = await runHotPath(Number(values['hot-runs']), { prestart: true, warmup: Number(values.warmup) });
 if (hot) printHotPath(hot);
 else console.log('native fake CLI: no C compiler (cc) found; skipped');
-const spawned = hot && (await runHotPath(Number(values['hot-runs']), { prestart: false, warmup: Number(values.warmup) }));
+const spawned =
+  hot && (await runHotPath(Number(values['hot-runs']), { prestart: false, warmup: Number(values.warmup) }));
 if (spawned) printHotPath(spawned, 'hotPathSpawn');
 const warm = await runWarmPath(Number(values['hot-runs']));
 if (warm) printWarmPath(warm);
@@ -58,14 +66,29 @@ const REPLY = 'ok';
 function direct(): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(FAKE_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='], {
-      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    const child = spawn(
+      FAKE_CLAUDE,
+      [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--include-partial-messages',
+        '--model',
+        'sonnet',
+        '--tools=',
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
+        stdio: ['pipe', 'pipe', 'ignore'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('error', reject);
-    child.on('close', () => (out.includes('"type":"result"') ? resolve(performance.now() - started) : reject(new Error('no result'))));
+    child.on('close', () =>
+      out.includes('"type":"result"') ? resolve(performance.now() - started) : reject(new Error('no result')),
+    );
     child.stdin.end('say ok');
   });
 }
@@ -86,10 +109,23 @@ async function viaOlp(url: string, token: string): Promise<number> {
 function directFirstToken(): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(FAKE_CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='], {
-      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    const child = spawn(
+      FAKE_CLAUDE,
+      [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--include-partial-messages',
+        '--model',
+        'sonnet',
+        '--tools=',
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
+        stdio: ['pipe', 'pipe', 'ignore'],
+      },
+    );
     let t: number | undefined;
     let buf = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -121,7 +157,6 @@ async function olpFirstToken(url: string, token: string): Promise<number> {
   return t;
 }
 
-
 /** Median by hdr-histogram (no hand-rolled percentile maths). */
 const median = (xs: number[]) => {
   const t = createTimings();
@@ -131,8 +166,23 @@ const median = (xs: number[]) => {
 
 const stateDir = mkdtempSync(join(tmpdir(), 'olp-bench-'));
 // Sessions off: both paths then run the same CLI invocation (the pool has its own figure below).
-const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir, port: 0, claudeBin: FAKE_CLAUDE, logLevel: 'silent', sessions: false, claudeEnv: { FAKE_CLAUDE_REPLY: REPLY } } });
-const daemon = await startDaemon({ config, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: stateDir } });
+const config = parseConfig({
+  readFile: false,
+  env: {},
+  overrides: {
+    stateDir,
+    port: 0,
+    claudeBin: FAKE_CLAUDE,
+    logLevel: 'silent',
+    sessions: false,
+    claudeEnv: { FAKE_CLAUDE_REPLY: REPLY },
+  },
+});
+const daemon = await startDaemon({
+  config,
+  logger: createLogger('silent'),
+  hostEnv: { PATH: process.env.PATH ?? '', HOME: stateDir },
+});
 const { token } = daemon.store.keys.add('bench');
 try {
   // Warm up both paths (page cache, JIT).
@@ -148,7 +198,13 @@ try {
   }
   const md = median(a);
   const mo = median(b);
-  const figures = { runs, directMedianMs: +md.toFixed(1), olpMedianMs: +mo.toFixed(1), addedMs: +(mo - md).toFixed(1), ratio: +(mo / md).toFixed(3) };
+  const figures = {
+    runs,
+    directMedianMs: +md.toFixed(1),
+    olpMedianMs: +mo.toFixed(1),
+    addedMs: +(mo - md).toFixed(1),
+    ratio: +(mo / md).toFixed(3),
+  };
   console.log('one-token non-streaming reply, fake claude, alternating runs');
   console.log(`  direct spawn  median ${figures.directMedianMs} ms`);
   console.log(`  through olp   median ${figures.olpMedianMs} ms`);
@@ -164,14 +220,23 @@ try {
   }
   const ta = median(da);
   const tb = median(ob);
-  console.log(`streamed reply, time to first token: direct ${ta.toFixed(1)} ms, through olp ${tb.toFixed(1)} ms (olp adds ${(tb - ta).toFixed(1)} ms, ratio ${(tb / ta).toFixed(3)})`);
+  console.log(
+    `streamed reply, time to first token: direct ${ta.toFixed(1)} ms, through olp ${tb.toFixed(1)} ms (olp adds ${(tb - ta).toFixed(1)} ms, ratio ${(tb / ta).toFixed(3)})`,
+  );
 
   // Throughput at concurrency 16: the same number of requests, 16 at a time, each way.
   const n = Math.max(64, runs);
   const ra = await throughput(n, 16, direct);
   const rb = await throughput(n, 16, () => viaOlp(daemon.url, token));
-  console.log(`throughput at concurrency 16 (${n} requests): direct ${ra.toFixed(1)} req/s, through olp ${rb.toFixed(1)} req/s (ratio ${(rb / ra).toFixed(3)})`);
-  console.log(JSON.stringify({ ttft: { directMs: +ta.toFixed(1), olpMs: +tb.toFixed(1) }, throughput16: { directRps: +ra.toFixed(1), olpRps: +rb.toFixed(1) } }));
+  console.log(
+    `throughput at concurrency 16 (${n} requests): direct ${ra.toFixed(1)} req/s, through olp ${rb.toFixed(1)} req/s (ratio ${(rb / ra).toFixed(3)})`,
+  );
+  console.log(
+    JSON.stringify({
+      ttft: { directMs: +ta.toFixed(1), olpMs: +tb.toFixed(1) },
+      throughput16: { directRps: +ra.toFixed(1), olpRps: +rb.toFixed(1) },
+    }),
+  );
 } finally {
   await daemon.close();
   rmSync(stateDir, { recursive: true, force: true });
@@ -180,9 +245,30 @@ try {
 /** A typical ledger row of a successful claude turn. */
 function benchRow(requestId: string, ts: number, keyId: string, keyName: string) {
   return {
-    requestId, ts, keyId, keyName, backend: 'claude', provider: 'claude-cli', model: 'sonnet', servedModel: 'sonnet', outcome: 'ok', errorCode: null, status: 200, queueMs: 0, ttftMs: 900, durationMs: 1500,
-    promptTokens: 100, completionTokens: 50, cachedTokens: 20, reasoningTokens: 0, rawUsage: { input_tokens: 60, cache_creation_input_tokens: 20, cache_read_input_tokens: 20, output_tokens: 50 },
-    partial: false, costUsd: 0.001, sessionId: 'a3c1e2d4-0000-4000-8000-000000000000', sessionMode: 'resumed', rotationReason: null,
+    requestId,
+    ts,
+    keyId,
+    keyName,
+    backend: 'claude',
+    provider: 'claude-cli',
+    model: 'sonnet',
+    servedModel: 'sonnet',
+    outcome: 'ok',
+    errorCode: null,
+    status: 200,
+    queueMs: 0,
+    ttftMs: 900,
+    durationMs: 1500,
+    promptTokens: 100,
+    completionTokens: 50,
+    cachedTokens: 20,
+    reasoningTokens: 0,
+    rawUsage: { input_tokens: 60, cache_creation_input_tokens: 20, cache_read_input_tokens: 20, output_tokens: 50 },
+    partial: false,
+    costUsd: 0.001,
+    sessionId: 'a3c1e2d4-0000-4000-8000-000000000000',
+    sessionMode: 'resumed',
+    rotationReason: null,
   };
 }
 
@@ -201,26 +287,42 @@ async function micro(n: number, fn: () => unknown): Promise<number> {
 const admitDir = mkdtempSync(join(tmpdir(), 'olp-bench-admit-'));
 const store = openStore(admitDir);
 try {
-  const { key } = store.keys.add('busy', 'member', { rpm: 1_000_000, concurrency: 1000, dailyTokens: 1e12, monthlyTokens: 1e12 });
+  const { key } = store.keys.add('busy', 'member', {
+    rpm: 1_000_000,
+    concurrency: 1000,
+    dailyTokens: 1e12,
+    monthlyTokens: 1e12,
+  });
   const other = store.keys.add('other').key;
   const day = Date.now() - 3600_000;
   for (let i = 0; i < 20_000; i++) {
     const mine = i % 2 === 0;
     store.usage.record(benchRow(`r${i}`, day + i, mine ? key.id : other.id, mine ? 'busy' : 'other'));
   }
-  const admission = createAdmission({ maxConcurrent: 4, queueSize: 100, queueTimeoutMs: 60_000, tokensSince: (id, since) => store.usage.tokensSince(id, since) });
+  const admission = createAdmission({
+    maxConcurrent: 4,
+    queueSize: 100,
+    queueTimeoutMs: 60_000,
+    tokensSince: (id, since) => store.usage.tokensSince(id, since),
+  });
   const who = { keyId: key.id, name: key.name, policy: key.policy };
   const signal = new AbortController().signal;
   const limited = await micro(5000, async () => (await admission.admit(who, 1000, signal)).release());
   const free = { ...who, policy: { ...who.policy, rpm: null, dailyTokens: null, monthlyTokens: null } };
   const unlimited = await micro(5000, async () => (await admission.admit(free, 1000, signal)).release());
-  console.log(`admission (admit + release), median: ${limited.toFixed(1)} µs with rpm and day/month budgets over a 20k-row ledger; ${unlimited.toFixed(1)} µs without limits`);
+  console.log(
+    `admission (admit + release), median: ${limited.toFixed(1)} µs with rpm and day/month budgets over a 20k-row ledger; ${unlimited.toFixed(1)} µs without limits`,
+  );
 
   const workspaces = createWorkspaces(admitDir);
   const creds = join(admitDir, 'olp.db');
   let n = 0;
   const ws = await micro(500, () => {
-    const w = workspaces.create({ keyId: 'k', requestId: `r${n++}`, links: [{ from: creds, to: '.claude/.credentials.json' }] });
+    const w = workspaces.create({
+      keyId: 'k',
+      requestId: `r${n++}`,
+      links: [{ from: creds, to: '.claude/.credentials.json' }],
+    });
     w.writeFile('system-prompt.txt', 'You are a helpful assistant.');
     w.remove();
   });
@@ -239,14 +341,32 @@ async function conversationBytes(sessions: boolean): Promise<number[]> {
   const records = join(dir, 'records');
   const { mkdirSync, readdirSync, readFileSync } = await import('node:fs');
   mkdirSync(records);
-  const cfg = parseConfig({ readFile: false, env: {}, overrides: { stateDir: join(dir, 'state'), port: 0, claudeBin: FAKE_CLAUDE, logLevel: 'silent', sessions, claudeEnv: { FAKE_CLAUDE_RECORD_DIR: records } } });
-  const d = await startDaemon({ config: cfg, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: dir } });
+  const cfg = parseConfig({
+    readFile: false,
+    env: {},
+    overrides: {
+      stateDir: join(dir, 'state'),
+      port: 0,
+      claudeBin: FAKE_CLAUDE,
+      logLevel: 'silent',
+      sessions,
+      claudeEnv: { FAKE_CLAUDE_RECORD_DIR: records },
+    },
+  });
+  const d = await startDaemon({
+    config: cfg,
+    logger: createLogger('silent'),
+    hostEnv: { PATH: process.env.PATH ?? '', HOME: dir },
+  });
   const tok = d.store.keys.add('bench').token;
   const bytes: number[] = [];
   try {
     const messages: { role: string; content: string }[] = [{ role: 'system', content: 'You are a helpful assistant.' }];
     for (let i = 1; i <= 30; i++) {
-      messages.push({ role: 'user', content: `Turn ${i}: here is a question of ordinary length about something that matters to me.` });
+      messages.push({
+        role: 'user',
+        content: `Turn ${i}: here is a question of ordinary length about something that matters to me.`,
+      });
       const seen = new Set(readdirSync(records));
       const res = await fetch(`${d.url}/v1/chat/completions`, {
         method: 'POST',
@@ -256,7 +376,13 @@ async function conversationBytes(sessions: boolean): Promise<number[]> {
       const body = (await res.json()) as { choices: { message: { content: string } }[] };
       messages.push({ role: 'assistant', content: body.choices[0]!.message.content });
       const fresh = readdirSync(records).filter((f) => !seen.has(f));
-      bytes.push(fresh.reduce((n, f) => n + ((JSON.parse(readFileSync(join(records, f), 'utf8')) as { stdinBytes?: number }).stdinBytes ?? 0), 0));
+      bytes.push(
+        fresh.reduce(
+          (n, f) =>
+            n + ((JSON.parse(readFileSync(join(records, f), 'utf8')) as { stdinBytes?: number }).stdinBytes ?? 0),
+          0,
+        ),
+      );
     }
   } finally {
     await d.close();
@@ -271,5 +397,12 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 console.log('session pool, 30-turn conversation, stdin bytes sent to the CLI:');
 console.log(`  turn:      ${[1, 2, 10, 20, 30].map((n) => String(n).padStart(7)).join('')}`);
 console.log(`  pool on:   ${[1, 2, 10, 20, 30].map((n) => String(on[n - 1]).padStart(7)).join('')}   total ${sum(on)}`);
-console.log(`  pool off:  ${[1, 2, 10, 20, 30].map((n) => String(offBytes[n - 1]).padStart(7)).join('')}   total ${sum(offBytes)}`);
-console.log(JSON.stringify({ sessionsOn: { perTurn: on, total: sum(on) }, sessionsOff: { perTurn: offBytes, total: sum(offBytes) } }));
+console.log(
+  `  pool off:  ${[1, 2, 10, 20, 30].map((n) => String(offBytes[n - 1]).padStart(7)).join('')}   total ${sum(offBytes)}`,
+);
+console.log(
+  JSON.stringify({
+    sessionsOn: { perTurn: on, total: sum(on) },
+    sessionsOff: { perTurn: offBytes, total: sum(offBytes) },
+  }),
+);

@@ -17,13 +17,18 @@ function skip(why) {
     console.error(`olp: the native process starter could not be built: ${why}`);
     process.exit(1);
   }
-  console.warn(`olp: the native process starter was not built (${why}); CLI processes will be started with Node's child_process.spawn.`);
+  console.warn(
+    `olp: the native process starter was not built (${why}); CLI processes will be started with Node's child_process.spawn.`,
+  );
   process.exit(0);
 }
 
 /** npm's own node-gyp: the one npm names to its scripts, else the one beside this Node's npm. */
 function nodeGyp() {
-  const candidates = [process.env.npm_config_node_gyp, join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js')];
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    join(dirname(process.execPath), '../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js'),
+  ];
   try {
     candidates.push(createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js'));
   } catch {
@@ -35,7 +40,10 @@ function nodeGyp() {
 if (process.platform !== 'linux') skip(`it is for Linux; this is ${process.platform}`);
 const gyp = nodeGyp();
 if (!gyp) skip('node-gyp was not found');
-const r = spawnSync(process.execPath, [gyp, 'rebuild', '--directory', join(root, 'src/native')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const r = spawnSync(process.execPath, [gyp, 'rebuild', '--directory', join(root, 'src/native')], {
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 if (r.status !== 0) {
   const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-6).join('\n');
   skip(`node-gyp failed:\n${tail}`);

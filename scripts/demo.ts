@@ -14,7 +14,14 @@ const stateDir = mkdtempSync(join(tmpdir(), 'olp-demo-'));
 const config = parseConfig({
   readFile: false,
   env: {},
-  overrides: { stateDir, port: 0, logLevel: 'silent', recordMode: 'replay', recordFile: join(ROOT, 'scripts/demo/recording.jsonl'), replaySpeed: 1 },
+  overrides: {
+    stateDir,
+    port: 0,
+    logLevel: 'silent',
+    recordMode: 'replay',
+    recordFile: join(ROOT, 'scripts/demo/recording.jsonl'),
+    replaySpeed: 1,
+  },
 });
 const daemon = await startDaemon({ config, logger: createLogger('silent'), hostEnv: { PATH: '', HOME: stateDir } });
 try {
@@ -23,13 +30,19 @@ try {
   console.log(`olp is replaying a recording at ${baseURL} (no CLI, no login)\n`);
   for (const req of DEMO_REQUESTS) {
     console.log(`> [${req.model}] ${String(req.messages.at(-1)?.content)}`);
-    const stream = await client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...req,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const chunk of stream) {
       process.stdout.write(chunk.choices[0]?.delta.content ?? '');
       usage = chunk.usage ?? usage;
     }
-    console.log(`\n  usage: ${usage?.prompt_tokens} prompt (${usage?.prompt_tokens_details?.cached_tokens} cached) + ${usage?.completion_tokens} completion tokens\n`);
+    console.log(
+      `\n  usage: ${usage?.prompt_tokens} prompt (${usage?.prompt_tokens_details?.cached_tokens} cached) + ${usage?.completion_tokens} completion tokens\n`,
+    );
   }
 } finally {
   await daemon.close();

@@ -18,7 +18,16 @@ const REPLY = 'ok';
 const FIRST = 300;
 /** Requests a daemon serves before the alternating phase, by default (a long-running daemon's state). */
 export const DEFAULT_WARMUP = 3000;
-const ARGS = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'sonnet', '--tools='];
+const ARGS = [
+  '-p',
+  '--output-format',
+  'stream-json',
+  '--verbose',
+  '--include-partial-messages',
+  '--model',
+  'sonnet',
+  '--tools=',
+];
 
 /** Builds the native fake with the system C compiler; undefined when there is none. */
 export function buildNativeFake(dir: string): string | undefined {
@@ -45,7 +54,10 @@ export function peakRssMb(pid: number): number {
 function direct(bin: string): Promise<{ total: number; first: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ARGS, { env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(bin, ARGS, {
+      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), FAKE_CLAUDE_REPLY: REPLY },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     let out = '';
     let first = NaN;
     child.stdout.on('data', (c: Buffer) => {
@@ -53,7 +65,11 @@ function direct(bin: string): Promise<{ total: number; first: number }> {
       if (Number.isNaN(first) && out.includes('"text_delta"')) first = performance.now() - started;
     });
     child.on('error', reject);
-    child.on('close', () => (out.includes('"type":"result"') ? resolve({ total: performance.now() - started, first }) : reject(new Error('no result'))));
+    child.on('close', () =>
+      out.includes('"type":"result"')
+        ? resolve({ total: performance.now() - started, first })
+        : reject(new Error('no result')),
+    );
     child.stdin.end('say ok');
   });
 }
@@ -76,11 +92,11 @@ export async function viaOlp(url: string, token: string, stream = false): Promis
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (Number.isNaN(first) && /"content":"[^"]/.test(new TextDecoder().decode(value))) first = performance.now() - started;
+    if (Number.isNaN(first) && /"content":"[^"]/.test(new TextDecoder().decode(value)))
+      first = performance.now() - started;
   }
   return { total: performance.now() - started, first };
 }
-
 
 export const pct = (xs: number[], p: number) => {
   const t = createTimings();
@@ -114,7 +130,10 @@ export interface HotPathFigures {
  * One alternating run of `runs` requests each way; undefined when no C compiler is available.
  * `prestart: false` starts olp with `--prestart false`.
  */
-export async function runHotPath(runs: number, opts: { prestart: boolean; warmup?: number } = { prestart: true }): Promise<HotPathFigures | undefined> {
+export async function runHotPath(
+  runs: number,
+  opts: { prestart: boolean; warmup?: number } = { prestart: true },
+): Promise<HotPathFigures | undefined> {
   const warmup = Math.max(FIRST, opts.warmup ?? DEFAULT_WARMUP);
   const dir = mkdtempSync(join(tmpdir(), 'olp-hot-'));
   const bin = buildNativeFake(dir);
@@ -125,7 +144,12 @@ export async function runHotPath(runs: number, opts: { prestart: boolean; warmup
   const stateDir = join(dir, 'state');
   // OLP_NATIVE_SPAWN=0 in the bench's environment measures the daemon on Node's child_process.
   const starter = process.env.OLP_NATIVE_SPAWN === undefined ? {} : { OLP_NATIVE_SPAWN: process.env.OLP_NATIVE_SPAWN };
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: REPLY }), ...starter };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: REPLY }),
+    ...starter,
+  };
   const token = addKey(stateDir, 'bench', env);
   // OLP_BENCH_NODE_ARGS: Node options for the daemon (V8 heap settings, say), to compare.
   const nodeArgs = (process.env.OLP_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -210,12 +234,23 @@ export async function runHotPath(runs: number, opts: { prestart: boolean; warmup
 /** The figures as the bench prints them (`key`: the JSON line's name). */
 export function printHotPath(f: HotPathFigures, key: 'hotPath' | 'hotPathSpawn' = 'hotPath'): void {
   const r = (x: number, d = 2) => x.toFixed(d);
-  const how = key === 'hotPath' ? `olp's defaults: ${Math.round(f.prestartedShare * 100)} % of new conversations on a pre-started CLI` : 'prestart off: every request spawns its CLI, as direct does';
-  console.log(`native fake CLI (~1 ms), olp as its own process, sessions on, default logging, ${how}; alternating runs`);
-  console.log(`  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`);
+  const how =
+    key === 'hotPath'
+      ? `olp's defaults: ${Math.round(f.prestartedShare * 100)} % of new conversations on a pre-started CLI`
+      : 'prestart off: every request spawns its CLI, as direct does';
+  console.log(
+    `native fake CLI (~1 ms), olp as its own process, sessions on, default logging, ${how}; alternating runs`,
+  );
+  console.log(
+    `  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`,
+  );
   console.log(`  time to first token (p50): direct ${r(f.ttftDirect)} ms, through olp ${r(f.ttftOlp)} ms`);
-  console.log(`  daemon CPU per request: ${r(f.cpuMsPerRequest)} ms once warm (after ${f.warmup} requests); ${r(f.cpuMsFirst)} ms over its first ${FIRST} after start`);
-  console.log(`  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} req/s, through olp ${r(f.rpsOlp, 1)} req/s (ratio ${r(f.throughputRatio, 3)})`);
+  console.log(
+    `  daemon CPU per request: ${r(f.cpuMsPerRequest)} ms once warm (after ${f.warmup} requests); ${r(f.cpuMsFirst)} ms over its first ${FIRST} after start`,
+  );
+  console.log(
+    `  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} req/s, through olp ${r(f.rpsOlp, 1)} req/s (ratio ${r(f.throughputRatio, 3)})`,
+  );
   console.log(`  daemon peak RSS: ${r(f.peakRssMb, 1)} MB; load average (1 min): ${r(f.load1)}`);
   console.log(JSON.stringify({ [key]: Object.fromEntries(Object.entries(f).map(([k, v]) => [k, +v.toFixed(3)])) }));
 }

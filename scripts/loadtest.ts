@@ -65,14 +65,37 @@ async function startOwnOlp(): Promise<Target> {
   mkdirSync(records);
   const keyCount = Math.max(1, Number(values.keys));
   const tokens = Array.from({ length: keyCount }, (_, i) => {
-    const r = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', `load${i}`, '--state-dir', stateDir], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', `load${i}`, '--state-dir', stateDir], {
+      encoding: 'utf8',
+    });
     return r.stdout.trim().split('\n').at(-1)!;
   });
-  const claudeEnv: Record<string, string> = { FAKE_CLAUDE_RECORD_DIR: records, FAKE_CLAUDE_DELAY_MS: values['delay-ms']! };
+  const claudeEnv: Record<string, string> = {
+    FAKE_CLAUDE_RECORD_DIR: records,
+    FAKE_CLAUDE_DELAY_MS: values['delay-ms']!,
+  };
   if (Number(values['reply-bytes']) > 0) claudeEnv.FAKE_CLAUDE_REPLY = 'x'.repeat(Number(values['reply-bytes']));
-  const args = [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--max-concurrency', String(Math.max(concurrency, 4)), '--log-level', 'warn', '--sessions', 'false'];
+  const args = [
+    OLP_BIN,
+    'serve',
+    '--state-dir',
+    stateDir,
+    '--port',
+    '0',
+    '--claude-bin',
+    FAKE_CLAUDE,
+    '--max-concurrency',
+    String(Math.max(concurrency, 4)),
+    '--log-level',
+    'warn',
+    '--sessions',
+    'false',
+  ];
   if (values.replay) args.push('--record-mode', 'replay', '--record-file', values.replay);
-  const olp = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify(claudeEnv) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const olp = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify(claudeEnv) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<number | null>((resolve) => olp.on('exit', (code) => resolve(code)));
   const baseURL = await new Promise<string>((resolve, reject) => {
     createInterface({ input: olp.stdout! }).once('line', resolve);
@@ -182,13 +205,19 @@ if (target.olp && target.stateDir && target.records) {
   const until = Date.now() + 15_000;
   for (;;) {
     // The load figures are for an owner's key only (the first key added is the owner).
-    const h = (await (await fetch(`${target.baseURL.replace(/\/v1$/, '')}/health`, { headers: { authorization: `Bearer ${target.tokens[0]}` } })).json()) as { cli: { running: number } };
+    const h = (await (
+      await fetch(`${target.baseURL.replace(/\/v1$/, '')}/health`, {
+        headers: { authorization: `Bearer ${target.tokens[0]}` },
+      })
+    ).json()) as { cli: { running: number } };
     if (h.cli.running === 0 || Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, 100));
   figures = processFigures(target.olp.pid!);
-  const pids = readdirSync(target.records).filter((f) => f.endsWith('.json')).map((f) => Number(f.split('.')[0]));
+  const pids = readdirSync(target.records)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => Number(f.split('.')[0]));
   survivors = pids.filter(alive).length;
   const run = join(target.stateDir, 'run');
   const countWorkspaces = () => {
@@ -199,7 +228,8 @@ if (target.olp && target.stateDir && target.records) {
     }
   };
   // Workspaces are removed off the event loop just after each response: allow that a moment.
-  for (let i = 0; i < 40 && (leftoverWorkspaces = countWorkspaces()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 40 && (leftoverWorkspaces = countWorkspaces()) > 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
 }
 await target.stop();
 
@@ -211,7 +241,13 @@ const result = {
   throughputRps: +(total / wallS).toFixed(1),
   latencyMs: { p50: +latency.p(50).toFixed(1), p95: +latency.p(95).toFixed(1), p99: +latency.p(99).toFixed(1) },
   ttftMs: { p50: +ttft.p(50).toFixed(1), p95: +ttft.p(95).toFixed(1) },
-  ...(figures ? { olpPeakRssMb: +figures.peakRssMb.toFixed(1), olpCpuSeconds: +(figures.cpuSeconds - cpuBefore).toFixed(2), olpCpuPercent: +(((figures.cpuSeconds - cpuBefore) / wallS) * 100).toFixed(0) } : {}),
+  ...(figures
+    ? {
+        olpPeakRssMb: +figures.peakRssMb.toFixed(1),
+        olpCpuSeconds: +(figures.cpuSeconds - cpuBefore).toFixed(2),
+        olpCpuPercent: +(((figures.cpuSeconds - cpuBefore) / wallS) * 100).toFixed(0),
+      }
+    : {}),
   survivingCliProcesses: survivors,
   leftoverWorkspaces,
   concurrency,
@@ -221,17 +257,29 @@ if (values.json) console.log(JSON.stringify(result));
 else {
   const rows: [string, string][] = [
     ['requests', `${result.requests} in ${result.wallSeconds} s at concurrency ${concurrency}`],
-    ['by status', Object.entries(statuses).map(([k, v]) => `${k}: ${v}`).join(', ')],
+    [
+      'by status',
+      Object.entries(statuses)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', '),
+    ],
     ['throughput', `${result.throughputRps} req/s`],
     ['latency p50/p95/p99', `${result.latencyMs.p50} / ${result.latencyMs.p95} / ${result.latencyMs.p99} ms`],
     ['time to first token p50/p95', `${result.ttftMs.p50} / ${result.ttftMs.p95} ms`],
-    ...(figures ? ([['olp peak RSS', `${result.olpPeakRssMb} MB`], ['olp CPU', `${result.olpCpuSeconds} s (${result.olpCpuPercent}% of one core)`]] as [string, string][]) : []),
+    ...(figures
+      ? ([
+          ['olp peak RSS', `${result.olpPeakRssMb} MB`],
+          ['olp CPU', `${result.olpCpuSeconds} s (${result.olpCpuPercent}% of one core)`],
+        ] as [string, string][])
+      : []),
     ['surviving CLI processes', String(survivors)],
     ['leftover workspaces', String(leftoverWorkspaces)],
   ];
   for (const [k, v] of rows) console.log(`${k.padEnd(28)} ${v}`);
 }
 if (survivors > 0 || leftoverWorkspaces > 0 || unexpected.length > 0) {
-  console.error(`loadtest: FAILED (${[survivors ? `${survivors} surviving processes` : '', leftoverWorkspaces ? `${leftoverWorkspaces} leftover workspaces` : '', unexpected.length ? `unexpected: ${unexpected.join(', ')}` : ''].filter(Boolean).join('; ')})`);
+  console.error(
+    `loadtest: FAILED (${[survivors ? `${survivors} surviving processes` : '', leftoverWorkspaces ? `${leftoverWorkspaces} leftover workspaces` : '', unexpected.length ? `unexpected: ${unexpected.join(', ')}` : ''].filter(Boolean).join('; ')})`,
+  );
   process.exit(1);
 }

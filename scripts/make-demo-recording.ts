@@ -13,12 +13,32 @@ import { DEMO_REQUESTS } from './demo/conversation.js';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'olp-demo-rec-'));
 const file = createRecording(stateDir, 'demo', '0.1.0');
-const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir, port: 0, claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, logLevel: 'silent', recordMode: 'record', recordFile: 'demo' } });
-const daemon = await startDaemon({ config, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: stateDir } });
+const config = parseConfig({
+  readFile: false,
+  env: {},
+  overrides: {
+    stateDir,
+    port: 0,
+    claudeBin: FAKE_CLAUDE,
+    codexBin: FAKE_CODEX,
+    logLevel: 'silent',
+    recordMode: 'record',
+    recordFile: 'demo',
+  },
+});
+const daemon = await startDaemon({
+  config,
+  logger: createLogger('silent'),
+  hostEnv: { PATH: process.env.PATH ?? '', HOME: stateDir },
+});
 try {
   const client = new OpenAI({ baseURL: `${daemon.url}/v1`, apiKey: daemon.store.keys.add('demo').token });
   for (const req of DEMO_REQUESTS) {
-    const stream = await client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...req,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     for await (const _ of stream) {
       // recorded as it streams
     }

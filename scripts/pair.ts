@@ -34,7 +34,9 @@ const { values } = parseArgs({
   },
 });
 if (!values.base) {
-  console.error('usage: node dist/scripts/pair.js --base OTHER/dist/src/cli/main.js [--rounds N] [--blocks N] [--per N] [--concurrency N] [--serve="FLAGS"] [--base-env="K=V ..."]');
+  console.error(
+    'usage: node dist/scripts/pair.js --base OTHER/dist/src/cli/main.js [--rounds N] [--blocks N] [--per N] [--concurrency N] [--serve="FLAGS"] [--base-env="K=V ..."]',
+  );
   process.exit(2);
 }
 
@@ -66,14 +68,29 @@ const sides: Side[] = [
 
 /** `A=1 B=2` as an environment. */
 function envOf(pairs: string): Record<string, string> {
-  return Object.fromEntries(pairs.split(' ').filter(Boolean).map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    pairs
+      .split(' ')
+      .filter(Boolean)
+      .map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
+  );
 }
 
 async function start(s: Side, round: number): Promise<void> {
   const stateDir = join(dir, `${s.name}-${round}`);
-  const env = { PATH: process.env.PATH ?? '', HOME: dir, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }), ...s.env };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: dir,
+    OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_REPLY: 'ok' }),
+    ...s.env,
+  };
   s.token = addKey(stateDir, 'pair', env, s.bin);
-  const started = serve({ stateDir, env, bin: s.bin, args: ['--claude-bin', fake!, ...values.serve.split(' ').filter(Boolean)] });
+  const started = serve({
+    stateDir,
+    env,
+    bin: s.bin,
+    args: ['--claude-bin', fake!, ...values.serve.split(' ').filter(Boolean)],
+  });
   s.daemon = started.daemon;
   s.daemon.stderr!.resume();
   s.url = await started.base;
@@ -118,11 +135,18 @@ try {
     for (const s of sides) await stop(s);
   }
   const f = (x: number) => x.toFixed(3);
-  for (const s of sides) console.log(`${s.name.padEnd(4)} CPU ${f(s.cpu / s.n)} ms/request, wall ${f(s.wall / s.n)} ms/request, peak RSS ${s.peakRss.toFixed(1)} MB  (${s.bin})`);
+  for (const s of sides)
+    console.log(
+      `${s.name.padEnd(4)} CPU ${f(s.cpu / s.n)} ms/request, wall ${f(s.wall / s.n)} ms/request, peak RSS ${s.peakRss.toFixed(1)} MB  (${s.bin})`,
+    );
   const [a, b] = sides as [Side, Side];
-  const rounds = a.perRound.map((x, i) => `${i % 2 === 0 ? 'base' : 'this'} started first ${f(b.perRound[i]! - x)}`).join(', ');
+  const rounds = a.perRound
+    .map((x, i) => `${i % 2 === 0 ? 'base' : 'this'} started first ${f(b.perRound[i]! - x)}`)
+    .join(', ');
   console.log(`by round: ${rounds}`);
-  console.log(`this - base: CPU ${f(b.cpu / b.n - a.cpu / a.n)} ms, wall ${f(b.wall / b.n - a.wall / a.n)} ms per request (concurrency ${values.concurrency})`);
+  console.log(
+    `this - base: CPU ${f(b.cpu / b.n - a.cpu / a.n)} ms, wall ${f(b.wall / b.n - a.wall / a.n)} ms per request (concurrency ${values.concurrency})`,
+  );
 } finally {
   await Promise.all(sides.map(stop));
   rmSync(dir, { recursive: true, force: true });

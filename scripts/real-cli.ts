@@ -13,7 +13,11 @@ import { runDirFor } from '../src/workspace/index.js';
 import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
 import { REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
 import { addKey, serve } from './daemon.js';
-import { codexStandInConfig, startResponsesStandIn, type ResponsesStandIn } from '../test/support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../test/support/responses-stand-in.js';
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -21,14 +25,16 @@ const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }
 function cpuMs(pid: number, children = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const ticks = f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0);
     return (ticks * 1000) / CLK_TCK;
   } catch {
     return 0;
   }
 }
-
 
 export interface Olp {
   url: string;
@@ -56,7 +62,20 @@ export async function startOlp(api: { claude: StandIn; codex: ResponsesStandIn }
   };
   const token = addKey(stateDir, 'bench', env);
   const other = addKey(stateDir, 'other', env);
-  const { daemon, base } = serve({ stateDir, env, args: ['--claude-bin', REAL_CLAUDE, '--codex-bin', REAL_CODEX, '--workers', String(workers), '--log-level', 'debug'] });
+  const { daemon, base } = serve({
+    stateDir,
+    env,
+    args: [
+      '--claude-bin',
+      REAL_CLAUDE,
+      '--codex-bin',
+      REAL_CODEX,
+      '--workers',
+      String(workers),
+      '--log-level',
+      'debug',
+    ],
+  });
   let spawns = 0;
   createInterface({ input: daemon.stderr! }).on('line', (l) => {
     if (l.includes('"event":"spawned"')) spawns++;
@@ -101,7 +120,11 @@ async function spareUp(olp: Olp): Promise<void> {
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
-async function ask(olp: Olp, messages: Msg[], model: string): Promise<{ ms: number; reply: string; run: string | null }> {
+async function ask(
+  olp: Olp,
+  messages: Msg[],
+  model: string,
+): Promise<{ ms: number; reply: string; run: string | null }> {
   const started = performance.now();
   const res = await fetch(`${olp.url}/v1/chat/completions`, {
     method: 'POST',
@@ -110,7 +133,11 @@ async function ask(olp: Olp, messages: Msg[], model: string): Promise<{ ms: numb
   });
   const body = (await res.json()) as { choices?: { message: { content: string } }[] };
   if (!res.ok || !body.choices) throw new Error(`olp answered ${res.status}: ${JSON.stringify(body)}`);
-  return { ms: performance.now() - started, reply: body.choices[0]!.message.content, run: res.headers.get('x-olp-session-mode') };
+  return {
+    ms: performance.now() - started,
+    reply: body.choices[0]!.message.content,
+    run: res.headers.get('x-olp-session-mode'),
+  };
 }
 
 /** One turn's wall time and CPU (olp + every CLI of it, including one that exits during the turn). */
@@ -119,7 +146,14 @@ async function measured(olp: Olp, messages: Msg[], model: string): Promise<{ ms:
   const c0 = totalCpu(olp, before);
   const r = await ask(olp, messages, model);
   // A cold CLI may still be exiting: wait until olp has reaped it, so its CPU is counted.
-  for (let i = 0; i < 50 && before.length === 0 && liveClis(olp).some((p) => !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('stream-json')); i++) await new Promise((res) => setTimeout(res, 20));
+  for (
+    let i = 0;
+    i < 50 &&
+    before.length === 0 &&
+    liveClis(olp).some((p) => !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('stream-json'));
+    i++
+  )
+    await new Promise((res) => setTimeout(res, 20));
   const after = [...new Set([...before, ...liveClis(olp)])];
   return { ms: r.ms, cpu: totalCpu(olp, after) - c0, reply: r.reply };
 }
@@ -152,7 +186,15 @@ async function codexWorkerUp(olp: Olp): Promise<void> {
 type Mode = RealCliRow['mode'];
 
 /** One conversation of turns+1 turns; the first (cold) is not counted. */
-async function conversationRow(olp: Olp, cli: RealCliRow['cli'], latencyMs: number, mode: Mode, turns: number, model: string, before?: () => Promise<void>): Promise<RealCliRow> {
+async function conversationRow(
+  olp: Olp,
+  cli: RealCliRow['cli'],
+  latencyMs: number,
+  mode: Mode,
+  turns: number,
+  model: string,
+  before?: () => Promise<void>,
+): Promise<RealCliRow> {
   const row: RealCliRow = { cli, latencyMs, mode, turnMs: [], cpuMs: [] };
   const messages: Msg[] = [];
   for (let i = 0; i <= turns; i++) {
@@ -169,7 +211,15 @@ async function conversationRow(olp: Olp, cli: RealCliRow['cli'], latencyMs: numb
 }
 
 /** A new conversation per turn. */
-async function newConversationsRow(olp: Olp, cli: RealCliRow['cli'], latencyMs: number, mode: Mode, turns: number, model: string, before?: () => Promise<void>): Promise<RealCliRow> {
+async function newConversationsRow(
+  olp: Olp,
+  cli: RealCliRow['cli'],
+  latencyMs: number,
+  mode: Mode,
+  turns: number,
+  model: string,
+  before?: () => Promise<void>,
+): Promise<RealCliRow> {
   const row: RealCliRow = { cli, latencyMs, mode, turnMs: [], cpuMs: [] };
   for (let i = 0; i < turns; i++) {
     await before?.();
@@ -208,13 +258,16 @@ export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealC
         // The spare the first turn leaves is let come up first, so its start-up is not counted as a warm turn's.
         rows.push(await conversationRow(on, 'claude', latencyMs, 'warm', turns, 'sonnet', () => spareUp(on)));
         const health = await fetch(`${on.url}/health`, { headers: { authorization: `Bearer ${on.token}` } });
-        for (const w of ((await health.json()) as { workers: { live: { state: string; turns: number; rssMb: number | null }[] } }).workers.live) {
+        for (const w of (
+          (await health.json()) as { workers: { live: { state: string; turns: number; rssMb: number | null }[] } }
+        ).workers.live) {
           workerRss.push(`${w.state} (${w.turns} turns) ${w.rssMb ?? '?'} MB`);
         }
         // Pre-started: each new conversation's first turn, once the spare the last turn left is up.
         rows.push(await newConversationsRow(on, 'claude', latencyMs, 'prestarted', turns, 'sonnet', () => spareUp(on)));
         // codex: turns 2.. on the app-server that loaded the thread after turn 1.
-        if (withCodex) rows.push(await conversationRow(on, 'codex', latencyMs, 'warm', turns, 'codex', () => codexWorkerUp(on)));
+        if (withCodex)
+          rows.push(await conversationRow(on, 'codex', latencyMs, 'warm', turns, 'codex', () => codexWorkerUp(on)));
       } finally {
         await on.stop();
       }
@@ -227,12 +280,23 @@ export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealC
 }
 
 export function printRealCli(f: RealCliFigures): void {
-  console.log('real claude and codex (pinned) through olp, loopback stand-in APIs; medians (min-max) of each mode\'s turns');
+  console.log(
+    "real claude and codex (pinned) through olp, loopback stand-in APIs; medians (min-max) of each mode's turns",
+  );
   console.log('  cli     provider latency  mode        turn ms                 CPU ms per turn (olp + CLI)');
-  const fmt = (xs: number[]) => `${median(xs).toFixed(0).padStart(5)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
-  for (const r of f.rows) console.log(`  ${r.cli.padEnd(6)}  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`);
-  console.log('  (a pre-started turn\'s CPU leaves out starting the spare it used: a cold start\'s CPU, paid in the background beforehand)');
-  if (f.workerRss.length) console.log(`  live claude CLIs after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRss.join(', ')}`);
+  const fmt = (xs: number[]) =>
+    `${median(xs).toFixed(0).padStart(5)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
+  for (const r of f.rows)
+    console.log(
+      `  ${r.cli.padEnd(6)}  ${String(r.latencyMs).padStart(6)} ms         ${r.mode.padEnd(10)}  ${fmt(r.turnMs)}  ${fmt(r.cpuMs)}`,
+    );
+  console.log(
+    "  (a pre-started turn's CPU leaves out starting the spare it used: a cold start's CPU, paid in the background beforehand)",
+  );
+  if (f.workerRss.length)
+    console.log(
+      `  live claude CLIs after ${f.rows.find((r) => r.mode === 'warm')?.turnMs.length ?? 0} warm turns: ${f.workerRss.join(', ')}`,
+    );
   console.log(JSON.stringify({ realCli: f }));
 }
 

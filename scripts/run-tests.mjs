@@ -30,7 +30,15 @@ if (files.length === 0) {
 const started = Date.now();
 const r = spawnSync(
   process.execPath,
-  ['--import', join(testDir, 'support', 'strict.js'), '--test', '--test-concurrency=2', '--test-reporter=spec', '--test-timeout=180000', ...files],
+  [
+    '--import',
+    join(testDir, 'support', 'strict.js'),
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-timeout=180000',
+    ...files,
+  ],
   { stdio: 'inherit', cwd: root },
 );
 console.error(`test suite finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -9,7 +9,11 @@ export interface Timings {
 }
 
 export function createTimings(): Timings {
-  const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+  const h = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
   let count = 0;
   return {
     record(ms: number) {

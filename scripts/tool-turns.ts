@@ -9,7 +9,16 @@ import { REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
 import { startResponsesStandIn } from '../test/support/responses-stand-in.js';
 import { median, startOlp, type Olp } from './real-cli.js';
 
-const TOOLS = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  },
+];
 
 interface Call {
   id: string;
@@ -18,7 +27,12 @@ interface Call {
 }
 
 /** Streams one request; the tool calls it returned, its text and when its first token came (ms from sending). */
-async function stream(olp: Olp, token: string, model: string, messages: unknown[]): Promise<{ calls: Call[]; text: string; firstMs: number }> {
+async function stream(
+  olp: Olp,
+  token: string,
+  model: string,
+  messages: unknown[],
+): Promise<{ calls: Call[]; text: string; firstMs: number }> {
   const started = performance.now();
   const res = await fetch(`${olp.url}/v1/chat/completions`, {
     method: 'POST',
@@ -38,7 +52,16 @@ async function stream(olp: Olp, token: string, model: string, messages: unknown[
       buf = buf.slice(nl + 2);
       const data = event.replace(/^data: /, '');
       if (data === '[DONE]' || !data.startsWith('{')) continue;
-      const delta = (JSON.parse(data) as { choices?: { delta: { content?: string; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[] }).choices?.[0]?.delta;
+      const delta = (
+        JSON.parse(data) as {
+          choices?: {
+            delta: {
+              content?: string;
+              tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
+            };
+          }[];
+        }
+      ).choices?.[0]?.delta;
       if (!delta) continue;
       if ((delta.content || delta.tool_calls) && firstMs < 0) firstMs = performance.now() - started;
       text += delta.content ?? '';
@@ -77,7 +100,10 @@ export async function runToolTurns(rounds = 5): Promise<ToolTurnRow[] | undefine
   const rows: ToolTurnRow[] = [];
   const olp = await startOlp({ claude, codex }, false);
   try {
-    for (const [cli, model] of [['claude', 'sonnet'], ['codex', 'codex']] as const) {
+    for (const [cli, model] of [
+      ['claude', 'sonnet'],
+      ['codex', 'codex'],
+    ] as const) {
       if (cli === 'codex' && !existsSync(REAL_CODEX)) continue;
       const row: ToolTurnRow = { cli, parkedMs: [], freshMs: [], parkedSpawns: [], freshSpawns: [] };
       for (let i = 0; i < rounds; i++) {
@@ -86,8 +112,17 @@ export async function runToolTurns(rounds = 5): Promise<ToolTurnRow[] | undefine
         const first = await stream(olp, olp.token, model, messages);
         if (first.calls.length !== 2) throw new Error(`${cli}: expected 2 tool calls, got ${JSON.stringify(first)}`);
         const s1 = olp.spawns();
-        messages.push({ role: 'assistant', content: null, tool_calls: first.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) });
-        for (const c of first.calls) messages.push({ role: 'tool', tool_call_id: c.id, content: `weather for ${c.arguments}` });
+        messages.push({
+          role: 'assistant',
+          content: null,
+          tool_calls: first.calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        });
+        for (const c of first.calls)
+          messages.push({ role: 'tool', tool_call_id: c.id, content: `weather for ${c.arguments}` });
         // Another key: its request cannot reach this key's parked CLI, so a fresh turn answers.
         const fresh = await stream(olp, olp.other, model, messages);
         const s2 = olp.spawns();
@@ -110,11 +145,18 @@ export async function runToolTurns(rounds = 5): Promise<ToolTurnRow[] | undefine
 }
 
 export function printToolTurns(rows: ToolTurnRow[]): void {
-  console.log('tool round trips on the real CLIs through olp (stand-in APIs, latency 0): results sent → first continuation token, medians (min-max)');
-  const fmt = (xs: number[]) => `${median(xs).toFixed(0).padStart(5)} ms (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
+  console.log(
+    'tool round trips on the real CLIs through olp (stand-in APIs, latency 0): results sent → first continuation token, medians (min-max)',
+  );
+  const fmt = (xs: number[]) =>
+    `${median(xs).toFixed(0).padStart(5)} ms (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`.padEnd(22);
   for (const r of rows) {
-    console.log(`  ${r.cli.padEnd(6)}  parked CLI answers: ${fmt(r.parkedMs)} ${median(r.parkedSpawns)} spawn(s) per round trip`);
-    console.log(`  ${''.padEnd(6)}  fresh turn answers: ${fmt(r.freshMs)} ${median(r.freshSpawns)} spawn(s) per round trip`);
+    console.log(
+      `  ${r.cli.padEnd(6)}  parked CLI answers: ${fmt(r.parkedMs)} ${median(r.parkedSpawns)} spawn(s) per round trip`,
+    );
+    console.log(
+      `  ${''.padEnd(6)}  fresh turn answers: ${fmt(r.freshMs)} ${median(r.freshSpawns)} spawn(s) per round trip`,
+    );
   }
   console.log(JSON.stringify({ toolTurns: rows }));
 }

@@ -14,7 +14,11 @@ const TURNS = 20;
 
 /** A native fake kept alive: one user line in, lines out until its result. */
 function liveFake(bin: string): { turn(): Promise<number>; close(): void } {
-  const child: ChildProcess = spawn(bin, ['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json'], { env: { PATH: process.env.PATH ?? '', HOME: tmpdir() }, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child: ChildProcess = spawn(
+    bin,
+    ['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json'],
+    { env: { PATH: process.env.PATH ?? '', HOME: tmpdir() }, stdio: ['pipe', 'pipe', 'ignore'] },
+  );
   const rl: Interface = createInterface({ input: child.stdout! });
   let waiting: (() => void) | undefined;
   rl.on('line', (l) => {
@@ -25,7 +29,9 @@ function liveFake(bin: string): { turn(): Promise<number>; close(): void } {
       const started = performance.now();
       return new Promise((resolve) => {
         waiting = () => resolve(performance.now() - started);
-        child.stdin!.write(`${JSON.stringify({ type: 'user', message: { role: 'user', content: 'say ok' }, parent_tool_use_id: null, session_id: '' })}\n`);
+        child.stdin!.write(
+          `${JSON.stringify({ type: 'user', message: { role: 'user', content: 'say ok' }, parent_tool_use_id: null, session_id: '' })}\n`,
+        );
       });
     },
     close: () => child.stdin!.end(),
@@ -97,7 +103,11 @@ export async function runWarmPath(runs: number): Promise<WarmPathFigures | undef
   const env = { PATH: process.env.PATH ?? '', HOME: dir };
   const token = addKey(stateDir, 'bench', env);
   // 16 conversations at once need 16 slots and workers.
-  const { daemon, base: listening } = serve({ stateDir, env, args: ['--claude-bin', bin, '--session-pool', '17', '--max-workers', '40'] });
+  const { daemon, base: listening } = serve({
+    stateDir,
+    env,
+    args: ['--claude-bin', bin, '--session-pool', '17', '--max-workers', '40'],
+  });
   daemon.stderr!.resume();
   const direct = liveFake(bin);
   try {
@@ -150,9 +160,13 @@ export async function runWarmPath(runs: number): Promise<WarmPathFigures | undef
 export function printWarmPath(f: WarmPathFigures): void {
   const r = (x: number, d = 2) => x.toFixed(d);
   console.log('native fake CLI kept alive (live workers): continued turns, olp as its own process; alternating runs');
-  console.log(`  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`);
+  console.log(
+    `  latency p50/p90: direct ${r(f.directP50)} / ${r(f.directP90)} ms, through olp ${r(f.olpP50)} / ${r(f.olpP90)} ms; olp adds ${r(f.addedP50)} ms at p50`,
+  );
   console.log(`  daemon CPU per turn: ${r(f.cpuMsPerTurn)} ms`);
-  console.log(`  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} turns/s, through olp ${r(f.rpsOlp, 1)} turns/s (ratio ${r(f.throughputRatio, 3)})`);
+  console.log(
+    `  throughput at concurrency 16: direct ${r(f.rpsDirect, 1)} turns/s, through olp ${r(f.rpsOlp, 1)} turns/s (ratio ${r(f.throughputRatio, 3)})`,
+  );
   console.log(`  daemon peak RSS: ${r(f.peakRssMb, 1)} MB; load average (1 min): ${r(f.load1)}`);
   console.log(JSON.stringify({ warmPath: Object.fromEntries(Object.entries(f).map(([k, v]) => [k, +v.toFixed(3)])) }));
 }

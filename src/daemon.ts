@@ -24,7 +24,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { config, logger } = options;
   const parts = composeDaemon(options);
   const { app, store, workspaces, supervisor, lifecycle, backends, detector, bridge, lock } = parts;
-  const server = createHttpServer(app, { bodyTimeoutMs: config.bodyTimeout * 1000, maxClientConnections: config.maxClientConnections, messages: expressMessages(app) });
+  const server = createHttpServer(app, {
+    bodyTimeoutMs: config.bodyTimeout * 1000,
+    maxClientConnections: config.maxClientConnections,
+    messages: expressMessages(app),
+  });
   try {
     await bridge.start();
     await new Promise<void>((resolve, reject) => {
@@ -59,9 +63,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         lifecycle.drain();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), config.shutdownGrace * 1000).unref());
+        const grace = new Promise<'grace'>((resolve) =>
+          setTimeout(() => resolve('grace'), config.shutdownGrace * 1000).unref(),
+        );
         if ((await Promise.race([lifecycle.idle().then(() => 'idle' as const), grace])) === 'grace') {
-          logger.warn({ event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active }, 'grace period over; stopping CLI children');
+          logger.warn(
+            { event: 'shutdown_kill', inflight: lifecycle.inflight, children: supervisor.active },
+            'grace period over; stopping CLI children',
+          );
         }
         await parts.stopChildren();
         await Promise.race([lifecycle.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);

@@ -13,7 +13,15 @@ import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
-import { createRecording, createRecordingSupervisor, createReplaySupervisor, loadRecording, openAppender, resolveRecording, type Appender } from './record/index.js';
+import {
+  createRecording,
+  createRecordingSupervisor,
+  createReplaySupervisor,
+  loadRecording,
+  openAppender,
+  resolveRecording,
+  type Appender,
+} from './record/index.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import {
@@ -39,21 +47,32 @@ export interface DaemonOptions {
 }
 
 /** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
-function createCallLayer(config: Config, logger: Logger, version: string | undefined): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
+function createCallLayer(
+  config: Config,
+  logger: Logger,
+  version: string | undefined,
+): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
   const real = createProcessSupervisor(logger);
   if (config.recordMode === 'off') return { supervisor: real };
-  if (!config.recordFile) throw new Error(`recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`);
+  if (!config.recordFile)
+    throw new Error(
+      `recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`,
+    );
   if (config.recordMode === 'record') {
     const target = resolveRecording(config.stateDir, config.recordFile);
     // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600 in a 0700 recordings/).
-    if (target.managed && !existsSync(target.file)) createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
+    if (target.managed && !existsSync(target.file))
+      createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
     const appender = openAppender(target.file);
     logger.info({ event: 'recording', file: appender.file }, `recording every CLI call to ${appender.file}`);
     return { supervisor: createRecordingSupervisor(real, appender), appender };
   }
   const recording = loadRecording(config.stateDir, config.recordFile);
   const replay = createReplaySupervisor(recording, config.replaySpeed);
-  logger.info({ event: 'replaying', file: recording.file, calls: recording.calls.length }, `replaying ${recording.calls.length} recorded call(s) from ${recording.file}; no CLI will be spawned`);
+  logger.info(
+    { event: 'replaying', file: recording.file, calls: recording.calls.length },
+    `replaying ${recording.calls.length} recorded call(s) from ${recording.file}; no CLI will be spawned`,
+  );
   return { supervisor: replay, replayBackends: replay.backends };
 }
 
@@ -81,10 +100,16 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv, version }: Daem
 
 function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock: StateLock) {
   const store = openStore(config.stateDir);
-  const workspaces = createWorkspaces(config.stateDir, { ...(config.runDir ? { runDir: config.runDir } : {}), path: hostEnv.PATH });
+  const workspaces = createWorkspaces(config.stateDir, {
+    ...(config.runDir ? { runDir: config.runDir } : {}),
+    path: hostEnv.PATH,
+  });
   const swept = workspaces.sweep();
   if (swept.workspaces > 0 || swept.processes > 0) {
-    logger.warn({ event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes }, `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`);
+    logger.warn(
+      { event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes },
+      `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`,
+    );
   }
 
   const { backends, probes } = createBackends(config, hostEnv);
@@ -96,7 +121,11 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       continue;
     }
     for (const file of b.credentials) {
-      if (!existsSync(file)) logger.warn({ event: 'credentials_missing', backend: b.id, file }, `${b.id}: credential file ${file} not found (fine if you use an API key)`);
+      if (!existsSync(file))
+        logger.warn(
+          { event: 'credentials_missing', backend: b.id, file },
+          `${b.id}: credential file ${file} not found (fine if you use an API key)`,
+        );
     }
   }
 
@@ -105,13 +134,21 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     const cutoff = Date.now() - config.usageRetentionDays * 86400_000;
     const n = store.usage.prune(cutoff);
     const responses = store.responses.prune(cutoff);
-    if (n + responses > 0) logger.info({ event: 'usage_pruned', rows: n, responses, olderThanDays: config.usageRetentionDays }, `pruned ${n} usage row(s) and ${responses} stored response(s)`);
+    if (n + responses > 0)
+      logger.info(
+        { event: 'usage_pruned', rows: n, responses, olderThanDays: config.usageRetentionDays },
+        `pruned ${n} usage row(s) and ${responses} stored response(s)`,
+      );
   };
   prune();
   const pruneTimer = setInterval(prune, 86400_000);
   pruneTimer.unref();
   const recovered = store.slots.recover();
-  if (recovered > 0) logger.warn({ event: 'session_recover', slots: recovered }, `${recovered} session slot(s) were in use when olp stopped; they will rotate`);
+  if (recovered > 0)
+    logger.warn(
+      { event: 'session_recover', slots: recovered },
+      `${recovered} session slot(s) were in use when olp stopped; they will rotate`,
+    );
   const sessions = config.sessions
     ? createSessionPool({
         store: store.slots,
@@ -154,12 +191,22 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
   // A key revoked, disabled or expired (`olp keys` writes from another process) loses its live CLIs.
-  const standing = watchKeyStanding({ keys: store.keys, holders: workers ? [workers, parked] : [parked], everyMs: 250, logger });
+  const standing = watchKeyStanding({
+    keys: store.keys,
+    holders: workers ? [workers, parked] : [parked],
+    everyMs: 250,
+    logger,
+  });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
   // Replaying, the models are the recording's: no CLI needs to be installed.
-  const registry = createModelRegistry(backends, config.models, (b) => (replayBackends ? replayBackends.has(b.id) : detector.installed(b)));
-  const metrics = config.metrics === 'off' ? undefined : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
+  const registry = createModelRegistry(backends, config.models, (b) =>
+    replayBackends ? replayBackends.has(b.id) : detector.installed(b),
+  );
+  const metrics =
+    config.metrics === 'off'
+      ? undefined
+      : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
   // Each finished request's result, for its observers (this daemon's own channel: tests run several).
   const finished = channel(Symbol('olp.request.finished'));
   if (metrics) {
@@ -180,7 +227,12 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     sessions,
     detector,
     fallbacks: config.fallbacks,
-    imageLimits: { maxBytes: config.imageMaxBytes, maxCount: config.imageMaxCount, maxTotalBytes: config.imageMaxTotalBytes, fetchRemote: config.imageFetch },
+    imageLimits: {
+      maxBytes: config.imageMaxBytes,
+      maxCount: config.imageMaxCount,
+      maxTotalBytes: config.imageMaxTotalBytes,
+      fetchRemote: config.imageFetch,
+    },
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
     calibration: createTokenCalibration(),
@@ -199,7 +251,12 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       ...(workers && sessions && config.prestart
         ? { prestart: { sessions, minFreeBytes: 1024 ** 3, availableMemory: createMemoryGauge() } }
         : {}),
-      limits: { timeoutMs: config.timeout * 1000, idleTimeoutMs: config.idleTimeout * 1000, retryTimeoutMs: config.retryTimeout * 1000, killGraceMs: 2000 },
+      limits: {
+        timeoutMs: config.timeout * 1000,
+        idleTimeoutMs: config.idleTimeout * 1000,
+        retryTimeoutMs: config.retryTimeout * 1000,
+        killGraceMs: 2000,
+      },
     },
   };
   const app = createApp({

@@ -2,7 +2,12 @@
 export function modelAllowed(patterns: readonly string[], id: string): boolean {
   return patterns.some((p) => {
     if (!p.includes('*') && !p.includes('?')) return p === id;
-    const re = new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`);
+    const re = new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('*', '.*')
+        .replaceAll('?', '.')}$`,
+    );
     return re.test(id);
   });
 }

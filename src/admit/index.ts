@@ -42,10 +42,6 @@ export function createAdmission(opts: AdmissionOptions) {
     return budgetOf(who, s, t, opts.tokensSince);
   }
 
-
-
-
-
   function dispatch(): void {
     while (running < opts.maxConcurrent && order.length > 0) {
       const keyId = order.shift()!;
@@ -103,7 +99,12 @@ export function createAdmission(opts: AdmissionOptions) {
       const b = budget(who, s, t);
       const limit = who.policy.concurrency;
       if (limit != null && s.inflight >= limit) {
-        throw limitExceeded('concurrency_limit_exceeded', `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`, 1, headersFor(who, s, t, b));
+        throw limitExceeded(
+          'concurrency_limit_exceeded',
+          `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`,
+          1,
+          headersFor(who, s, t, b),
+        );
       }
       if (!counted) checkRate(who, s, t, b, opts.tokensSince);
       if (b && b.remaining <= 0) {
@@ -115,7 +116,12 @@ export function createAdmission(opts: AdmissionOptions) {
         );
       }
       if (running >= opts.maxConcurrent && queued >= opts.queueSize) {
-        throw limitExceeded('server_busy', `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`, 2, headersFor(who, s, t, b));
+        throw limitExceeded(
+          'server_busy',
+          `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`,
+          2,
+          headersFor(who, s, t, b),
+        );
       }
 
       // The key's parked turns hold CLIs too. A newer request of the key at its limit shows the
@@ -173,7 +179,15 @@ export function createAdmission(opts: AdmissionOptions) {
         };
         const onAbort = () => fail(new ClientAbortedError());
         const timer = setTimeout(
-          () => fail(limitExceeded('queue_timeout', `Waited ${Math.round(opts.queueTimeoutMs / 1000)} s for a free CLI slot. The server is busy; try again shortly.`, 5, headers)),
+          () =>
+            fail(
+              limitExceeded(
+                'queue_timeout',
+                `Waited ${Math.round(opts.queueTimeoutMs / 1000)} s for a free CLI slot. The server is busy; try again shortly.`,
+                5,
+                headers,
+              ),
+            ),
           opts.queueTimeoutMs,
         );
         if (signal.aborted) return onAbort();
@@ -197,7 +211,6 @@ export function createAdmission(opts: AdmissionOptions) {
 }
 
 export type Admission = ReturnType<typeof createAdmission>;
-
 
 /** What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply cap. */
 export function estimateTokens(promptTokens: number, maxOutputTokens: number | undefined): number {

@@ -66,10 +66,21 @@ export function prune(s: KeyState, t: number): void {
 }
 
 /** Throws the 429 for a key at its requests-per-minute. */
-export function checkRate(who: Admittee, s: KeyState, t: number, b: Budget | undefined, tokensSince: TokensSince): void {
+export function checkRate(
+  who: Admittee,
+  s: KeyState,
+  t: number,
+  b: Budget | undefined,
+  tokensSince: TokensSince,
+): void {
   if (who.policy.rpm != null && s.window.length >= who.policy.rpm) {
     const wait = s.window[0]! + MINUTE - t;
-    throw limitExceeded('rate_limit_exceeded', `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`, wait / 1000, headersFor(who, s, t, b ?? budget(who, s, t, tokensSince)));
+    throw limitExceeded(
+      'rate_limit_exceeded',
+      `Rate limit reached for this key: ${who.policy.rpm} requests per minute. Try again in ${toResetDuration(wait)}.`,
+      wait / 1000,
+      headersFor(who, s, t, b ?? budget(who, s, t, tokensSince)),
+    );
   }
 }
 

@@ -6,7 +6,12 @@ import type { EnvPolicy } from './types.js';
  * The environment rules every backend follows: what it sets always passes; a provider key passes
  * only when the operator names it; `neverPass` (nested-session markers, the CLI's own home) never does.
  */
-export function toEnvPolicy(set: Readonly<Record<string, string>>, pass: readonly string[], apiKeyVars: readonly string[], neverPass: (name: string) => boolean): EnvPolicy {
+export function toEnvPolicy(
+  set: Readonly<Record<string, string>>,
+  pass: readonly string[],
+  apiKeyVars: readonly string[],
+  neverPass: (name: string) => boolean,
+): EnvPolicy {
   const named = new Set(pass);
   return {
     set,
@@ -27,7 +32,10 @@ export function toEnvPolicy(set: Readonly<Record<string, string>>, pass: readonl
 export function providerContextError(backend: string, text: string): ProxyError {
   const m = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(text);
   const count = m ? ` (about ${m[1]!.replace(/,/g, '')} tokens against its limit of ${m[2]!.replace(/,/g, '')})` : '';
-  return contextLengthExceeded(`the model provider refused the prompt ${backend} sent as longer than the model's context${count}; start a new conversation, or send less of this one`, new Error(text));
+  return contextLengthExceeded(
+    `the model provider refused the prompt ${backend} sent as longer than the model's context${count}; start a new conversation, or send less of this one`,
+    new Error(text),
+  );
 }
 
 /** One line of text for an error message: whitespace collapsed, cut at `max` characters. */
@@ -40,8 +48,13 @@ export function clip(text: string, max = 300): string {
 export function toSpawnFailure(backend: string, bin: string, installFix: string, exit: ExitInfo): ProxyError {
   const code = exit.spawnError?.code;
   if (code === 'ENOENT') return backendNotInstalled(backend, bin, installFix, exit.spawnError);
-  if (code === 'EACCES') return backendNotInstalled(backend, bin, `The file is not executable. ${installFix}`, exit.spawnError);
-  return backendFailed(backend, `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`, exit.spawnError);
+  if (code === 'EACCES')
+    return backendNotInstalled(backend, bin, `The file is not executable. ${installFix}`, exit.spawnError);
+  return backendFailed(
+    backend,
+    `could not start '${bin}': ${exit.spawnError?.message ?? 'unknown error'}`,
+    exit.spawnError,
+  );
 }
 
 /** Counts a CLI's stdout lines: JSON objects are parsed, anything else is remembered for the error message. */
@@ -67,7 +80,11 @@ export function createLineReader<T extends object>() {
     },
     /** Line counts for error decisions. */
     summary(): { parsedLines: number; unparsedLines: number; firstUnparsed?: string } {
-      return { parsedLines: parsed, unparsedLines: unparsed, ...(firstUnparsed !== undefined ? { firstUnparsed } : {}) };
+      return {
+        parsedLines: parsed,
+        unparsedLines: unparsed,
+        ...(firstUnparsed !== undefined ? { firstUnparsed } : {}),
+      };
     },
   };
 }

@@ -91,10 +91,20 @@ export function createDetector(
   const found = new Map<string, { at: number; value: boolean }>();
 
   /** Runs the backend's status commands in a fresh workspace, removed afterwards. */
-  async function runStatus(b: Backend, path: string, p: StatusProbe, timeoutMs: number): Promise<[version: CommandResult, login: CommandResult]> {
+  async function runStatus(
+    b: Backend,
+    path: string,
+    p: StatusProbe,
+    timeoutMs: number,
+  ): Promise<[version: CommandResult, login: CommandResult]> {
     let ws: ReturnType<ProbeWorkspaces['create']>;
     try {
-      ws = workspaces.create({ keyId: PROBE_KEY, requestId: `${b.id}-${randomUUID()}`, links: b.links(PROBE_TURN), ...(b.homeDirs ? { dirs: b.homeDirs } : {}) });
+      ws = workspaces.create({
+        keyId: PROBE_KEY,
+        requestId: `${b.id}-${randomUUID()}`,
+        links: b.links(PROBE_TURN),
+        ...(b.homeDirs ? { dirs: b.homeDirs } : {}),
+      });
     } catch (err) {
       // No place to run it (state dir unwritable): reported as failed commands, never as a crash of /health.
       const failed: CommandResult = { exitCode: null, stdout: '', stderr: (err as Error).message, failed: 'spawn' };
@@ -125,7 +135,19 @@ export function createDetector(
       const release = opts.room ? opts.room(2) : () => undefined;
       if (!release) {
         const last = settled.get(b.id)?.value;
-        return last ? { ...last, unchecked: 'process_cap' } : { backend: b.id, bin: b.bin, path, version, login, credentials, ready: true, fixes, unchecked: 'process_cap' };
+        return last
+          ? { ...last, unchecked: 'process_cap' }
+          : {
+              backend: b.id,
+              bin: b.bin,
+              path,
+              version,
+              login,
+              credentials,
+              ready: true,
+              fixes,
+              unchecked: 'process_cap',
+            };
       }
       let v: CommandResult;
       let l: CommandResult;
@@ -136,7 +158,12 @@ export function createDetector(
       }
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
       if (p.apiKeyConfigured) login = 'api_key';
-      else if (!l.failed) login = !p.loggedIn(l.exitCode, l.stdout, l.stderr) ? 'not_logged_in' : p.keyLogin?.(l.stdout, l.stderr) ? 'api_key' : 'logged_in';
+      else if (!l.failed)
+        login = !p.loggedIn(l.exitCode, l.stdout, l.stderr)
+          ? 'not_logged_in'
+          : p.keyLogin?.(l.stdout, l.stderr)
+            ? 'api_key'
+            : 'logged_in';
       if (login === 'not_logged_in') fixes.push(p.loginFix);
     }
     return { backend: b.id, bin: b.bin, path, version, login, credentials, ready: login !== 'not_logged_in', fixes };

@@ -1,6 +1,44 @@
-export type { Backend, BackendEvent, CliStatus, EventParser, FinishReason, ModelEntry, Turn, TurnOutcome, Usage, Place, Prepared, EnvPolicy } from './types.js';
+export type {
+  Backend,
+  BackendEvent,
+  CliStatus,
+  EventParser,
+  FinishReason,
+  ModelEntry,
+  Turn,
+  TurnOutcome,
+  Usage,
+  Place,
+  Prepared,
+  EnvPolicy,
+} from './types.js';
 export { createBackends, type BackendSettings } from './registry.js';
-export { createClaudeBackend, defaultClaudeCredentials, createClaudeParser, toClaudeUsage, toClaudeError, toFinishReason, CLAUDE_LOGIN_FIX, DEFAULT_SYSTEM_PROMPT, type ClaudeOptions } from './claude/index.js';
+export {
+  createClaudeBackend,
+  defaultClaudeCredentials,
+  createClaudeParser,
+  toClaudeUsage,
+  toClaudeError,
+  toFinishReason,
+  CLAUDE_LOGIN_FIX,
+  DEFAULT_SYSTEM_PROMPT,
+  type ClaudeOptions,
+} from './claude/index.js';
 export { findExecutable } from '../process/index.js';
-export { resolveBin, withoutOwnBins, createDetector, type Detection, type Detector, type ProbeRoom, type StatusProbe } from './detect.js';
-export { createCodexBackend, defaultCodexAuth, createCodexParser, toCodexUsage, CODEX_LOGIN_FIX, type CodexOptions } from './codex/index.js';
+export {
+  resolveBin,
+  withoutOwnBins,
+  createDetector,
+  type Detection,
+  type Detector,
+  type ProbeRoom,
+  type StatusProbe,
+} from './detect.js';
+export {
+  createCodexBackend,
+  defaultCodexAuth,
+  createCodexParser,
+  toCodexUsage,
+  CODEX_LOGIN_FIX,
+  type CodexOptions,
+} from './codex/index.js';

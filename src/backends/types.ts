@@ -217,5 +217,4 @@ export interface Backend {
     /** A CLI started before its conversation exists (`Turn.prestart`): its system prompt comes with `init`. */
     spare?: { init(system: string | null, outputSchema?: Record<string, unknown>): string };
   };
-
 }

@@ -40,7 +40,13 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
       break;
     }
     const next = argv[i + 1];
-    if (a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+    if (
+      a.startsWith('--') &&
+      !a.includes('=') &&
+      options[a.slice(2)]?.type === 'string' &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
       out.push(`${a}=${next}`);
       i++;
     } else out.push(a);
@@ -52,7 +58,10 @@ function joinNegativeValues(argv: string[], options: Options): string[] {
  * A command's arguments: the settings' flags, the command's own, and -h/--help. Anything else is a
  * UsageError, unless help was asked for: then the help is shown whatever else is on the line.
  */
-export function parseCommandLine(raw: string[], extra: Options = {}): { values: Values; positionals: string[]; help: boolean } {
+export function parseCommandLine(
+  raw: string[],
+  extra: Options = {},
+): { values: Values; positionals: string[]; help: boolean } {
   const options = { ...configFlagOptions(), ...extra, help: { type: 'boolean', short: 'h' } } as const;
   const argv = joinNegativeValues(raw, options);
   try {
@@ -65,7 +74,11 @@ export function parseCommandLine(raw: string[], extra: Options = {}): { values: 
       return { values: {}, positionals, help: true };
     }
     // parseArgs adds a paragraph on '--' after the first sentence; the sentence says it.
-    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/^Unknown option/, 'unknown option'));
+    throw new UsageError(
+      (err as Error).message
+        .replace(/\. To specify a positional argument.*$/s, '')
+        .replace(/^Unknown option/, 'unknown option'),
+    );
   }
 }
 

@@ -24,7 +24,9 @@ interface Io {
 }
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -48,7 +50,14 @@ function keys(argv: string[], io: Io): number {
   const config = loadStateConfig(values, io.env);
   const store = openStateStore(config);
   try {
-    return runKeys(store, sub, names, values as Flat, (s) => io.stdout.write(s), (s) => io.stderr.write(s));
+    return runKeys(
+      store,
+      sub,
+      names,
+      values as Flat,
+      (s) => io.stdout.write(s),
+      (s) => io.stderr.write(s),
+    );
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) throw err;
     io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
@@ -62,7 +71,13 @@ function keys(argv: string[], io: Io): number {
  * `olp COMMAND [SUB] [options]` on the state store: its help, at most one sub-command word, and
  * the store opened for `run` and closed however it ends.
  */
-async function storeCommand(argv: string[], io: Io, flags: Options, help: string, run: (store: Store, sub: string | undefined, values: Flat, config: Config) => number | Promise<number>): Promise<number> {
+async function storeCommand(
+  argv: string[],
+  io: Io,
+  flags: Options,
+  help: string,
+  run: (store: Store, sub: string | undefined, values: Flat, config: Config) => number | Promise<number>,
+): Promise<number> {
   const { values, positionals, help: wantsHelp } = parseCommandLine(argv, flags);
   if (wantsHelp) {
     io.stdout.write(help);
@@ -79,12 +94,25 @@ async function storeCommand(argv: string[], io: Io, flags: Options, help: string
   }
 }
 
-const responses = (argv: string[], io: Io) => storeCommand(argv, io, RESPONSES_FLAGS, RESPONSES_HELP, (store, sub, values) => runResponses(store, sub, values, (s) => io.stdout.write(s)));
+const responses = (argv: string[], io: Io) =>
+  storeCommand(argv, io, RESPONSES_FLAGS, RESPONSES_HELP, (store, sub, values) =>
+    runResponses(store, sub, values, (s) => io.stdout.write(s)),
+  );
 
 const sessions = (argv: string[], io: Io) =>
-  storeCommand(argv, io, SESSION_FLAGS, SESSIONS_HELP, (store, sub, values, config) => runSessions(store, join(config.stateDir, 'slots'), sub, values, (s) => io.stdout.write(s), (s) => io.stderr.write(s)));
+  storeCommand(argv, io, SESSION_FLAGS, SESSIONS_HELP, (store, sub, values, config) =>
+    runSessions(
+      store,
+      join(config.stateDir, 'slots'),
+      sub,
+      values,
+      (s) => io.stdout.write(s),
+      (s) => io.stderr.write(s),
+    ),
+  );
 
-const usage = (argv: string[], io: Io) => storeCommand(argv, io, USAGE_FLAGS, USAGE_HELP, (store, sub, values) => runUsage(store, sub, values, io.stdout));
+const usage = (argv: string[], io: Io) =>
+  storeCommand(argv, io, USAGE_FLAGS, USAGE_HELP, (store, sub, values) => runUsage(store, sub, values, io.stdout));
 
 async function recordings(argv: string[], io: Io): Promise<number> {
   const { values, positionals, help } = parseCommandLine(argv, RECORDING_FLAGS);
@@ -114,7 +142,15 @@ async function doctor(argv: string[], io: Io): Promise<number> {
   return runDoctor(loadDoctorConfig(values, io.env), io.env, (s) => io.stdout.write(s));
 }
 
-const HELP: Record<string, string | ((sub?: string) => string)> = { serve: SERVE_HELP, doctor: DOCTOR_HELP, keys: keysHelp, sessions: SESSIONS_HELP, usage: USAGE_HELP, responses: RESPONSES_HELP, recordings: RECORDINGS_HELP };
+const HELP: Record<string, string | ((sub?: string) => string)> = {
+  serve: SERVE_HELP,
+  doctor: DOCTOR_HELP,
+  keys: keysHelp,
+  sessions: SESSIONS_HELP,
+  usage: USAGE_HELP,
+  responses: RESPONSES_HELP,
+  recordings: RECORDINGS_HELP,
+};
 
 /** `olp help [COMMAND [SUB]]`: the same text as `olp COMMAND [SUB] --help`. */
 function help(argv: string[], io: Io): number {
@@ -146,7 +182,9 @@ function report(err: unknown, command: string | undefined, argv: readonly string
     return 1;
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  io.stderr.write(`olp: ${e.message}${err instanceof StateDirError || stack ? '' : ' (add --log-level debug to see where)'}\n`);
+  io.stderr.write(
+    `olp: ${e.message}${err instanceof StateDirError || stack ? '' : ' (add --log-level debug to see where)'}\n`,
+  );
   if (stack) io.stderr.write(`${(e.cause instanceof Error ? e.cause : e).stack ?? ''}\n`);
   return 1;
 }

@@ -46,8 +46,10 @@ async function describePort(config: Config): Promise<string> {
   if (await portFree(config.host, config.port)) return `ok  ${where} is free`;
   const health = await askHealth(config.host, config.port);
   const h = findLockHolder(config.stateDir)?.holder;
-  if (health !== null && h && h.port === config.port) return `ok  ${where}: olp is running here (pid ${h.pid}, version ${h.version ?? 'unknown'}; /health: ${health})`;
-  if (health !== null) return `PROBLEM  ${where}: another olp answers here (/health: ${health}), not this state dir's; stop it or pick another --port`;
+  if (health !== null && h && h.port === config.port)
+    return `ok  ${where}: olp is running here (pid ${h.pid}, version ${h.version ?? 'unknown'}; /health: ${health})`;
+  if (health !== null)
+    return `PROBLEM  ${where}: another olp answers here (/health: ${health}), not this state dir's; stop it or pick another --port`;
   return `PROBLEM  ${where} is taken by another program; pick another with --port`;
 }
 
@@ -56,12 +58,20 @@ async function describePort(config: Config): Promise<string> {
  * throwaway homes under a private (0700) temp dir, never in the state dir: it may not exist yet,
  * and a running server's `run/` holds only its requests' workspaces.
  */
-export async function runDetection(config: Config, rawEnv: Readonly<Record<string, string | undefined>>): Promise<Detection[]> {
+export async function runDetection(
+  config: Config,
+  rawEnv: Readonly<Record<string, string | undefined>>,
+): Promise<Detection[]> {
   const hostEnv = toHostEnv(rawEnv);
   const { backends, probes } = createBackends(config, hostEnv);
   const scratch = mkdtempSync(join(tmpdir(), 'olp-probe-'));
   try {
-    const detector = createDetector(hostEnv, probes, createWorkspaces(scratch, { runDir: join(scratch, 'run'), path: hostEnv.PATH }), { ttlMs: 0 });
+    const detector = createDetector(
+      hostEnv,
+      probes,
+      createWorkspaces(scratch, { runDir: join(scratch, 'run'), path: hostEnv.PATH }),
+      { ttlMs: 0 },
+    );
     return await Promise.all(backends.map((b) => detector.detect(b)));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -69,17 +79,38 @@ export async function runDetection(config: Config, rawEnv: Readonly<Record<strin
 }
 
 /** `olp doctor`: a readable report on every backend and the state; exit 1 when no backend can serve. */
-export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, string | undefined>>, out: (s: string) => void): Promise<number> {
+export async function runDoctor(
+  config: Config,
+  rawEnv: Readonly<Record<string, string | undefined>>,
+  out: (s: string) => void,
+): Promise<number> {
   const found = await runDetection(config, rawEnv);
   const configured: Record<string, string> = { claude: config.claudeBin, codex: config.codexBin };
   // VERSION is the version of the binary in BINARY: the one `olp serve` runs.
   const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY', 'FOUND BY']];
   for (const d of found) {
     const creds = d.credentials.map((c) => `${c.file} (${c.exists ? 'found' : 'missing'})`).join(', ');
-    rows.push([d.backend, d.path ?? `not found (${d.bin})`, d.version ?? '-', d.path ? LOGIN[d.login] : '-', creds, d.ready ? 'yes' : 'no', toFoundBy(d, configured[d.backend])]);
+    rows.push([
+      d.backend,
+      d.path ?? `not found (${d.bin})`,
+      d.version ?? '-',
+      d.path ? LOGIN[d.login] : '-',
+      creds,
+      d.ready ? 'yes' : 'no',
+      toFoundBy(d, configured[d.backend]),
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+  out(
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n',
+  );
   if (found.some((d) => d.path && !configured[d.backend]?.includes('/'))) {
     out("(names are looked up on PATH, skipping olp's own node_modules/.bin: its copies are pinned for its tests)\n");
   }
@@ -92,30 +123,46 @@ export async function runDoctor(config: Config, rawEnv: Readonly<Record<string, 
   const clis = findByHome({ under: [runDirFor(config.stateDir, config.runDir)] })
     .map(describeProcess)
     .filter((p) => p !== null);
-  out(`CLIs       ${clis.length === 0 ? 'none running' : `${clis.length} running for this state dir (live workers and turns in flight)`}\n`);
-  for (const p of clis) out(`           pid ${p.pid}  ${printable(p.command)}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
+  out(
+    `CLIs       ${clis.length === 0 ? 'none running' : `${clis.length} running for this state dir (live workers and turns in flight)`}\n`,
+  );
+  for (const p of clis)
+    out(`           pid ${p.pid}  ${printable(p.command)}  ${p.rssMb} MB  up ${formatAge(p.ageS)}\n`);
   const plans = describePlans(readPlanStates(config.stateDir), Date.now());
   out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
   for (const line of plans.slice(1)) out(`           ${line}\n`);
   const starter = starterInfo();
-  out(`spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`);
+  out(
+    `spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`,
+  );
   out(`port       ${port}\n`);
   // This state dir's olp listening elsewhere than the port checked above.
   const running = findLockHolder(config.stateDir);
   if (running && running.holder?.port !== config.port) {
     const h = running.holder;
-    out(`olp        ${h === null ? 'running for this state dir (starting)' : `running for this state dir: pid ${h.pid}, version ${h.version ?? 'unknown'}${h.url ? `, ${h.url}/v1` : ', starting'}`}\n`);
+    out(
+      `olp        ${h === null ? 'running for this state dir (starting)' : `running for this state dir: pid ${h.pid}, version ${h.version ?? 'unknown'}${h.url ? `, ${h.url}/v1` : ', starting'}`}\n`,
+    );
   }
 
-  const fixes = [...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)), ...(state.fix ? [`state dir: ${state.fix}`] : [])];
+  const fixes = [
+    ...found.flatMap((d) => d.fixes.map((f) => `${d.backend}: ${toRunnableFix(d, f)}`)),
+    ...(state.fix ? [`state dir: ${state.fix}`] : []),
+  ];
   for (const d of found) {
     if (d.path && d.login !== 'api_key' && d.credentials.some((c) => !c.exists) && d.login === 'logged_in') {
-      fixes.push(`${d.backend}: the login is not in the file olp links (${d.credentials.map((c) => c.file).join(', ')}); point --${d.backend === 'claude' ? 'claude-credentials' : 'codex-auth'} at it`);
+      fixes.push(
+        `${d.backend}: the login is not in the file olp links (${d.credentials.map((c) => c.file).join(', ')}); point --${d.backend === 'claude' ? 'claude-credentials' : 'codex-auth'} at it`,
+      );
     }
   }
   if (fixes.length > 0) out(`\nTo fix:\n${fixes.map((f) => `  ${f}`).join('\n')}\n`);
   const ready = found.filter((d) => d.ready && d.path);
-  out(ready.length > 0 ? `\nolp can serve: ${ready.map((d) => d.backend).join(', ')}\n` : '\nNo backend can serve requests yet.\n');
+  out(
+    ready.length > 0
+      ? `\nolp can serve: ${ready.map((d) => d.backend).join(', ')}\n`
+      : '\nNo backend can serve requests yet.\n',
+  );
   return ready.length > 0 ? 0 : 1;
 }
 

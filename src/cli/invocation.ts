@@ -30,7 +30,11 @@ export function shellWord(s: string): string {
  * (installed, or linked with `npm link`); from a source checkout without it, `npm run olp --`
  * (with `--prefix` when the shell is elsewhere, as npm looks for package.json from there).
  */
-export function toOlpCommand(env: Readonly<Record<string, string | undefined>>, script = process.argv[1], cwd = process.cwd()): string {
+export function toOlpCommand(
+  env: Readonly<Record<string, string | undefined>>,
+  script = process.argv[1],
+  cwd = process.cwd(),
+): string {
   const onPath = findExecutable('olp', withoutOwnBins(env.PATH));
   if (onPath && (!script || real(onPath) === real(script))) return 'olp';
   // A published package has no tsconfig.json (package.json `files`): only a checkout builds itself.
@@ -40,5 +44,7 @@ export function toOlpCommand(env: Readonly<Record<string, string | undefined>>, 
 
 /** ` --state-dir DIR` unless the state dir is the default one: a printed command then acts on the same state. */
 export function stateDirArg(stateDir: string): string {
-  return resolve(stateDir) === resolve(FIELDS.stateDir.schema.parse(undefined)) ? '' : ` --state-dir ${shellWord(stateDir)}`;
+  return resolve(stateDir) === resolve(FIELDS.stateDir.schema.parse(undefined))
+    ? ''
+    : ` --state-dir ${shellWord(stateDir)}`;
 }

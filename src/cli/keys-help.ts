@@ -14,8 +14,16 @@ const POLICY_FLAGS = `Policy flags (use 'none' to clear a limit):
                          spent ('default': owners may, members may not)`;
 
 const KEY_COMMANDS: Record<string, { usage: string; what: string; policy?: boolean }> = {
-  add: { usage: 'olp keys add NAME [policy flags]', what: 'create a key; the token is printed once, alone on the last line of stdout', policy: true },
-  set: { usage: 'olp keys set NAME [policy flags] [--enable | --disable]', what: 'change a key; a running server applies it at once', policy: true },
+  add: {
+    usage: 'olp keys add NAME [policy flags]',
+    what: 'create a key; the token is printed once, alone on the last line of stdout',
+    policy: true,
+  },
+  set: {
+    usage: 'olp keys set NAME [policy flags] [--enable | --disable]',
+    what: 'change a key; a running server applies it at once',
+    policy: true,
+  },
   show: { usage: 'olp keys show NAME', what: "a key's policy and usage" },
   list: { usage: 'olp keys list', what: 'all keys (names, roles, limits, token hints; never tokens)' },
   rotate: { usage: 'olp keys rotate NAME', what: 'a new token (printed once); the old one stops working at once' },
@@ -25,7 +33,8 @@ const KEY_COMMANDS: Record<string, { usage: string; what: string; policy?: boole
 /** `olp keys --help`, or one subcommand's (`olp keys add --help`). */
 export function keysHelp(sub: string | undefined): string {
   const one = sub !== undefined ? KEY_COMMANDS[sub] : undefined;
-  if (one) return `Usage: ${one.usage}\n\n${one.what[0]!.toUpperCase()}${one.what.slice(1)}.\n\n${one.policy ? `${POLICY_FLAGS}\n${sub === 'set' ? '  --enable, --disable    turn the key on or off\n' : ''}\n` : ''}Options:\n${COMMON_OPTIONS}\n`;
+  if (one)
+    return `Usage: ${one.usage}\n\n${one.what[0]!.toUpperCase()}${one.what.slice(1)}.\n\n${one.policy ? `${POLICY_FLAGS}\n${sub === 'set' ? '  --enable, --disable    turn the key on or off\n' : ''}\n` : ''}Options:\n${COMMON_OPTIONS}\n`;
   const width = Math.max(...Object.values(KEY_COMMANDS).map((c) => c.usage.length));
   return `Usage: olp keys COMMAND [options]
 

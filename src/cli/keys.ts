@@ -13,7 +13,8 @@ type Values = Record<string, string | boolean | undefined>;
 function limit(flag: string, raw: string | boolean | undefined): number | null | undefined {
   if (raw === undefined || typeof raw === 'boolean') return undefined;
   if (raw === 'none') return null;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--${flag} must be a positive integer or 'none', not '${raw}'`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`--${flag} must be a positive integer or 'none', not '${raw}'`);
   return Number(raw);
 }
 
@@ -21,9 +22,13 @@ function expiry(raw: string | boolean | undefined, now: number): string | null |
   if (raw === undefined || typeof raw === 'boolean') return undefined;
   if (raw === 'never' || raw === 'none') return null;
   const rel = /^(\d+)([dhm])$/.exec(raw);
-  if (rel) return new Date(now + Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm']).toISOString();
+  if (rel)
+    return new Date(
+      now + Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'],
+    ).toISOString();
   const t = Date.parse(raw);
-  if (Number.isNaN(t)) throw new UsageError(`--expires must be an ISO date, a duration like 30d, or 'never', not '${raw}'`);
+  if (Number.isNaN(t))
+    throw new UsageError(`--expires must be an ISO date, a duration like 30d, or 'never', not '${raw}'`);
   return new Date(t).toISOString();
 }
 
@@ -31,7 +36,10 @@ function expiry(raw: string | boolean | undefined, now: number): string | null |
 export function toPolicyPatch(values: Values, now = Date.now()): Partial<Policy> {
   const patch: Partial<Policy> = {};
   if (typeof values.models === 'string') {
-    const list = values.models.split(',').map((s) => s.trim()).filter(Boolean);
+    const list = values.models
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     patch.models = values.models === 'all' || values.models === '*' ? null : list;
   }
   const set = <K extends keyof Policy>(key: K, value: Policy[K] | undefined) => {
@@ -43,7 +51,8 @@ export function toPolicyPatch(values: Values, now = Date.now()): Partial<Policy>
   set('monthlyTokens', limit('monthly-tokens', values['monthly-tokens']));
   set('expiresAt', expiry(values.expires, now));
   if (values.overage !== undefined) {
-    if (values.overage !== 'allow' && values.overage !== 'deny' && values.overage !== 'default') throw new UsageError(`--overage must be allow, deny or default, not '${String(values.overage)}'`);
+    if (values.overage !== 'allow' && values.overage !== 'deny' && values.overage !== 'default')
+      throw new UsageError(`--overage must be allow, deny or default, not '${String(values.overage)}'`);
     patch.overage = values.overage === 'default' ? null : values.overage;
   }
   if (values.enable && values.disable) throw new UsageError('--enable and --disable contradict each other');
@@ -69,7 +78,16 @@ function status(k: KeyRecord): string {
 function table(cells: string[][]): string {
   const rows = cells.map((r) => r.map(printable));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function describeKey(store: Store, k: KeyRecord): string {
@@ -92,7 +110,14 @@ function describeKey(store: Store, k: KeyRecord): string {
 }
 
 /** `olp keys …`: returns the exit code; writes to the given streams. */
-export function runKeys(store: Store, sub: string | undefined, positionals: string[], values: Values, out: (s: string) => void, err: (s: string) => void): number {
+export function runKeys(
+  store: Store,
+  sub: string | undefined,
+  positionals: string[],
+  values: Values,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
   const name = positionals[0];
   const needName = () => {
     if (!name || positionals.length > 1) throw new UsageError(`usage: olp keys ${sub} NAME`);
@@ -111,7 +136,8 @@ export function runKeys(store: Store, sub: string | undefined, positionals: stri
       const n = needName();
       const role = toRole(values.role);
       const patch = toPolicyPatch(values);
-      if (!role && Object.keys(patch).length === 0) throw new UsageError('olp keys set: nothing to change (give --role or a policy flag)');
+      if (!role && Object.keys(patch).length === 0)
+        throw new UsageError('olp keys set: nothing to change (give --role or a policy flag)');
       out(describeKey(store, store.keys.update(n, { ...(role ? { role } : {}), policy: patch })));
       return 0;
     }
@@ -134,7 +160,18 @@ export function runKeys(store: Store, sub: string | undefined, positionals: stri
       out(
         table([
           head,
-          ...rows.map((k) => [k.name, k.role, `${k.hint}…`, k.policy.models?.join(',') ?? 'all', show(k.policy.concurrency), show(k.policy.rpm), show(k.policy.dailyTokens), show(k.policy.monthlyTokens), k.policy.expiresAt?.slice(0, 10) ?? '-', status(k)]),
+          ...rows.map((k) => [
+            k.name,
+            k.role,
+            `${k.hint}…`,
+            k.policy.models?.join(',') ?? 'all',
+            show(k.policy.concurrency),
+            show(k.policy.rpm),
+            show(k.policy.dailyTokens),
+            show(k.policy.monthlyTokens),
+            k.policy.expiresAt?.slice(0, 10) ?? '-',
+            status(k),
+          ]),
         ]),
       );
       return 0;

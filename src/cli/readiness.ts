@@ -1,7 +1,12 @@
 import type { Detection } from '../backends/index.js';
 import { shellWord } from './invocation.js';
 
-export const LOGIN: Record<Detection['login'], string> = { logged_in: 'logged in', api_key: 'API key or token', not_logged_in: 'NOT logged in', unknown: '-' };
+export const LOGIN: Record<Detection['login'], string> = {
+  logged_in: 'logged in',
+  api_key: 'API key or token',
+  not_logged_in: 'NOT logged in',
+  unknown: '-',
+};
 
 /**
  * A fix as printed, runnable as it stands: the CLI's own command (`claude auth login`) names the
@@ -36,7 +41,11 @@ function toState(d: Detection, fixes: string): string {
 export function toReadinessLines(found: readonly Detection[]): string[] {
   const rows = found.map((d) => {
     const fixes = d.fixes.map((f) => toRunnableFix(d, f)).join('; ');
-    if (!d.path) return [d.backend, `not installed (${d.bin.includes('/') ? `nothing runnable at ${d.bin}` : `no '${d.bin}' on PATH`}); install it with: ${fixes}`];
+    if (!d.path)
+      return [
+        d.backend,
+        `not installed (${d.bin.includes('/') ? `nothing runnable at ${d.bin}` : `no '${d.bin}' on PATH`}); install it with: ${fixes}`,
+      ];
     return [d.backend, d.path, d.version ?? 'version unknown', toState(d, fixes)];
   });
   const widths = [0, 1, 2].map((i) => Math.max(0, ...rows.filter((r) => r.length > i + 1).map((r) => r[i]!.length)));

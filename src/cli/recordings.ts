@@ -1,6 +1,13 @@
 import { createInterface } from 'node:readline/promises';
 import { updateConfigFile, type Config } from '../config/index.js';
-import { createRecording, deleteRecording, listRecordings, loadRecording, managedPath, resolveRecording } from '../record/index.js';
+import {
+  createRecording,
+  deleteRecording,
+  listRecordings,
+  loadRecording,
+  managedPath,
+  resolveRecording,
+} from '../record/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
 import { printable } from './output.js';
@@ -61,14 +68,23 @@ function stamp(): string {
 }
 
 /** `olp recordings …`: returns the exit code (0 ok, 1 failure, 2 usage or refused confirmation). */
-export async function runRecordings(config: Config, version: string, sub: string | undefined, positionals: string[], values: Record<string, string | boolean | undefined>, out: (s: string) => void): Promise<number> {
+export async function runRecordings(
+  config: Config,
+  version: string,
+  sub: string | undefined,
+  positionals: string[],
+  values: Record<string, string | boolean | undefined>,
+  out: (s: string) => void,
+): Promise<number> {
   const one = () => {
     if (positionals.length !== 1) throw new UsageError(`usage: olp recordings ${sub} ID`);
     return positionals[0]!;
   };
   switch (sub) {
     case 'status': {
-      out(`mode: ${config.recordMode}${config.recordFile ? `\nfile: ${resolveRecording(config.stateDir, config.recordFile).file}` : ''}\n(changes apply at the next start of olp serve)\n`);
+      out(
+        `mode: ${config.recordMode}${config.recordFile ? `\nfile: ${resolveRecording(config.stateDir, config.recordFile).file}` : ''}\n(changes apply at the next start of olp serve)\n`,
+      );
       return 0;
     }
     case 'record': {
@@ -99,9 +115,27 @@ export async function runRecordings(config: Config, version: string, sub: string
         out('no recordings (start one with: olp recordings record)\n');
         return 0;
       }
-      const rows = [['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'], ...all.map((r) => [printable(r.id), r.calls === null ? '-' : String(r.calls), String(r.bytes), r.modified, r.valid ? 'yes' : 'NO'])];
+      const rows = [
+        ['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'],
+        ...all.map((r) => [
+          printable(r.id),
+          r.calls === null ? '-' : String(r.calls),
+          String(r.bytes),
+          r.modified,
+          r.valid ? 'yes' : 'NO',
+        ]),
+      ];
       const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      out(rows.map((r) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      out(
+        rows
+          .map((r) =>
+            r
+              .map((c, i) => c.padEnd(w[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n') + '\n',
+      );
       return 0;
     }
     case 'show': {
@@ -122,9 +156,13 @@ export async function runRecordings(config: Config, version: string, sub: string
         return 0;
       }
       // A recording is a file anyone may hand over (a bug report): every string in it is printed escaped.
-      out(`${printable(rec.file)}\nformat ${printable(String(rec.header.format))}, olp ${printable(String(rec.header.olp_version))}, created ${printable(String(rec.header.created))}, ${calls.length} call(s)\n`);
+      out(
+        `${printable(rec.file)}\nformat ${printable(String(rec.header.format))}, olp ${printable(String(rec.header.olp_version))}, created ${printable(String(rec.header.created))}, ${calls.length} call(s)\n`,
+      );
       for (const c of calls) {
-        out(`  #${c.index} ${printable(String(c.backend))} ${printable(String(c.model))} prompt ${printable(String(c.prompt_sha256).slice(0, 12))}… ${c.events} line(s), exit ${printable(String(c.exit_code ?? c.signal))}, ${printable(String(c.duration_ms))} ms\n`);
+        out(
+          `  #${c.index} ${printable(String(c.backend))} ${printable(String(c.model))} prompt ${printable(String(c.prompt_sha256).slice(0, 12))}… ${c.events} line(s), exit ${printable(String(c.exit_code ?? c.signal))}, ${printable(String(c.duration_ms))} ms\n`,
+        );
         for (const l of c.lines ?? []) out(`      ${printable(l)}\n`);
       }
       return 0;
@@ -139,19 +177,26 @@ export async function runRecordings(config: Config, version: string, sub: string
     }
     case 'prune': {
       const days = typeof values['older-than'] === 'string' ? Number(values['older-than']) : NaN;
-      if (!Number.isInteger(days) || days < 1) throw new UsageError('usage: olp recordings prune --older-than DAYS [--dry-run] [--yes]');
+      if (!Number.isInteger(days) || days < 1)
+        throw new UsageError('usage: olp recordings prune --older-than DAYS [--dry-run] [--yes]');
       const cutoff = Date.now() - days * 86400_000;
       const old = listRecordings(config.stateDir).filter((r) => Date.parse(r.modified) < cutoff);
       if (values['dry-run'] || old.length === 0) {
         out(old.length === 0 ? 'nothing to prune\n' : `would delete: ${old.map((r) => r.id).join(', ')}\n`);
         return 0;
       }
-      await confirm(`delete ${old.length} recording(s) older than ${days} day(s)`, String(old.length), values.yes === true);
+      await confirm(
+        `delete ${old.length} recording(s) older than ${days} day(s)`,
+        String(old.length),
+        values.yes === true,
+      );
       for (const r of old) deleteRecording(config.stateDir, r.id);
       out(`deleted ${old.length} recording(s)\n`);
       return 0;
     }
     default:
-      throw new UsageError(`unknown recordings command '${sub ?? ''}' (status, record, replay, off, list, show, delete, prune)`);
+      throw new UsageError(
+        `unknown recordings command '${sub ?? ''}' (status, record, replay, off, list, show, delete, prune)`,
+      );
   }
 }

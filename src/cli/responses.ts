@@ -28,7 +28,12 @@ function positiveInt(value: string | boolean | undefined, flag: string, fallback
 }
 
 /** `olp responses …`: returns the exit code. */
-export function runResponses(store: Store, sub: string | undefined, values: Record<string, string | boolean | undefined>, out: (s: string) => void): number {
+export function runResponses(
+  store: Store,
+  sub: string | undefined,
+  values: Record<string, string | boolean | undefined>,
+  out: (s: string) => void,
+): number {
   switch (sub) {
     case 'list': {
       const rows = store.responses.list(positiveInt(values.limit, '--limit', 50));
@@ -40,10 +45,29 @@ export function runResponses(store: Store, sub: string | undefined, values: Reco
       const table = [['ID', 'KEY', 'MODEL', 'STATUS', 'AGE', 'REPLY CHARS', 'PREVIOUS']];
       for (const r of rows) {
         const age = Math.round((now - r.createdAt) / 60_000);
-        table.push([r.id, r.keyName ?? '(revoked)', r.model, r.status, age < 90 ? `${age}m` : `${(age / 60).toFixed(1)}h`, String(r.outputText.length), r.previousResponseId ?? '-'].map(printable));
+        table.push(
+          [
+            r.id,
+            r.keyName ?? '(revoked)',
+            r.model,
+            r.status,
+            age < 90 ? `${age}m` : `${(age / 60).toFixed(1)}h`,
+            String(r.outputText.length),
+            r.previousResponseId ?? '-',
+          ].map(printable),
+        );
       }
       const widths = table[0]!.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
-      out(`${table.map((t) => t.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);
+      out(
+        `${table
+          .map((t) =>
+            t
+              .map((c, i) => c.padEnd(widths[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n')}\n`,
+      );
       return 0;
     }
     case 'prune': {
@@ -53,6 +77,8 @@ export function runResponses(store: Store, sub: string | undefined, values: Reco
       return 0;
     }
     default:
-      throw new UsageError(sub === undefined ? 'olp responses needs a command: list or prune' : `unknown responses command '${sub}'`);
+      throw new UsageError(
+        sub === undefined ? 'olp responses needs a command: list or prune' : `unknown responses command '${sub}'`,
+      );
   }
 }

@@ -13,7 +13,12 @@ import { toStateDirError } from './state-dir.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Start-up log records the summary for a person already says: in the text log they are not repeated. */
-const SAID_BY_SUMMARY: ReadonlySet<string> = new Set(['no_keys', 'credentials_missing', 'backend_missing', 'listening']);
+const SAID_BY_SUMMARY: ReadonlySet<string> = new Set([
+  'no_keys',
+  'credentials_missing',
+  'backend_missing',
+  'listening',
+]);
 /** How long an exit waits for stderr's reader to take the last lines (a reader that has stopped is not waited for). */
 const EXIT_FLUSH_MS = 1000;
 
@@ -23,8 +28,16 @@ const EXIT_FLUSH_MS = 1000;
  * workspaces in `<state>/run` beside the requests' while olp has just started taking them. With
  * `--log-format json` the summary is one log record, so stderr stays JSON lines only.
  */
-async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Record<string, string | undefined>>, addKey: string | null, stderr: Sink, logger: Logger): Promise<void> {
-  const say = (text: string) => (config.logFormat === 'json' ? logger.info({ event: 'startup' }, text.trimEnd()) : stderr.write(text));
+async function runStartupReport(
+  daemon: Daemon,
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  addKey: string | null,
+  stderr: Sink,
+  logger: Logger,
+): Promise<void> {
+  const say = (text: string) =>
+    config.logFormat === 'json' ? logger.info({ event: 'startup' }, text.trimEnd()) : stderr.write(text);
   try {
     const detections = config.recordMode === 'replay' ? null : await runDetection(config, env);
     say(toStartupText({ port: daemon.port, host: config.host, detections, addKey }));
@@ -34,7 +47,13 @@ async function runStartupReport(daemon: Daemon, config: Config, env: Readonly<Re
 }
 
 /** `olp serve`: listens until SIGTERM/SIGINT; returns the exit code. */
-export async function runServe(argv: string[], env: Readonly<Record<string, string | undefined>>, stdout: Sink, stderr: Sink, version?: string): Promise<number> {
+export async function runServe(
+  argv: string[],
+  env: Readonly<Record<string, string | undefined>>,
+  stdout: Sink,
+  stderr: Sink,
+  version?: string,
+): Promise<number> {
   // Before anything else is open: descriptors our parent leaked to us must not reach the CLIs.
   const closedFds = closeInheritedFds(env);
   const { values, positionals, help } = parseCommandLine(argv);
@@ -48,9 +67,17 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
   const logger = createLogger(config.logLevel, output);
   // A person reads the summary first and once: the start-up's log lines wait for it (text log only).
   if (config.logFormat === 'text') output.hold(SAID_BY_SUMMARY);
-  if (closedFds.length > 0) logger.debug({ event: 'inherited_fds_closed', fds: closedFds }, `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`);
-  process.on('uncaughtException', (err) => logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'));
-  process.on('unhandledRejection', (err) => logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'));
+  if (closedFds.length > 0)
+    logger.debug(
+      { event: 'inherited_fds_closed', fds: closedFds },
+      `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`,
+    );
+  process.on('uncaughtException', (err) =>
+    logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'),
+  );
+  process.on('unhandledRejection', (err) =>
+    logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'),
+  );
 
   // Signals are taken from the very start: one that arrives while olp starts stops it right after.
   let signalled: NodeJS.Signals | undefined;
@@ -67,10 +94,15 @@ export async function runServe(argv: string[], env: Readonly<Record<string, stri
     output.release();
     throw toStateDirError(err, config.stateDir) ?? err;
   }
-  const addKey = daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
-  if (addKey) logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: ${addKey}`);
+  const addKey =
+    daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
+  if (addKey)
+    logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: ${addKey}`);
   if (!LOOPBACK.has(config.host)) {
-    logger.warn({ event: 'exposed', host: config.host }, `listening on ${config.host}: olp is reachable from other machines`);
+    logger.warn(
+      { event: 'exposed', host: config.host },
+      `listening on ${config.host}: olp is reachable from other machines`,
+    );
   }
   logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
   // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person, on stderr.

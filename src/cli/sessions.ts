@@ -30,7 +30,14 @@ function age(ms: number | null, now: number): string {
 }
 
 /** `olp sessions …`: returns the exit code. */
-export function runSessions(store: Store, slotsDir: string, sub: string | undefined, values: Record<string, string | boolean | undefined>, out: (s: string) => void, err: (s: string) => void): number {
+export function runSessions(
+  store: Store,
+  slotsDir: string,
+  sub: string | undefined,
+  values: Record<string, string | boolean | undefined>,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
   const keys = store.keys.list().filter((k) => !k.revokedAt);
   const byId = new Map(keys.map((k) => [k.id, k]));
   const name = typeof values.key === 'string' ? values.key : undefined;
@@ -47,25 +54,50 @@ export function runSessions(store: Store, slotsDir: string, sub: string | undefi
         out('no session slots yet\n');
         return 0;
       }
-      const table = [['KEY', 'BACKEND', 'SLOT', 'SESSION', 'AGE', 'IDLE', 'TURNS', 'ROTATIONS', 'LAST ROTATION', 'STATE', 'CACHE HIT']];
+      const table = [
+        [
+          'KEY',
+          'BACKEND',
+          'SLOT',
+          'SESSION',
+          'AGE',
+          'IDLE',
+          'TURNS',
+          'ROTATIONS',
+          'LAST ROTATION',
+          'STATE',
+          'CACHE HIT',
+        ],
+      ];
       for (const s of rows) {
         const share = store.usage.cacheHitShare(s.keyId);
-        table.push([
-          byId.get(s.keyId)!.name,
-          s.backend,
-          String(s.slot),
-          s.sessionId ? `${s.sessionId.slice(0, 8)}…` : '-',
-          age(s.createdAt, now),
-          age(s.lastUsedAt, now),
-          String(s.turns),
-          String(s.rotations),
-          s.lastReason ?? '-',
-          s.dirty ? 'will rotate' : s.sessionId ? 'ready' : 'empty',
-          share === null ? '-' : `${Math.round(share * 100)}%`,
-        ].map(printable));
+        table.push(
+          [
+            byId.get(s.keyId)!.name,
+            s.backend,
+            String(s.slot),
+            s.sessionId ? `${s.sessionId.slice(0, 8)}…` : '-',
+            age(s.createdAt, now),
+            age(s.lastUsedAt, now),
+            String(s.turns),
+            String(s.rotations),
+            s.lastReason ?? '-',
+            s.dirty ? 'will rotate' : s.sessionId ? 'ready' : 'empty',
+            share === null ? '-' : `${Math.round(share * 100)}%`,
+          ].map(printable),
+        );
       }
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-      out(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      out(
+        table
+          .map((r) =>
+            r
+              .map((c, i) => c.padEnd(widths[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n') + '\n',
+      );
       return 0;
     }
     case 'rotate': {

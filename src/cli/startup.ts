@@ -9,11 +9,22 @@ const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
  * The URLs other devices can use when olp binds every interface: non-internal IPv4 first, then
  * (for `::`) global IPv6; link-local IPv6 needs a zone id no client URL carries, so it is left out.
  */
-export function toLanUrls(host: string, port: number, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): string[] {
+export function toLanUrls(
+  host: string,
+  port: number,
+  interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
+): string[] {
   if (!WILDCARD.has(host)) return [];
-  const all = Object.values(interfaces).flatMap((list) => list ?? []).filter((i) => !i.internal);
+  const all = Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal);
   const v4 = all.filter((i) => i.family === 'IPv4').map((i) => `http://${i.address}:${port}/v1`);
-  const v6 = host === '0.0.0.0' ? [] : all.filter((i) => i.family === 'IPv6' && !i.address.toLowerCase().startsWith('fe80:')).map((i) => `http://[${i.address}]:${port}/v1`);
+  const v6 =
+    host === '0.0.0.0'
+      ? []
+      : all
+          .filter((i) => i.family === 'IPv6' && !i.address.toLowerCase().startsWith('fe80:'))
+          .map((i) => `http://[${i.address}]:${port}/v1`);
   return [...new Set([...v4, ...v6])];
 }
 
@@ -33,12 +44,15 @@ export function toStartupText(f: StartupFacts): string {
     lines.push('Replaying a recording: answers come from it and no CLI runs.');
   } else {
     lines.push('CLIs:', ...toReadinessLines(f.detections).map((l) => `  ${l}`));
-    if (!f.detections.some((d) => d.ready && d.path)) lines.push('No CLI can answer yet: every request will fail until one above is fixed (olp keeps running).');
+    if (!f.detections.some((d) => d.ready && d.path))
+      lines.push('No CLI can answer yet: every request will fail until one above is fixed (olp keeps running).');
   }
   if (WILDCARD.has(f.host)) {
     const urls = toLanUrls(f.host, f.port);
     lines.push(
-      urls.length > 0 ? 'Other devices can reach olp at:' : 'No network address besides loopback was found; on this machine use:',
+      urls.length > 0
+        ? 'Other devices can reach olp at:'
+        : 'No network address besides loopback was found; on this machine use:',
       ...(urls.length > 0 ? urls : [`http://127.0.0.1:${f.port}/v1`]).map((u) => `  ${u}`),
     );
   }

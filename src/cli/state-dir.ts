@@ -58,7 +58,10 @@ function reason(err: NodeJS.ErrnoException, dir: string): string {
 }
 
 function failure(dir: string, why: string, fix: string, cause?: unknown): StateDirError {
-  return new StateDirError(`cannot use the state directory ${dir}: ${why}. ${fix}`, cause === undefined ? undefined : { cause });
+  return new StateDirError(
+    `cannot use the state directory ${dir}: ${why}. ${fix}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 const CHOOSE = 'Choose another with --state-dir';
@@ -79,13 +82,25 @@ export function prepareStateDir(dir: string): void {
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'EEXIST') continue;
-        throw failure(dir, reason(e, dir), e.code === 'EACCES' || e.code === 'EPERM' ? `${CHOOSE} or fix the permissions of ${dirname(level)}.` : `${CHOOSE}.`, err);
+        throw failure(
+          dir,
+          reason(e, dir),
+          e.code === 'EACCES' || e.code === 'EPERM'
+            ? `${CHOOSE} or fix the permissions of ${dirname(level)}.`
+            : `${CHOOSE}.`,
+          err,
+        );
       }
     }
   }
   const now = statSync(dir);
   if (!now.isDirectory()) throw failure(dir, 'it is a file, not a directory', `${CHOOSE}, or move the file away.`);
-  if (!accessible(dir, RW)) throw failure(dir, `permission denied (mode ${mode(now)}, EACCES)`, `${CHOOSE} or fix its permissions (chmod 700 ${dir}).`);
+  if (!accessible(dir, RW))
+    throw failure(
+      dir,
+      `permission denied (mode ${mode(now)}, EACCES)`,
+      `${CHOOSE} or fix its permissions (chmod 700 ${dir}).`,
+    );
 }
 
 const OPEN_ERRORS = new Set(['EACCES', 'EPERM', 'ENOTDIR', 'EROFS', 'ENOSPC', 'ENOENT', 'EISDIR']);
@@ -98,10 +113,23 @@ export function toStateDirError(err: unknown, dir: string): StateDirError | unde
   if (err instanceof StateDirError) return err;
   const e = err as NodeJS.ErrnoException & { code?: string };
   if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
-    const why = e.code === 'SQLITE_READONLY' || e.code.startsWith('SQLITE_CANTOPEN') ? `the database ${join(dir, 'olp.db')} cannot be opened for writing (${e.code})` : `${e.message} (${e.code})`;
-    return failure(dir, why, `${CHOOSE} or fix its permissions (chmod 700 ${dir}; chmod 600 ${join(dir, 'olp.db')}*).`, err);
+    const why =
+      e.code === 'SQLITE_READONLY' || e.code.startsWith('SQLITE_CANTOPEN')
+        ? `the database ${join(dir, 'olp.db')} cannot be opened for writing (${e.code})`
+        : `${e.message} (${e.code})`;
+    return failure(
+      dir,
+      why,
+      `${CHOOSE} or fix its permissions (chmod 700 ${dir}; chmod 600 ${join(dir, 'olp.db')}*).`,
+      err,
+    );
   }
-  if (typeof e?.code === 'string' && OPEN_ERRORS.has(e.code) && typeof e.path === 'string' && (e.path === dir || e.path.startsWith(`${dir}/`))) {
+  if (
+    typeof e?.code === 'string' &&
+    OPEN_ERRORS.has(e.code) &&
+    typeof e.path === 'string' &&
+    (e.path === dir || e.path.startsWith(`${dir}/`))
+  ) {
     return failure(dir, reason(e, dir), `${CHOOSE} or fix its permissions.`, err);
   }
   return undefined;
@@ -130,23 +158,67 @@ export function inspectStateDir(dir: string): StateDirReport {
     stats = statSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EACCES') return { ok: false, text: `${dir} cannot be reached: permission denied on a parent (EACCES)`, fix: `choose another with --state-dir, or let your user search its parent directories` };
+    if (code === 'EACCES')
+      return {
+        ok: false,
+        text: `${dir} cannot be reached: permission denied on a parent (EACCES)`,
+        fix: `choose another with --state-dir, or let your user search its parent directories`,
+      };
     const anc = existingAncestor(dir);
-    if (!anc.stats) return { ok: false, text: `${dir} cannot be created: ${anc.path} cannot be read`, fix: `choose another with --state-dir` };
-    if (!anc.stats.isDirectory()) return { ok: false, text: `${dir} cannot be created: ${anc.path} is a file, not a directory`, fix: `choose another with --state-dir, or move ${anc.path} away` };
+    if (!anc.stats)
+      return {
+        ok: false,
+        text: `${dir} cannot be created: ${anc.path} cannot be read`,
+        fix: `choose another with --state-dir`,
+      };
+    if (!anc.stats.isDirectory())
+      return {
+        ok: false,
+        text: `${dir} cannot be created: ${anc.path} is a file, not a directory`,
+        fix: `choose another with --state-dir, or move ${anc.path} away`,
+      };
     if (!accessible(anc.path, constants.W_OK | constants.X_OK)) {
-      return { ok: false, text: `${dir} cannot be created: ${anc.path} is not writable by you (mode ${mode(anc.stats)})`, fix: `choose another with --state-dir, or create ${dir} with mode 700 as a user who can` };
+      return {
+        ok: false,
+        text: `${dir} cannot be created: ${anc.path} is not writable by you (mode ${mode(anc.stats)})`,
+        fix: `choose another with --state-dir, or create ${dir} with mode 700 as a user who can`,
+      };
     }
     const why = canCreateIn(anc.path);
-    if (why) return { ok: false, text: `${dir} cannot be created in ${anc.path}: ${why}`, fix: `choose another with --state-dir` };
+    if (why)
+      return {
+        ok: false,
+        text: `${dir} cannot be created in ${anc.path}: ${why}`,
+        fix: `choose another with --state-dir`,
+      };
     return { ok: true, text: `${dir} (not created yet; olp creates it with mode 700 in ${anc.path})` };
   }
-  if (!stats.isDirectory()) return { ok: false, text: `${dir} is a file, not a directory`, fix: `choose another with --state-dir, or move it away: mv ${dir} ${dir}.bak` };
+  if (!stats.isDirectory())
+    return {
+      ok: false,
+      text: `${dir} is a file, not a directory`,
+      fix: `choose another with --state-dir, or move it away: mv ${dir} ${dir}.bak`,
+    };
   const m = stats.mode & 0o777;
   const owner = process.getuid && stats.uid !== process.getuid() ? `, owned by uid ${stats.uid}` : '';
-  if (!accessible(dir, RW)) return { ok: false, text: `${dir} (mode ${mode(stats)}${owner}) is not writable by you`, fix: `chmod 700 ${dir} (as its owner), or choose another with --state-dir` };
+  if (!accessible(dir, RW))
+    return {
+      ok: false,
+      text: `${dir} (mode ${mode(stats)}${owner}) is not writable by you`,
+      fix: `chmod 700 ${dir} (as its owner), or choose another with --state-dir`,
+    };
   const db = join(dir, 'olp.db');
-  if (statOrNull(db) && !accessible(db, constants.R_OK | constants.W_OK)) return { ok: false, text: `${db} is not writable by you`, fix: `chmod 600 ${db} (as its owner), or choose another with --state-dir` };
-  if (m & 0o077) return { ok: false, text: `${dir} (mode ${mode(stats)}${owner}) can be read by others; olp sets 700 when it next opens it`, fix: `chmod 700 ${dir}` };
+  if (statOrNull(db) && !accessible(db, constants.R_OK | constants.W_OK))
+    return {
+      ok: false,
+      text: `${db} is not writable by you`,
+      fix: `chmod 600 ${db} (as its owner), or choose another with --state-dir`,
+    };
+  if (m & 0o077)
+    return {
+      ok: false,
+      text: `${dir} (mode ${mode(stats)}${owner}) can be read by others; olp sets 700 when it next opens it`,
+      fix: `chmod 700 ${dir}`,
+    };
   return { ok: true, text: `${dir} (mode ${mode(stats)}${owner}, writable)` };
 }

@@ -42,7 +42,8 @@ export function parseWhen(flag: string, raw: string, now = Date.now()): number {
   const rel = /^(\d+)([dhm])$/.exec(raw);
   if (rel) return now - Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'];
   const t = Date.parse(/^\d{4}-\d\d-\d\d$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (Number.isNaN(t)) throw new UsageError(`--${flag} must be a date (2026-12-01), an ISO time or a duration like 7d, not '${raw}'`);
+  if (Number.isNaN(t))
+    throw new UsageError(`--${flag} must be a date (2026-12-01), an ISO time or a duration like 7d, not '${raw}'`);
   return t;
 }
 
@@ -73,30 +74,51 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
   }
   if (sub === 'prune') {
     const days = typeof values['older-than'] === 'string' ? Number(values['older-than']) : NaN;
-    if (!Number.isInteger(days) || days < 1) throw new UsageError('usage: olp usage prune --older-than DAYS (a whole number of days, at least 1)');
+    if (!Number.isInteger(days) || days < 1)
+      throw new UsageError('usage: olp usage prune --older-than DAYS (a whole number of days, at least 1)');
     out(`deleted ${store.usage.prune(Date.now() - days * 86400_000)} row(s) older than ${days} day(s)\n`);
     return 0;
   }
   if (sub !== undefined) throw new UsageError(`unknown usage command '${sub}' (export, prune)`);
   const by = (values.by ?? 'key') as string;
-  if (by !== 'key' && by !== 'day' && by !== 'model') throw new UsageError(`--by must be key, day or model, not '${by}'`);
+  if (by !== 'key' && by !== 'day' && by !== 'model')
+    throw new UsageError(`--by must be key, day or model, not '${by}'`);
   const groups = store.usage.summarize(filterFrom(store, values), by);
   const plans = describePlans(store.plans.list(), Date.now());
   if (values.json) {
     out(`${JSON.stringify({ by, groups }, null, 2)}\n`);
     return 0;
   }
-  const planLines = plans.length > 0 ? `\nplan limits (as the CLIs last reported):\n${plans.map((l) => `  ${printable(l)}\n`).join('')}` : '';
+  const planLines =
+    plans.length > 0
+      ? `\nplan limits (as the CLIs last reported):\n${plans.map((l) => `  ${printable(l)}\n`).join('')}`
+      : '';
   if (groups.length === 0) {
     out(`no usage recorded in that range\n${planLines}`);
     return 0;
   }
-  const rows = [[by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD']];
+  const rows = [
+    [by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD'],
+  ];
   for (const g of groups) {
     // The group is a key name, a day or a model id as the client sent it (refused ones too).
-    rows.push([printable(g.group), String(g.requests), String(g.ok), String(g.errors), String(g.promptTokens), String(g.cachedTokens), String(g.completionTokens), pct(g.cacheHitShare), g.costUsd === null ? '-' : g.costUsd.toFixed(4)]);
+    rows.push([
+      printable(g.group),
+      String(g.requests),
+      String(g.ok),
+      String(g.errors),
+      String(g.promptTokens),
+      String(g.cachedTokens),
+      String(g.completionTokens),
+      pct(g.cacheHitShare),
+      g.costUsd === null ? '-' : g.costUsd.toFixed(4),
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  out(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') + '\n' + planLines);
+  out(
+    rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n') +
+      '\n' +
+      planLines,
+  );
   return 0;
 }

@@ -11,7 +11,8 @@ export function updateConfigFile(stateDir: string, patch: Record<string, unknown
   try {
     current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} is not valid JSON; fix or remove it first`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`${file} is not valid JSON; fix or remove it first`);
   }
   const next = { ...current, ...patch };
   for (const [k, v] of Object.entries(patch)) if (v === undefined) delete next[k];

@@ -27,7 +27,14 @@ function label(key: ConfigKey, source: Source, file: string): string {
 
 /** A list setting's items from one string: comma-separated, or whole (a JSON array for several). */
 function toList(f: Field, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
-  if (f.commas !== false) return { ok: true, value: raw.split(',').map((s) => s.trim()).filter(Boolean) };
+  if (f.commas !== false)
+    return {
+      ok: true,
+      value: raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    };
   if (!raw.trim().startsWith('[')) return { ok: true, value: [raw.trim()] };
   try {
     return { ok: true, value: JSON.parse(raw) };
@@ -43,7 +50,9 @@ function fromString(f: Field, raw: string): { ok: true; value: unknown } | { ok:
     case 'string':
       return { ok: true, value: raw };
     case 'int':
-      return /^-?\d+$/.test(raw.trim()) ? { ok: true, value: Number(raw.trim()) } : { ok: false, message: `expected an integer, got '${raw}'` };
+      return /^-?\d+$/.test(raw.trim())
+        ? { ok: true, value: Number(raw.trim()) }
+        : { ok: false, message: `expected an integer, got '${raw}'` };
     case 'bool':
       if (/^(1|true|yes|on)$/i.test(raw)) return { ok: true, value: true };
       if (/^(0|false|no|off)$/i.test(raw)) return { ok: true, value: false };
@@ -82,7 +91,15 @@ export function parseConfig(inputs: ConfigInputs = {}): Config {
     if (flag !== undefined) {
       const parts = Array.isArray(flag) ? flag : [flag];
       if (f.kind === 'list') {
-        const items = f.commas === false ? parts.map((p) => p.trim()).filter(Boolean) : parts.flatMap((p) => p.split(',').map((s) => s.trim()).filter(Boolean));
+        const items =
+          f.commas === false
+            ? parts.map((p) => p.trim()).filter(Boolean)
+            : parts.flatMap((p) =>
+                p
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter(Boolean),
+              );
         chosen.set(key, { value: items, source: 'flag' });
       } else {
         const r = fromString(f, parts[parts.length - 1] ?? '');
@@ -98,11 +115,16 @@ export function parseConfig(inputs: ConfigInputs = {}): Config {
       else problems.push(`${label(key, 'env', '')}: ${r.message}`);
     }
   }
-  for (const [key, value] of Object.entries(inputs.overrides ?? {})) chosen.set(key as ConfigKey, { value, source: 'flag' });
+  for (const [key, value] of Object.entries(inputs.overrides ?? {}))
+    chosen.set(key as ConfigKey, { value, source: 'flag' });
 
   // The state dir decides where the config file lives, so it is settled first.
   const stateDirRaw = chosen.get('stateDir')?.value;
-  const stateDir = resolve(typeof stateDirRaw === 'string' && stateDirRaw !== '' ? stateDirRaw : (FIELDS.stateDir.schema.parse(undefined) as string));
+  const stateDir = resolve(
+    typeof stateDirRaw === 'string' && stateDirRaw !== ''
+      ? stateDirRaw
+      : (FIELDS.stateDir.schema.parse(undefined) as string),
+  );
   const file = join(stateDir, 'config.json');
   if (inputs.readFile !== false) {
     const fromFile = readConfigFile(file, problems);

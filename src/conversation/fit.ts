@@ -1,7 +1,16 @@
 import type { Backend, Usage } from '../backends/index.js';
 import type { Lease } from '../sessions/index.js';
 import { choiceInstruction, type ToolRequest } from '../tools/index.js';
-import { imageCount, toTranscript, transcriptChars, tryFitContext, withResponseFormat, type Fitted, type ResponseFormat, type Transcript } from '../transcript/index.js';
+import {
+  imageCount,
+  toTranscript,
+  transcriptChars,
+  tryFitContext,
+  withResponseFormat,
+  type Fitted,
+  type ResponseFormat,
+  type Transcript,
+} from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import type { ConversationDeps } from './types.js';
 
@@ -11,7 +20,15 @@ import type { ConversationDeps } from './types.js';
  * the key's calibrated token rate, or the reason it cannot be). A conversation the CLI's session
  * continues is not held to the budget: the CLI carries (and compacts) it.
  */
-export function transcriptFor(deps: ConversationDeps, keyId: string, messages: readonly ChatMessage[], format: ResponseFormat | undefined, model: string, backend: Backend, tools?: ToolRequest): ModelTranscript {
+export function transcriptFor(
+  deps: ConversationDeps,
+  keyId: string,
+  messages: readonly ChatMessage[],
+  format: ResponseFormat | undefined,
+  model: string,
+  backend: Backend,
+  tools?: ToolRequest,
+): ModelTranscript {
   const parsed = toTranscript(messages, backend.transcriptPolicy(deps.imageLimits));
   const formatted = withResponseFormat({ system: parsed.system, text: '' }, format).system;
   // A tool choice the CLI cannot enforce by itself is asked for in the system prompt.
@@ -36,10 +53,22 @@ export interface ModelTranscript {
  * was sent (the whole re-sent transcript, or the CLI's session, which holds the full
  * conversation unless it compacted it) against the prompt tokens it reported.
  */
-export function observeTokens(deps: ConversationDeps, keyId: string, backend: string, model: string, lease: Lease, c: ModelTranscript, usage: Usage | null): void {
+export function observeTokens(
+  deps: ConversationDeps,
+  keyId: string,
+  backend: string,
+  model: string,
+  lease: Lease,
+  c: ModelTranscript,
+  usage: Usage | null,
+): void {
   if (!deps.calibration || !usage || usage.promptTokens <= 0) return;
   const sentWhole = lease.plan.mode === 'ephemeral' || (lease.plan.mode === 'fresh' && !lease.plan.forkOf);
   const t = sentWhole && c.whole.ok ? c.whole.transcript : c.full;
   const tokens = usage.promptTokens - imageCount(t.turns) * 1000;
-  deps.calibration.observe(keyId, backend, model, { chars: transcriptChars(t.turns, t.system), tokens, whole: sentWhole });
+  deps.calibration.observe(keyId, backend, model, {
+    chars: transcriptChars(t.turns, t.system),
+    tokens,
+    whole: sentWhole,
+  });
 }

@@ -7,7 +7,14 @@ import type { ConversationResult, RequestMeta } from './types.js';
  * The one ledger row of a key's request, from its result (any wire format). `reached`: the
  * client was sent part of a reply, or left while one was coming.
  */
-export function recordResult(store: Store, principal: Principal, meta: RequestMeta, r: ConversationResult, reached: boolean, provider: string | null): void {
+export function recordResult(
+  store: Store,
+  principal: Principal,
+  meta: RequestMeta,
+  r: ConversationResult,
+  reached: boolean,
+  provider: string | null,
+): void {
   const u = r.usage;
   try {
     store.usage.record({

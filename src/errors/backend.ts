@@ -9,12 +9,20 @@ export function backendNotInstalled(backend: string, bin: string, fix: string, c
 }
 
 export function backendNotLoggedIn(backend: string, detail: string, fix: string, cause?: unknown): ProxyError {
-  return createProxyError('backend_not_logged_in', `The ${backend} CLI is not logged in (${detail}). On the machine running olp, ${fix}.`, { cause });
+  return createProxyError(
+    'backend_not_logged_in',
+    `The ${backend} CLI is not logged in (${detail}). On the machine running olp, ${fix}.`,
+    { cause },
+  );
 }
 
 /** The provider limits the login: 30 s for a rate limit, longer (3600) for a spent quota. */
 export function backendRateLimited(backend: string, detail: string, retryAfter = 30, cause?: unknown): ProxyError {
-  return createProxyError('backend_rate_limited', `The ${backend} CLI's provider is rate limiting this login: ${detail}`, { retryAfter, cause });
+  return createProxyError(
+    'backend_rate_limited',
+    `The ${backend} CLI's provider is rate limiting this login: ${detail}`,
+    { retryAfter, cause },
+  );
 }
 
 /**
@@ -24,7 +32,8 @@ export function backendRateLimited(backend: string, detail: string, retryAfter =
  */
 export function planLimitReached(message: string, resetsAt: number | null, now: number): ProxyError {
   const seconds = resetsAt === null ? 3600 : Math.max(1, Math.ceil((resetsAt - now) / 1000));
-  const headers: Record<string, string> = resetsAt === null ? {} : { 'x-olp-plan-reset': new Date(resetsAt).toISOString() };
+  const headers: Record<string, string> =
+    resetsAt === null ? {} : { 'x-olp-plan-reset': new Date(resetsAt).toISOString() };
   return createProxyError('plan_limit_reached', message, { retryAfter: seconds, retryable: seconds <= 60, headers });
 }
 
@@ -64,14 +73,23 @@ export function backendFailed(backend: string, detail: string, cause?: unknown):
 
 /** The CLI refused to resume a session it does not have (retried, then rotated, before a client sees it). */
 export function sessionNotFound(backend: string, detail: string, cause?: unknown): ProxyError {
-  return createProxyError('session_not_found', `The ${backend} CLI could not resume the conversation: ${detail}`, { cause });
+  return createProxyError('session_not_found', `The ${backend} CLI could not resume the conversation: ${detail}`, {
+    cause,
+  });
 }
 
 export function backendBadOutput(backend: string, detail: string, cause?: unknown): ProxyError {
-  return createProxyError('backend_bad_output', `The ${backend} CLI produced output olp could not understand: ${detail}`, { cause });
+  return createProxyError(
+    'backend_bad_output',
+    `The ${backend} CLI produced output olp could not understand: ${detail}`,
+    { cause },
+  );
 }
 
 /** olp replays a recording and none of its calls matches this one; `detail` names the closest. */
 export function replayNoMatch(detail: string): ProxyError {
-  return createProxyError('replay_no_match', `olp is replaying a recording, and no recorded call matches this request: ${detail}`);
+  return createProxyError(
+    'replay_no_match',
+    `olp is replaying a recording, and no recorded call matches this request: ${detail}`,
+  );
 }

@@ -1,5 +1,10 @@
 /** OpenAI's error `type` strings, the only ones olp sends. */
-export type OpenAIErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'server_error';
+export type OpenAIErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'rate_limit_error'
+  | 'server_error';
 
 /** What a code fixes about every error that carries it. */
 export interface ErrorSpec {

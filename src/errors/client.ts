@@ -7,16 +7,27 @@ import { createProxyError, type ProxyError } from './proxy-error.js';
 // --- client errors -------------------------------------------------------------------
 
 /** A body that fails validation; `code` narrows it (unsupported_content, invalid_image, …), always a 400. */
-export function invalidRequest(message: string, param: string | null = null, code: InvalidRequestCode = 'invalid_request', cause?: unknown): ProxyError {
+export function invalidRequest(
+  message: string,
+  param: string | null = null,
+  code: InvalidRequestCode = 'invalid_request',
+  cause?: unknown,
+): ProxyError {
   return createProxyError(code, message, { param, cause });
 }
 
 export function invalidJson(cause?: unknown): ProxyError {
-  return createProxyError('invalid_json', 'We could not parse the JSON body of your request. Send a valid JSON object with Content-Type: application/json.', { cause });
+  return createProxyError(
+    'invalid_json',
+    'We could not parse the JSON body of your request. Send a valid JSON object with Content-Type: application/json.',
+    { cause },
+  );
 }
 
 export function requestTooLarge(limitBytes: number, cause?: unknown): ProxyError {
-  return createProxyError('request_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, { cause });
+  return createProxyError('request_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, {
+    cause,
+  });
 }
 
 /** A valid OpenAI value olp cannot honour (`n` > 1). */
@@ -25,16 +36,26 @@ export function unsupportedValue(param: string, message: string): ProxyError {
 }
 
 export function missingApiKey(): ProxyError {
-  return createProxyError('invalid_api_key', "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'. Create one with `olp keys add NAME`.");
+  return createProxyError(
+    'invalid_api_key',
+    "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'. Create one with `olp keys add NAME`.",
+  );
 }
 
 export function invalidApiKey(): ProxyError {
-  return createProxyError('invalid_api_key', 'Incorrect API key provided. Ask the owner of this olp server for a key (`olp keys add NAME`).');
+  return createProxyError(
+    'invalid_api_key',
+    'Incorrect API key provided. Ask the owner of this olp server for a key (`olp keys add NAME`).',
+  );
 }
 
 export function modelNotFound(model: string, known: readonly string[]): ProxyError {
   const some = known.slice(0, 6).join(', ');
-  return createProxyError('model_not_found', `The model '${bounded(model)}' does not exist or is not served here. Try one of: ${some}.`, { param: 'model' });
+  return createProxyError(
+    'model_not_found',
+    `The model '${bounded(model)}' does not exist or is not served here. Try one of: ${some}.`,
+    { param: 'model' },
+  );
 }
 
 /** The CLI itself does not know or cannot use the model; `message` is the backend's wording of it. */
@@ -56,13 +77,21 @@ export function responseNotFound(id: string, param: string | null): ProxyError {
 }
 
 /** A request that broke HTTP framing or encoding rules (bad chunking, an undecodable body or path). */
-export function malformedRequest(message: string, code: 'malformed_request' | 'invalid_encoding' | 'invalid_path' = 'malformed_request', cause?: unknown): ProxyError {
+export function malformedRequest(
+  message: string,
+  code: 'malformed_request' | 'invalid_encoding' | 'invalid_path' = 'malformed_request',
+  cause?: unknown,
+): ProxyError {
   return createProxyError(code, message, { cause });
 }
 
 /** The client did not send its whole request (headers and body) within the limit. */
 export function requestTimeout(seconds: number, cause?: unknown): ProxyError {
-  return createProxyError('request_timeout', `The request was not received within ${seconds} s (olp's --body-timeout). Send the whole body at once.`, { cause });
+  return createProxyError(
+    'request_timeout',
+    `The request was not received within ${seconds} s (olp's --body-timeout). Send the whole body at once.`,
+    { cause },
+  );
 }
 
 export function headersTooLarge(cause?: unknown): ProxyError {
@@ -71,30 +100,49 @@ export function headersTooLarge(cause?: unknown): ProxyError {
 
 /** One client address holds more connections than olp allows (`--max-client-connections`). */
 export function tooManyConnections(limit: number): ProxyError {
-  return createProxyError('too_many_connections', `This address already has ${limit} open connections to olp, its limit. Close some or reuse them (keep-alive).`);
+  return createProxyError(
+    'too_many_connections',
+    `This address already has ${limit} open connections to olp, its limit. Close some or reuse them (keep-alive).`,
+  );
 }
 
 /** The client stopped reading a streamed reply for longer than olp waits. */
 export function clientReadTimeout(seconds: number): ProxyError {
-  return createProxyError('client_read_timeout', `The client did not read the response for ${seconds} s (olp's --client-timeout); olp stopped the reply. Read streams as they arrive.`);
+  return createProxyError(
+    'client_read_timeout',
+    `The client did not read the response for ${seconds} s (olp's --client-timeout); olp stopped the reply. Read streams as they arrive.`,
+  );
 }
 
 export function contextLengthExceeded(detail: string, cause?: unknown): ProxyError {
-  return createProxyError('context_length_exceeded', `The conversation is too long for the model: ${detail}`, { param: 'messages', cause });
+  return createProxyError('context_length_exceeded', `The conversation is too long for the model: ${detail}`, {
+    param: 'messages',
+    cause,
+  });
 }
 
 // --- policy and admission ----------------------------------------------------------
 
 export function keyDisabled(): ProxyError {
-  return createProxyError('key_disabled', 'This API key is disabled. Ask the owner of this olp server to enable it (`olp keys set NAME --enable`).');
+  return createProxyError(
+    'key_disabled',
+    'This API key is disabled. Ask the owner of this olp server to enable it (`olp keys set NAME --enable`).',
+  );
 }
 
 export function keyExpired(at: string): ProxyError {
-  return createProxyError('key_expired', `This API key expired at ${at}. Ask the owner of this olp server for a new one.`);
+  return createProxyError(
+    'key_expired',
+    `This API key expired at ${at}. Ask the owner of this olp server for a new one.`,
+  );
 }
 
 export function modelNotAllowed(model: string, allowed: readonly string[]): ProxyError {
-  return createProxyError('model_not_allowed', `This key may not use the model '${model}'. Allowed: ${allowed.join(', ') || 'none'}.`, { param: 'model' });
+  return createProxyError(
+    'model_not_allowed',
+    `This key may not use the model '${model}'. Allowed: ${allowed.join(', ') || 'none'}.`,
+    { param: 'model' },
+  );
 }
 
 export function ownerOnly(): ProxyError {
@@ -102,6 +150,11 @@ export function ownerOnly(): ProxyError {
 }
 
 /** A per-key or server-wide limit was hit; the headers say which and when it frees up. */
-export function limitExceeded(code: 'rate_limit_exceeded' | 'concurrency_limit_exceeded' | 'budget_exceeded' | 'server_busy' | 'queue_timeout', message: string, retryAfter: number, headers: Record<string, string> = {}): ProxyError {
+export function limitExceeded(
+  code: 'rate_limit_exceeded' | 'concurrency_limit_exceeded' | 'budget_exceeded' | 'server_busy' | 'queue_timeout',
+  message: string,
+  retryAfter: number,
+  headers: Record<string, string> = {},
+): ProxyError {
   return createProxyError(code, message, { retryAfter: Math.max(1, Math.ceil(retryAfter)), headers });
 }

@@ -1,6 +1,12 @@
 import { createProxyError, isProxyError, type ProxyError } from './proxy-error.js';
 
-export { ERROR_CATALOGUE, type ErrorCode, type ErrorSpec, type InvalidRequestCode, type OpenAIErrorType } from './catalogue.js';
+export {
+  ERROR_CATALOGUE,
+  type ErrorCode,
+  type ErrorSpec,
+  type InvalidRequestCode,
+  type OpenAIErrorType,
+} from './catalogue.js';
 // The class is exported for `instanceof`; its constructor is sealed, so errors come only from the factories
 // (client.ts, backend.ts and the server errors below).
 export { ProxyError, isProxyError, toErrorBody } from './proxy-error.js';
@@ -26,7 +32,11 @@ export function shuttingDown(): ProxyError {
 }
 
 export function internalError(cause?: unknown): ProxyError {
-  return createProxyError('internal_error', 'olp hit an unexpected error while handling this request. The details are in the server log under this request id.', { cause });
+  return createProxyError(
+    'internal_error',
+    'olp hit an unexpected error while handling this request. The details are in the server log under this request id.',
+    { cause },
+  );
 }
 
 /** Anything thrown becomes a ProxyError; unknown errors become a 500 that keeps the original as cause. */

@@ -32,7 +32,8 @@ export class ProxyError extends Error {
   constructor(seal: typeof SEAL, code: ErrorCode, message: string, extra: ErrorExtra) {
     if (seal !== SEAL) throw new TypeError('a ProxyError is made by the factories in src/errors, not with new');
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
-    const spec: { status: number; type: OpenAIErrorType; retryable: boolean; retryAfter?: number | 'varies' } = ERROR_CATALOGUE[code];
+    const spec: { status: number; type: OpenAIErrorType; retryable: boolean; retryAfter?: number | 'varies' } =
+      ERROR_CATALOGUE[code];
     this.name = 'ProxyError';
     this.status = spec.status;
     this.type = spec.type;
@@ -45,15 +46,22 @@ export class ProxyError extends Error {
 }
 
 /** What a factory adds to a code: a computed `retryAfter` exactly where the catalogue says it varies. */
-export type ExtraFor<C extends ErrorCode> = Omit<ErrorExtra, 'retryAfter'> & (C extends VaryingRetryCode ? { retryAfter: number } : { retryAfter?: never });
+export type ExtraFor<C extends ErrorCode> = Omit<ErrorExtra, 'retryAfter'> &
+  (C extends VaryingRetryCode ? { retryAfter: number } : { retryAfter?: never });
 
 /** Builds a ProxyError whose status, type and retry behaviour are the catalogue's for `code`. */
-export function createProxyError<C extends ErrorCode>(code: C, message: string, ...extra: C extends VaryingRetryCode ? [ExtraFor<C>] : [ExtraFor<C>?]): ProxyError {
+export function createProxyError<C extends ErrorCode>(
+  code: C,
+  message: string,
+  ...extra: C extends VaryingRetryCode ? [ExtraFor<C>] : [ExtraFor<C>?]
+): ProxyError {
   return new ProxyError(SEAL, code, message, extra[0] ?? {});
 }
 
 /** The OpenAI error envelope for a ProxyError. */
-export function toErrorBody(err: ProxyError): { error: { message: string; type: string; param: string | null; code: string } } {
+export function toErrorBody(err: ProxyError): {
+  error: { message: string; type: string; param: string | null; code: string };
+} {
   return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
 }
 

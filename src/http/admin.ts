@@ -6,7 +6,10 @@ import type { KeyRecord, Policy, Store } from '../store/index.js';
 import { ctx } from './context.js';
 
 /** A key as the owner endpoints show it: policy and usage, never token material beyond the hint. */
-function toKeyView(store: Store, key: Pick<KeyRecord, 'id' | 'name' | 'role'> & { policy: Policy; hint?: string; createdAt?: string }) {
+function toKeyView(
+  store: Store,
+  key: Pick<KeyRecord, 'id' | 'name' | 'role'> & { policy: Policy; hint?: string; createdAt?: string },
+) {
   const { day, month } = budgetPeriods(Date.now());
   return {
     name: key.name,
@@ -25,7 +28,11 @@ function toKeyView(store: Store, key: Pick<KeyRecord, 'id' | 'name' | 'role'> & 
 export function createMeRoute(store: Store, plans?: Plans) {
   return (_req: Request, res: Response): void => {
     const p = ctx(res).principal!;
-    res.json({ ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }), overage: overagePolicy(p), plan: plans?.view() ?? {} });
+    res.json({
+      ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }),
+      overage: overagePolicy(p),
+      plan: plans?.view() ?? {},
+    });
   };
 }
 
@@ -33,7 +40,13 @@ export function createMeRoute(store: Store, plans?: Plans) {
 export function createKeysRoute(store: Store) {
   return (_req: Request, res: Response): void => {
     if (ctx(res).principal!.role !== 'owner') throw ownerOnly();
-    res.json({ object: 'list', data: store.keys.list().filter((k) => !k.revokedAt).map((k) => toKeyView(store, k)) });
+    res.json({
+      object: 'list',
+      data: store.keys
+        .list()
+        .filter((k) => !k.revokedAt)
+        .map((k) => toKeyView(store, k)),
+    });
   };
 }
 
@@ -42,7 +55,11 @@ function daysOf(req: Request): number {
   const raw = req.query.days;
   if (raw === undefined) return 30;
   const n = typeof raw === 'string' && /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= 366)) throw invalidRequest(`Invalid value for 'days': expected a whole number of days from 1 to 366, got ${JSON.stringify(raw)}.`, 'days');
+  if (!(n >= 1 && n <= 366))
+    throw invalidRequest(
+      `Invalid value for 'days': expected a whole number of days from 1 to 366, got ${JSON.stringify(raw)}.`,
+      'days',
+    );
   return n;
 }
 
@@ -59,8 +76,16 @@ function budgetView(store: Store, key: { id: string; policy: Policy }, now: numb
   const today = count(day.start);
   const thisMonth = count(month.start);
   return {
-    today: { tokens: store.usage.tokensSince(key.id, day.start), requests: today?.requests ?? 0, budget: key.policy.dailyTokens },
-    month: { tokens: store.usage.tokensSince(key.id, month.start), requests: thisMonth?.requests ?? 0, budget: key.policy.monthlyTokens },
+    today: {
+      tokens: store.usage.tokensSince(key.id, day.start),
+      requests: today?.requests ?? 0,
+      budget: key.policy.dailyTokens,
+    },
+    month: {
+      tokens: store.usage.tokensSince(key.id, month.start),
+      requests: thisMonth?.requests ?? 0,
+      budget: key.policy.monthlyTokens,
+    },
   };
 }
 
@@ -73,13 +98,30 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
     const p = ctx(res).principal!;
     const days = daysOf(req);
     const now = Date.now();
-    const rows = store.usage.daily({ scope: { keyId: p.keyId }, sinceMs: sinceDays(days, now) }).map(({ key: _key, ...r }) => r);
+    const rows = store.usage
+      .daily({ scope: { keyId: p.keyId }, sinceMs: sinceDays(days, now) })
+      .map(({ key: _key, ...r }) => r);
     const sessions = store.slots
       .list()
       .filter((s) => s.keyId === p.keyId && s.sessionId !== null)
-      .map((s) => ({ backend: s.backend, slot: s.slot, started_at: s.createdAt === null ? null : new Date(s.createdAt).toISOString(), last_used_at: s.lastUsedAt === null ? null : new Date(s.lastUsedAt).toISOString(), turns: s.turns }));
+      .map((s) => ({
+        backend: s.backend,
+        slot: s.slot,
+        started_at: s.createdAt === null ? null : new Date(s.createdAt).toISOString(),
+        last_used_at: s.lastUsedAt === null ? null : new Date(s.lastUsedAt).toISOString(),
+        turns: s.turns,
+      }));
     res.setHeader('cache-control', 'no-store');
-    res.json({ object: 'usage', key: p.name, role: p.role, days, ...budgetView(store, { id: p.keyId, policy: p.policy }, now), rows, sessions, plan: plans?.view() ?? {} });
+    res.json({
+      object: 'usage',
+      key: p.name,
+      role: p.role,
+      days,
+      ...budgetView(store, { id: p.keyId, policy: p.policy }, now),
+      rows,
+      sessions,
+      plan: plans?.view() ?? {},
+    });
   };
 }
 
@@ -94,6 +136,11 @@ export function createUsageRoute(store: Store) {
       .filter((k) => !k.revokedAt)
       .map((k) => ({ name: k.name, role: k.role, ...budgetView(store, k, now) }));
     res.setHeader('cache-control', 'no-store');
-    res.json({ object: 'usage', days, keys, rows: store.usage.daily({ scope: { all: true }, sinceMs: sinceDays(days, now) }) });
+    res.json({
+      object: 'usage',
+      days,
+      keys,
+      rows: store.usage.daily({ scope: { all: true }, sinceMs: sinceDays(days, now) }),
+    });
   };
 }

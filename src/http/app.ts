@@ -141,7 +141,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(onError);
   // The same conversation chains, without the router's walk, for their exact paths (a plain
   // path needs no percent-decoding check); a query string or any other request takes the router.
-  routeDirect(app, new Map([...conversations].map(([path, handlers]) => [path, [context, ...cors, ...handlers]])), onError, notFound);
+  routeDirect(
+    app,
+    new Map([...conversations].map(([path, handlers]) => [path, [context, ...cors, ...handlers]])),
+    onError,
+    notFound,
+  );
   return app;
 }
 

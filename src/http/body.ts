@@ -67,7 +67,8 @@ export function createJsonBody(limit: number): RequestHandler {
       req.off('close', onClose);
       req.off('error', onError);
       if (err) return next(err);
-      if (received !== length) return next(bodyError('request size did not match content length', 'request.size.invalid'));
+      if (received !== length)
+        return next(bodyError('request size did not match content length', 'request.size.invalid'));
       const text = Buffer.concat(chunks, received).toString('utf8');
       try {
         req.body = text.length === 0 ? {} : JSON.parse(text);
@@ -79,7 +80,8 @@ export function createJsonBody(limit: number): RequestHandler {
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       // More than it said: stop reading, as express.json does.
-      if (received > length) return finish(bodyError('request size did not match content length', 'request.size.invalid'));
+      if (received > length)
+        return finish(bodyError('request size did not match content length', 'request.size.invalid'));
       chunks.push(chunk);
     };
     const onEnd = () => finish();

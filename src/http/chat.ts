@@ -59,7 +59,14 @@ export function createChatRoute(deps: EndpointDeps) {
     const c = ctx(res);
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
-    const conv = deps.open(c.principal!, { requestId: c.requestId, endpoint: 'chat.completions', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(c.principal!, {
+      requestId: c.requestId,
+      endpoint: 'chat.completions',
+      stream,
+      log: c.log,
+      startedAt: c.startedAt,
+      started: c.started,
+    });
     c.conversation = conv;
     try {
       let request;
@@ -71,8 +78,21 @@ export function createChatRoute(deps: EndpointDeps) {
         throw conv.reject(err).error;
       }
       const stop = disconnectSignal(res);
-      const input = { model: request.model, messages: request.messages, responseFormat: request.response_format, maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined, tools };
-      const meta = { id: newCompletionId(), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true, clientTimeoutMs: deps.clientTimeoutMs, keepaliveMs: deps.keepaliveMs ?? 0 };
+      const input = {
+        model: request.model,
+        messages: request.messages,
+        responseFormat: request.response_format,
+        maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+        tools,
+      };
+      const meta = {
+        id: newCompletionId(),
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        includeUsage: request.stream_options?.include_usage === true,
+        clientTimeoutMs: deps.clientTimeoutMs,
+        keepaliveMs: deps.keepaliveMs ?? 0,
+      };
       const events = conv.run(input, stop.signal);
       if (!stream) await writeChatJson(res, events, meta);
       else {

@@ -1,7 +1,23 @@
 import type { NextFunction, Request, Response } from 'express';
 
 /** Response headers a browser client may read: ids, retry advice, limits, the session mode. */
-const EXPOSED = ['x-request-id', 'x-should-retry', 'retry-after', 'x-olp-session-mode', 'x-olp-plan-status', 'x-olp-plan-window', 'x-olp-plan-reset', 'x-olp-plan-utilization', 'x-olp-plan-overage', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'].join(', ');
+const EXPOSED = [
+  'x-request-id',
+  'x-should-retry',
+  'retry-after',
+  'x-olp-session-mode',
+  'x-olp-plan-status',
+  'x-olp-plan-window',
+  'x-olp-plan-reset',
+  'x-olp-plan-utilization',
+  'x-olp-plan-overage',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-limit-tokens',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-tokens',
+].join(', ');
 
 /**
  * CORS for browser chat front ends on other origins (`--cors-origins`): preflights from an
@@ -22,7 +38,10 @@ export function createCors(origins: readonly string[]) {
     if (!any) res.append('vary', 'Origin');
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
-      res.setHeader('access-control-allow-headers', req.headers['access-control-request-headers'] ?? 'authorization, content-type');
+      res.setHeader(
+        'access-control-allow-headers',
+        req.headers['access-control-request-headers'] ?? 'authorization, content-type',
+      );
       res.setHeader('access-control-max-age', '600');
       res.append('vary', 'Access-Control-Request-Headers');
       res.status(204).end();

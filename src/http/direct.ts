@@ -24,7 +24,9 @@ export function routeDirect(
   onError: ErrorRequestHandler,
   notFound: (req: Request) => unknown,
 ): void {
-  const withHandle = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, done?: (err?: unknown) => void) => void };
+  const withHandle = app as unknown as {
+    handle: (req: IncomingMessage, res: ServerResponse, done?: (err?: unknown) => void) => void;
+  };
   const viaRouter = withHandle.handle.bind(app);
   const handle = (req: IncomingMessage, res: ServerResponse, done?: (err?: unknown) => void): void => {
     const chain = req.method === 'POST' ? routes.get(req.url ?? '') : undefined;
@@ -94,7 +96,10 @@ export function routeDirect(
  * shapes of every object and fall back to slow lookups. Setting a prototype an object already
  * has changes nothing, so express's own `setPrototypeOf` calls stay harmless.
  */
-export function expressMessages(app: express.Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+export function expressMessages(app: express.Express): {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+} {
   // Node's constructors are plain functions, called here on the new object (Node 20 and 24).
   const initRequest = IncomingMessage as unknown as (this: unknown, socket: unknown) => void;
   const initResponse = ServerResponse as unknown as (this: unknown, req: unknown, options: unknown) => void;
@@ -107,5 +112,8 @@ export function expressMessages(app: express.Express): { IncomingMessage: typeof
   // app.request and app.response inherit from Node's own prototypes.
   Request.prototype = app.request;
   Response.prototype = app.response;
-  return { IncomingMessage: Request as unknown as typeof IncomingMessage, ServerResponse: Response as unknown as typeof ServerResponse };
+  return {
+    IncomingMessage: Request as unknown as typeof IncomingMessage,
+    ServerResponse: Response as unknown as typeof ServerResponse,
+  };
 }

@@ -1,6 +1,14 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Response } from 'express';
-import { invalidJson, invalidRequest, malformedRequest, requestTooLarge, toErrorBody, toProxyError, type ProxyError } from '../errors/index.js';
+import {
+  invalidJson,
+  invalidRequest,
+  malformedRequest,
+  requestTooLarge,
+  toErrorBody,
+  toProxyError,
+  type ProxyError,
+} from '../errors/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { bounded } from '../log/index.js';
 
@@ -9,14 +17,20 @@ function fromBodyParser(err: unknown, limit: number): ProxyError | undefined {
   const type = (err as { type?: unknown } | null)?.type;
   if (type === 'entity.too.large') return requestTooLarge(limit, err);
   if (type === 'entity.parse.failed') return invalidJson(err);
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return invalidRequest('Unsupported request body encoding; send UTF-8 JSON.', null, 'invalid_encoding', err);
-  if (type === 'request.aborted') return invalidRequest('The request body was not fully received.', null, 'request_aborted', err);
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported')
+    return invalidRequest('Unsupported request body encoding; send UTF-8 JSON.', null, 'invalid_encoding', err);
+  if (type === 'request.aborted')
+    return invalidRequest('The request body was not fully received.', null, 'request_aborted', err);
   return undefined;
 }
 
 /** A URL whose percent-encoding does not decode (`/v1/models/%ff`). */
 export function toInvalidPath(path: string, cause?: unknown): ProxyError {
-  return malformedRequest(`The request URL ${JSON.stringify(path.slice(0, 200))} has invalid percent-encoding; encode characters as UTF-8 %XX sequences.`, 'invalid_path', cause);
+  return malformedRequest(
+    `The request URL ${JSON.stringify(path.slice(0, 200))} has invalid percent-encoding; encode characters as UTF-8 %XX sequences.`,
+    'invalid_path',
+    cause,
+  );
 }
 
 /**
@@ -35,7 +49,11 @@ function fromHttpError(err: unknown, req: IncomingMessage): ProxyError | undefin
   const encoding = bounded(String(req.headers['content-encoding'] ?? 'identity').toLowerCase(), 64);
   const detail = typeof e.message === 'string' ? e.message : 'unreadable request';
   if (e.type === undefined && encoding !== 'identity') {
-    return malformedRequest(`The request body does not decode as its Content-Encoding (${encoding}) says: ${detail}.`, 'invalid_encoding', err);
+    return malformedRequest(
+      `The request body does not decode as its Content-Encoding (${encoding}) says: ${detail}.`,
+      'invalid_encoding',
+      err,
+    );
   }
   // The body parser's other client errors (413, 415) are mapped above by their `type`.
   return malformedRequest(`The request could not be read: ${detail}.`, 'malformed_request', err);

@@ -10,7 +10,14 @@ import {
   type ResponseMeta,
 } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import { checkCallOutputs, describeType, parseResponsesRequest, toChatTools, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
+import {
+  checkCallOutputs,
+  describeType,
+  parseResponsesRequest,
+  toChatTools,
+  type ChatMessage,
+  type ParsedResponsesRequest,
+} from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 
@@ -34,7 +41,13 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
     parallelToolCalls: b.parallel_tool_calls ?? true,
     tools: (b.tools ?? []).map((t) => {
       const f = t as { name?: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
-      return { type: 'function' as const, name: String(f.name), description: f.description ?? null, parameters: f.parameters ?? null, strict: f.strict ?? null };
+      return {
+        type: 'function' as const,
+        name: String(f.name),
+        description: f.description ?? null,
+        parameters: f.parameters ?? null,
+        strict: f.strict ?? null,
+      };
     }),
     toolChoice: (b.tool_choice ?? 'auto') as ResponseMeta['toolChoice'],
     reasoningEffort: b.reasoning?.effort ?? null,
@@ -58,15 +71,31 @@ function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): Cha
   const chain = store.responses.chain(keyId, previous);
   if (chain.length === 0) throw responseNotFound(previous, 'previous_response_id');
   const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...toAssistant(r.outputText, r.toolCalls)]);
-  checkCallOutputs(p.items, new Set(history.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []))));
+  checkCallOutputs(
+    p.items,
+    new Set(history.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []))),
+  );
   return [...system, ...history, ...p.messages];
 }
 
 /** A stored reply as the assistant message it was: its text, and its function calls. */
-function toAssistant(text: string, calls: readonly { callId: string; name: string; arguments: string }[]): ChatMessage[] {
+function toAssistant(
+  text: string,
+  calls: readonly { callId: string; name: string; arguments: string }[],
+): ChatMessage[] {
   if (!text && calls.length === 0) return [];
   if (calls.length === 0) return [{ role: 'assistant', content: text }];
-  return [{ role: 'assistant', content: text || null, tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })) } as ChatMessage];
+  return [
+    {
+      role: 'assistant',
+      content: text || null,
+      tool_calls: calls.map((c) => ({
+        id: c.callId,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      })),
+    } as ChatMessage,
+  ];
 }
 
 /** The most `item_reference` items one request may carry (a conversation of thousands of turns). */
@@ -85,12 +114,19 @@ function resolveReferences(store: Store, keyId: string, body: unknown, limitByte
   input.forEach((entry, i) => {
     const ref = entry as { type?: unknown; id?: unknown } | null;
     if (ref?.type !== 'item_reference') return;
-    if (typeof ref.id !== 'string') throw invalidRequest(`Invalid type for 'input.${i}.id': expected a string, but got ${describeType(ref.id)} instead.`, `input.${i}.id`);
+    if (typeof ref.id !== 'string')
+      throw invalidRequest(
+        `Invalid type for 'input.${i}.id': expected a string, but got ${describeType(ref.id)} instead.`,
+        `input.${i}.id`,
+      );
     ids.push(ref.id);
   });
   if (ids.length === 0) return body;
   if (ids.length > MAX_ITEM_REFERENCES) {
-    throw invalidRequest(`Invalid value for 'input': at most ${MAX_ITEM_REFERENCES} items of type 'item_reference' per request, got ${ids.length}.`, 'input');
+    throw invalidRequest(
+      `Invalid value for 'input': at most ${MAX_ITEM_REFERENCES} items of type 'item_reference' per request, got ${ids.length}.`,
+      'input',
+    );
   }
   const found = store.responses.items(keyId, ids);
   let bytes = 0;
@@ -100,7 +136,11 @@ function resolveReferences(store: Store, keyId: string, body: unknown, limitByte
     const hit = found.get(ref.id as string);
     if (!hit) throw invalidRequest(`Item with id '${String(ref.id).slice(0, 80)}' not found.`, `input.${i}.id`);
     bytes += hit.bytes;
-    if (bytes > limitBytes) throw invalidRequest(`Invalid value for 'input': the items it references add up to more than ${limitBytes} bytes (olp's --body-limit).`, 'input');
+    if (bytes > limitBytes)
+      throw invalidRequest(
+        `Invalid value for 'input': the items it references add up to more than ${limitBytes} bytes (olp's --body-limit).`,
+        'input',
+      );
     if (hit.item.type === 'message') return { type: 'message', role: 'assistant', content: hit.item.content };
     return hit.item;
   });
@@ -115,7 +155,14 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     const done = c.hold();
     const stream = (req.body as { stream?: unknown } | null)?.stream === true;
     const principal = c.principal!;
-    const conv = deps.open(principal, { requestId: c.requestId, endpoint: 'responses', stream, log: c.log, startedAt: c.startedAt, started: c.started });
+    const conv = deps.open(principal, {
+      requestId: c.requestId,
+      endpoint: 'responses',
+      stream,
+      log: c.log,
+      startedAt: c.startedAt,
+      started: c.started,
+    });
     c.conversation = conv;
     try {
       let parsed: ParsedResponsesRequest;
@@ -132,9 +179,22 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
       const meta = { ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs), keepaliveMs: deps.keepaliveMs ?? 0 };
       const messageId = newMessageId();
       const format = b.text?.format;
-      const responseFormat = !format || format.type !== 'json_schema' ? format : { type: 'json_schema' as const, json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}) } };
+      const responseFormat =
+        !format || format.type !== 'json_schema'
+          ? format
+          : {
+              type: 'json_schema' as const,
+              json_schema: {
+                name: format.name,
+                schema: format.schema,
+                ...(format.description ? { description: format.description } : {}),
+              },
+            };
       const stop = disconnectSignal(res);
-      const events = conv.run({ model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined, tools }, stop.signal);
+      const events = conv.run(
+        { model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined, tools },
+        stop.signal,
+      );
       const sent = await (stream
         ? writeResponseStream(res, events, meta, messageId)
         : writeResponseJson(res, events, meta, messageId));
@@ -176,9 +236,19 @@ export function createStoredResponseRoutes(store: Store) {
     },
     inputItems(req: Request, res: Response): void {
       const r = find(req, res);
-      const data = (r.items as Record<string, unknown>[]).map((item, i) => ({ id: `msg_${r.id.slice(5, 37)}${String(i).padStart(4, '0')}`, ...item, status: 'completed' }));
+      const data = (r.items as Record<string, unknown>[]).map((item, i) => ({
+        id: `msg_${r.id.slice(5, 37)}${String(i).padStart(4, '0')}`,
+        ...item,
+        status: 'completed',
+      }));
       const ordered = req.query.order === 'asc' ? data : data.reverse();
-      res.json({ object: 'list', data: ordered, first_id: ordered[0]?.id ?? null, last_id: ordered.at(-1)?.id ?? null, has_more: false });
+      res.json({
+        object: 'list',
+        data: ordered,
+        first_id: ordered[0]?.id ?? null,
+        last_id: ordered.at(-1)?.id ?? null,
+        has_more: false,
+      });
     },
   };
 }

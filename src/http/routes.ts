@@ -47,7 +47,8 @@ export function createModelsRoutes(deps: RouteDeps) {
  */
 export function createHealthRoute(deps: RouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
-    const principal = req.headers.authorization === undefined ? undefined : authenticate(req.headers.authorization, deps.store.keys);
+    const principal =
+      req.headers.authorization === undefined ? undefined : authenticate(req.headers.authorization, deps.store.keys);
     const found = await Promise.all(deps.backends.map((b) => deps.detector.detect(b)));
     const ok = found.some((d) => d.ready);
     const status = deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded';
@@ -58,7 +59,19 @@ export function createHealthRoute(deps: RouteDeps) {
     }
     res.json({
       status,
-      backends: Object.fromEntries(found.map((d) => [d.backend, { found: d.path !== null, path: d.path, version: d.version, login: d.login, ready: d.ready, ...(d.unchecked ? { unchecked: d.unchecked } : {}) }])),
+      backends: Object.fromEntries(
+        found.map((d) => [
+          d.backend,
+          {
+            found: d.path !== null,
+            path: d.path,
+            version: d.version,
+            login: d.login,
+            ready: d.ready,
+            ...(d.unchecked ? { unchecked: d.unchecked } : {}),
+          },
+        ]),
+      ),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
       processes: deps.processes ? { live: deps.processes.live, max: deps.processes.max } : undefined,

@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { headersTooLarge, malformedRequest, requestTimeout, tooManyConnections, type ProxyError } from '../errors/index.js';
+import {
+  headersTooLarge,
+  malformedRequest,
+  requestTimeout,
+  tooManyConnections,
+  type ProxyError,
+} from '../errors/index.js';
 import { sendErrorAndClose, toRawHttpResponse } from './errors.js';
 
 export interface HttpServerOptions {
@@ -16,11 +22,19 @@ export interface HttpServerOptions {
 const LINGER_MS = 1000;
 
 /** The error to answer a `clientError` with, or undefined for a socket-level failure (ECONNRESET…). */
-function toClientError(err: NodeJS.ErrnoException & { reason?: string }, bodyTimeoutMs: number): ProxyError | undefined {
+function toClientError(
+  err: NodeJS.ErrnoException & { reason?: string },
+  bodyTimeoutMs: number,
+): ProxyError | undefined {
   const code = err.code ?? '';
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return requestTimeout(bodyTimeoutMs / 1000, err);
   if (code === 'HPE_HEADER_OVERFLOW') return headersTooLarge(err);
-  if (code.startsWith('HPE_')) return malformedRequest(`olp could not parse the request as HTTP/1.1: ${err.reason ?? err.message} (${code}).`, 'malformed_request', err);
+  if (code.startsWith('HPE_'))
+    return malformedRequest(
+      `olp could not parse the request as HTTP/1.1: ${err.reason ?? err.message} (${code}).`,
+      'malformed_request',
+      err,
+    );
   return undefined;
 }
 

@@ -8,7 +8,10 @@ const PATTERNS: [RegExp, string][] = [
   // URL userinfo: scheme://user:pass@host
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"']+(?::[^\s/@"']*)?@/gi, `$1${MARK}@`],
   // Secret-looking query parameters.
-  [/([?&](?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|auth|secret|password|passwd|sig|signature|client[_-]?secret)=)[^&\s"'#]+/gi, `$1${MARK}`],
+  [
+    /([?&](?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|auth|secret|password|passwd|sig|signature|client[_-]?secret)=)[^&\s"'#]+/gi,
+    `$1${MARK}`,
+  ],
   // Known token shapes: Anthropic, OpenAI, olp keys, GitHub, Slack, AWS, Google.
   [/\bsk-ant-[A-Za-z0-9_-]{8,}/g, MARK],
   [/\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, MARK],
@@ -18,7 +21,10 @@ const PATTERNS: [RegExp, string][] = [
   [/\bAKIA[0-9A-Z]{16}\b/g, MARK],
   [/\bAIza[0-9A-Za-z_-]{35}\b/g, MARK],
   // JSON or key=value fields named like secrets: "api_key": "…", token=…
-  [/("(?:[A-Za-z_]*(?:api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key)[A-Za-z_]*)"\s*:\s*")(?:[^"\\]|\\.)*(")/gi, `$1${MARK}$2`],
+  [
+    /("(?:[A-Za-z_]*(?:api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key)[A-Za-z_]*)"\s*:\s*")(?:[^"\\]|\\.)*(")/gi,
+    `$1${MARK}$2`,
+  ],
   [/\b((?:[A-Z_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)[A-Z_]*)=)[^\s"']+/g, `$1${MARK}`],
 ];
 
@@ -40,7 +46,12 @@ const ECHO_WINDOW = 32;
 function echoesInput(line: string, input: string): boolean {
   if (line.length < ECHO_WINDOW || input.length < ECHO_WINDOW || input.length > ECHO_SEARCH_LIMIT) return false;
   const colon = line.indexOf(': ');
-  const offsets = new Set([0, colon === -1 ? 0 : colon + 2, Math.max(0, Math.floor(line.length / 2) - ECHO_WINDOW / 2), line.length - ECHO_WINDOW]);
+  const offsets = new Set([
+    0,
+    colon === -1 ? 0 : colon + 2,
+    Math.max(0, Math.floor(line.length / 2) - ECHO_WINDOW / 2),
+    line.length - ECHO_WINDOW,
+  ]);
   for (const at of offsets) {
     const window = line.slice(at, at + ECHO_WINDOW);
     if (window.length === ECHO_WINDOW && window.trim().length >= ECHO_WINDOW / 2 && input.includes(window)) return true;

@@ -38,15 +38,71 @@ export function createMetrics(sources: MetricsSources) {
   // (OpenTelemetry's API) are a few MB of a daemon that otherwise holds about 20.
   const { Counter, Gauge, Histogram, Registry } = createRequire(import.meta.url)('prom-client') as typeof PromClient;
   const registry = new Registry();
-  const requests = new Counter({ name: 'olp_requests_total', help: 'Requests by key, model, backend, HTTP status and outcome.', labelNames: ['key', 'model', 'backend', 'status', 'outcome'] as const, registers: [registry] });
-  const tokens = new Counter({ name: 'olp_tokens_total', help: 'Tokens by key, model and kind (prompt, completion, cached).', labelNames: ['key', 'model', 'kind'] as const, registers: [registry] });
-  const duration = new Histogram({ name: 'olp_request_duration_seconds', help: 'Request duration, arrival to the last byte.', labelNames: ['backend', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers: [registry] });
-  const ttft = new Histogram({ name: 'olp_time_to_first_token_seconds', help: 'Arrival to the first token of the answer.', labelNames: ['backend'] as const, buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] });
-  const queueWait = new Histogram({ name: 'olp_queue_wait_seconds', help: 'Time a request waited for a CLI slot.', buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60], registers: [registry] });
-  new Gauge({ name: 'olp_cli_runs_in_flight', help: 'CLI runs admitted and running.', registers: [registry], collect() { this.set(sources.admission.stats().running); } });
-  new Gauge({ name: 'olp_queue_length', help: 'Requests waiting for a CLI slot.', registers: [registry], collect() { this.set(sources.admission.stats().queued); } });
-  new Gauge({ name: 'olp_cli_processes', help: 'CLI processes olp holds (turns in flight, live workers, spares, parked turns, ones being stopped).', registers: [registry], collect() { this.set(sources.supervisor.active); } });
-  if (sources.processes) new Gauge({ name: 'olp_cli_processes_max', help: 'Most CLI processes olp holds at once (--max-processes).', registers: [registry], collect() { this.set(sources.processes!.max); } });
+  const requests = new Counter({
+    name: 'olp_requests_total',
+    help: 'Requests by key, model, backend, HTTP status and outcome.',
+    labelNames: ['key', 'model', 'backend', 'status', 'outcome'] as const,
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: 'olp_tokens_total',
+    help: 'Tokens by key, model and kind (prompt, completion, cached).',
+    labelNames: ['key', 'model', 'kind'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'olp_request_duration_seconds',
+    help: 'Request duration, arrival to the last byte.',
+    labelNames: ['backend', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  });
+  const ttft = new Histogram({
+    name: 'olp_time_to_first_token_seconds',
+    help: 'Arrival to the first token of the answer.',
+    labelNames: ['backend'] as const,
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const queueWait = new Histogram({
+    name: 'olp_queue_wait_seconds',
+    help: 'Time a request waited for a CLI slot.',
+    buckets: [0.001, 0.01, 0.1, 0.5, 1, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'olp_cli_runs_in_flight',
+    help: 'CLI runs admitted and running.',
+    registers: [registry],
+    collect() {
+      this.set(sources.admission.stats().running);
+    },
+  });
+  new Gauge({
+    name: 'olp_queue_length',
+    help: 'Requests waiting for a CLI slot.',
+    registers: [registry],
+    collect() {
+      this.set(sources.admission.stats().queued);
+    },
+  });
+  new Gauge({
+    name: 'olp_cli_processes',
+    help: 'CLI processes olp holds (turns in flight, live workers, spares, parked turns, ones being stopped).',
+    registers: [registry],
+    collect() {
+      this.set(sources.supervisor.active);
+    },
+  });
+  if (sources.processes)
+    new Gauge({
+      name: 'olp_cli_processes_max',
+      help: 'Most CLI processes olp holds at once (--max-processes).',
+      registers: [registry],
+      collect() {
+        this.set(sources.processes!.max);
+      },
+    });
   new Gauge({
     name: 'olp_workers',
     help: 'Live CLI workers by state.',
@@ -64,7 +120,8 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {})) if (p.utilization !== null) this.set({ backend, window: p.window ?? '' }, p.utilization);
+      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {}))
+        if (p.utilization !== null) this.set({ backend, window: p.window ?? '' }, p.utilization);
     },
   });
   new Gauge({
@@ -74,7 +131,8 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
     collect() {
       this.reset();
-      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {})) this.set({ backend }, p.status === 'rejected' && !p.overage ? 1 : 0);
+      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {}))
+        this.set({ backend }, p.status === 'rejected' && !p.overage ? 1 : 0);
     },
   });
 

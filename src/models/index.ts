@@ -22,7 +22,11 @@ export type ModelOverrides = Readonly<Record<string, { backend: string; model: s
  * One table mapping public model ids and aliases to a backend and the CLI's own model name,
  * built from each backend's models plus the operator's overrides.
  */
-export function createModelRegistry(backends: readonly Backend[], overrides: ModelOverrides = {}, isAvailable: (b: Backend) => boolean = () => true) {
+export function createModelRegistry(
+  backends: readonly Backend[],
+  overrides: ModelOverrides = {},
+  isAvailable: (b: Backend) => boolean = () => true,
+) {
   const table = new Map<string, Route & { created: number }>();
   for (const backend of backends) {
     for (const m of backend.models) table.set(m.id, { id: m.id, backend, cliModel: m.cliModel, created: m.created });
@@ -48,7 +52,12 @@ export function createModelRegistry(backends: readonly Backend[], overrides: Mod
       if (backend) return { id, backend, cliModel: id };
       // A few ids of each backend, so the message shows what each CLI offers.
       const listed = this.list();
-      const some = backends.flatMap((b) => listed.filter((m) => m.owned_by === b.owner).slice(0, 3).map((m) => m.id));
+      const some = backends.flatMap((b) =>
+        listed
+          .filter((m) => m.owned_by === b.owner)
+          .slice(0, 3)
+          .map((m) => m.id),
+      );
       throw modelNotFound(id, some);
     },
     /** Whether an id is one of the table's own (not a pass-through id a client made up). */
@@ -57,7 +66,9 @@ export function createModelRegistry(backends: readonly Backend[], overrides: Mod
     },
     /** Models whose backend's CLI is installed. */
     list(): ModelInfo[] {
-      return [...table.values()].filter((r) => isAvailable(r.backend)).map((r) => ({ id: r.id, object: 'model', created: r.created, owned_by: r.backend.owner }));
+      return [...table.values()]
+        .filter((r) => isAvailable(r.backend))
+        .map((r) => ({ id: r.id, object: 'model', created: r.created, owned_by: r.backend.owner }));
     },
     /** One model's listing; pass-through ids are listed as their backend's. */
     get(id: string): ModelInfo {

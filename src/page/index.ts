@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.js';
 
 /** The page's own scripts and styles only, and fetches to olp itself. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const FILES = {
   html: { type: 'text/html; charset=utf-8', body: PAGE_HTML },

@@ -65,7 +65,13 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
   }
 
   function toView(s: PlanRow): PlanView {
-    return { status: s.status as PlanReport['status'], window: s.window, resetsAt: s.resetsAt === null ? null : new Date(s.resetsAt).toISOString(), utilization: s.utilization, overage: s.overage };
+    return {
+      status: s.status as PlanReport['status'],
+      window: s.window,
+      resetsAt: s.resetsAt === null ? null : new Date(s.resetsAt).toISOString(),
+      utilization: s.utilization,
+      overage: s.overage,
+    };
   }
 
   return {
@@ -73,8 +79,19 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
     report(backend: string, r: PlanReport): void {
       const before = current(backend);
       // A report without a utilization keeps the last one for the same window.
-      const utilization = r.utilization ?? (before && before.window === r.window && before.resetsAt === r.resetsAt ? before.utilization : null);
-      const row: PlanRow = { backend, status: r.status, window: r.window, resetsAt: r.resetsAt, utilization, overage: r.overage, message: r.message ?? null, updatedAt: now() };
+      const utilization =
+        r.utilization ??
+        (before && before.window === r.window && before.resetsAt === r.resetsAt ? before.utilization : null);
+      const row: PlanRow = {
+        backend,
+        status: r.status,
+        window: r.window,
+        resetsAt: r.resetsAt,
+        utilization,
+        overage: r.overage,
+        message: r.message ?? null,
+        updatedAt: now(),
+      };
       states.set(backend, row);
       try {
         o.store.save(row);
@@ -82,14 +99,29 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
         o.logger.warn({ event: 'plan_save_failed', backend, err }, 'could not save the plan state');
       }
       if (r.status === 'rejected' && !r.overage && (before?.status !== 'rejected' || before.overage)) {
-        o.logger.warn({ event: 'plan_limit_reached', backend, window: r.window, resetsAt: row.resetsAt === null ? null : new Date(row.resetsAt).toISOString() }, `${backend}: ${windowName(r.window)} is spent`);
+        o.logger.warn(
+          {
+            event: 'plan_limit_reached',
+            backend,
+            window: r.window,
+            resetsAt: row.resetsAt === null ? null : new Date(row.resetsAt).toISOString(),
+          },
+          `${backend}: ${windowName(r.window)} is spent`,
+        );
       }
-      if (r.overage && !before?.overage) o.logger.warn({ event: 'plan_overage', backend, window: r.window }, `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`);
+      if (r.overage && !before?.overage)
+        o.logger.warn(
+          { event: 'plan_overage', backend, window: r.window },
+          `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`,
+        );
       for (const t of WARN_AT) {
         const id = `${backend} ${r.window} ${t}`;
         if (utilization === null || utilization < t || (warned.get(id) ?? 0) > now()) continue;
         warned.set(id, r.resetsAt ?? now() + 3600_000);
-        o.logger.warn({ event: 'plan_utilization', backend, window: r.window, utilization, threshold: t }, `${backend}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`);
+        o.logger.warn(
+          { event: 'plan_utilization', backend, window: r.window, utilization, threshold: t },
+          `${backend}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`,
+        );
       }
     },
 
@@ -101,9 +133,14 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       // Rejected with extra usage in use: the included usage is spent, the turns go on, paid.
       // Without a known reset there is no telling when to start the CLI again: it is asked. A
       // spent per-model window (weekly Opus) leaves the other models: the CLI is asked too.
-      if (s.status === 'rejected' && !s.overage && s.resetsAt !== null && !PER_MODEL_WINDOW.test(s.window ?? '')) return windowSpent(backend, s.window, s.resetsAt, s.message, now());
+      if (s.status === 'rejected' && !s.overage && s.resetsAt !== null && !PER_MODEL_WINDOW.test(s.window ?? ''))
+        return windowSpent(backend, s.window, s.resetsAt, s.message, now());
       if (s.overage && overage === 'deny') {
-        return planLimitReached(`The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`, s.resetsAt, now());
+        return planLimitReached(
+          `The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`,
+          s.resetsAt,
+          now(),
+        );
       }
       return undefined;
     },

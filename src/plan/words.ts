@@ -17,9 +17,19 @@ export function windowName(window: string | null): string {
 }
 
 /** The answer to a request while the backend's plan window is spent (`said`: the CLI's words). */
-export function windowSpent(backend: string, window: string | null, resetsAt: number | null, said: string | null | undefined, now: number): ProxyError {
+export function windowSpent(
+  backend: string,
+  window: string | null,
+  resetsAt: number | null,
+  said: string | null | undefined,
+  now: number,
+): ProxyError {
   const at = resetsAt === null ? '' : ` It resets at ${new Date(resetsAt).toISOString()}.`;
-  return planLimitReached(`The ${backend} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`, resetsAt, now);
+  return planLimitReached(
+    `The ${backend} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`,
+    resetsAt,
+    now,
+  );
 }
 
 /** One line per backend whose plan state is still current, for `olp doctor` and `olp usage`. */
@@ -48,8 +58,16 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
 export function resetFromText(text: string, now: number): number | undefined {
   // "try again in 2 hours" (older codex builds).
   const rel = /try again in (\d+) (minute|hour|day)s?\b/i.exec(text);
-  if (rel) return now + Number(rel[1]) * { minute: 60_000, hour: 3600_000, day: 86_400_000 }[rel[2]!.toLowerCase() as 'minute' | 'hour' | 'day'];
-  const m = /(?:resets|try again at)\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)]+)\))?/i.exec(text);
+  if (rel)
+    return (
+      now +
+      Number(rel[1]) *
+        { minute: 60_000, hour: 3600_000, day: 86_400_000 }[rel[2]!.toLowerCase() as 'minute' | 'hour' | 'day']
+    );
+  const m =
+    /(?:resets|try again at)\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)]+)\))?/i.exec(
+      text,
+    );
   if (!m) return undefined;
   const zone = m[7]?.trim();
   if (zone && !/^(utc|gmt|etc\/utc)$/i.test(zone)) return undefined;
@@ -67,6 +85,7 @@ export function resetFromText(text: string, now: number): number | undefined {
   // A time of day alone is the next one (local: by the calendar, right across a DST change); a
   // date without a year, next year's.
   if (!m[1]) return utc ? at + 86_400_000 : new Date(year, month, day + 1, hour, minute).getTime();
-  if (!m[3]) return utc ? Date.UTC(year + 1, month, day, hour, minute) : new Date(year + 1, month, day, hour, minute).getTime();
+  if (!m[3])
+    return utc ? Date.UTC(year + 1, month, day, hour, minute) : new Date(year + 1, month, day, hour, minute).getTime();
   return undefined;
 }

@@ -5,7 +5,11 @@ import type { CommandResult } from './run-types.js';
 // CLI runs are started by spawn.ts without it (see there why).
 
 /** Runs a short command (a CLI's --version or login status) to completion, bounded in time. */
-export async function runCommand(command: string, args: readonly string[], opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string }): Promise<CommandResult> {
+export async function runCommand(
+  command: string,
+  args: readonly string[],
+  opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string },
+): Promise<CommandResult> {
   const r = await execa(command, args, {
     env: opts.env,
     extendEnv: false,

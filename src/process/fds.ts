@@ -14,7 +14,9 @@ export function closeInheritedFds(env: Readonly<Record<string, string | undefine
   if (env.NODE_CHANNEL_FD !== undefined && Number.isInteger(channel)) keep.add(channel);
   let fds: number[];
   try {
-    fds = readdirSync('/proc/self/fd').map(Number).filter((fd) => Number.isInteger(fd) && !keep.has(fd));
+    fds = readdirSync('/proc/self/fd')
+      .map(Number)
+      .filter((fd) => Number.isInteger(fd) && !keep.has(fd));
   } catch {
     return [];
   }

@@ -36,7 +36,11 @@ export { nativeAddon } from './native.js';
  *
  * `OLP_HEAP_TUNING=0` keeps V8's and glibc's defaults (for a comparison, or a host where memory is no object).
  */
-export const HEAP_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=30', '--no-parallel-scavenge'] as const;
+export const HEAP_FLAGS = [
+  '--semi-space-growth-factor=1',
+  '--heap-growing-percent=30',
+  '--no-parallel-scavenge',
+] as const;
 export const MALLOC_ARENAS = 2;
 
 let tuned = false;

@@ -1,6 +1,15 @@
 export { runCommand } from './command.js';
 export { createProcessSupervisor } from './spawn.js';
-export type { CallMeta, CommandResult, EndReason, ExitInfo, Invocation, ProcessSupervisor, RunLimits, RunningProcess } from './run-types.js';
+export type {
+  CallMeta,
+  CommandResult,
+  EndReason,
+  ExitInfo,
+  Invocation,
+  ProcessSupervisor,
+  RunLimits,
+  RunningProcess,
+} from './run-types.js';
 export { createLineSplitter, LineTooLongError, MAX_LINE_BYTES } from './lines.js';
 export { createReaper, describeProcess, findByHome, killByHome, type Reaper } from './reaper.js';
 export { closeInheritedFds } from './fds.js';

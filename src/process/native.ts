@@ -2,7 +2,13 @@ import { createRequire } from 'node:module';
 
 /** olp's native addon (src/native/spawn.c). */
 export interface NativeAddon {
-  start(file: string, argv: string[], envp: string[], cwd: string, onExit: (code: number | null, signal: number | null) => void): number[] | number;
+  start(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    onExit: (code: number | null, signal: number | null) => void,
+  ): number[] | number;
   supported(): boolean;
   /** kill(2): 0, or -errno. */
   signal(pid: number, signal: number): number;
@@ -42,6 +48,13 @@ function load(env: Readonly<Record<string, string | undefined>>): { native?: Nat
     return { native, info: { kind: 'posix_spawn' } };
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND';
-    return { info: { kind: 'node', reason: missing ? 'the native starter was not built (npm run build:native)' : `the native starter did not load: ${(err as Error).message}` } };
+    return {
+      info: {
+        kind: 'node',
+        reason: missing
+          ? 'the native starter was not built (npm run build:native)'
+          : `the native starter did not load: ${(err as Error).message}`,
+      },
+    };
   }
 }

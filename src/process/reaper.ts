@@ -8,7 +8,10 @@ import { readdirSync, readFileSync } from 'node:fs';
  * what a group kill misses. Linux only (reads /proc); elsewhere it finds nothing.
  * Returns the pids it signalled.
  */
-export function killByHome(match: { homes?: Iterable<string>; under?: Iterable<string> }, signal: NodeJS.Signals = 'SIGKILL'): number[] {
+export function killByHome(
+  match: { homes?: Iterable<string>; under?: Iterable<string> },
+  signal: NodeJS.Signals = 'SIGKILL',
+): number[] {
   const killed: number[] = [];
   for (const pid of findByHome(match)) {
     try {
@@ -63,7 +66,12 @@ export function describeProcess(pid: number): { pid: number; command: string; rs
     // main thread "MainThread").
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
     const name = argv0 ? basename(argv0) : /Name:\s+(\S+)/.exec(status)?.[1];
-    return { pid, command: name ?? '?', rssMb: rss ? Math.round(Number(rss[1]) / 1024) : 0, ageS: Math.max(0, Math.round(uptime - startS)) };
+    return {
+      pid,
+      command: name ?? '?',
+      rssMb: rss ? Math.round(Number(rss[1]) / 1024) : 0,
+      ageS: Math.max(0, Math.round(uptime - startS)),
+    };
   } catch {
     return null;
   }

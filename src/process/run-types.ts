@@ -36,7 +36,16 @@ export interface RunLimits {
   killGraceMs: number;
 }
 
-export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'shutdown' | 'spawn_error' | 'line_too_long' | 'done' | 'retry_timeout';
+export type EndReason =
+  | 'exit'
+  | 'timeout'
+  | 'idle'
+  | 'aborted'
+  | 'shutdown'
+  | 'spawn_error'
+  | 'line_too_long'
+  | 'done'
+  | 'retry_timeout';
 
 export interface ExitInfo {
   /**

@@ -33,7 +33,13 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 export function createProcessSupervisor(logger: Logger, reaper: Reaper = createReaper()) {
   const live = new Set<Tracked>();
 
-  function run(inv: Invocation, limits: RunLimits, signal: AbortSignal, log: Logger = logger, _call?: CallMeta): RunningProcess {
+  function run(
+    inv: Invocation,
+    limits: RunLimits,
+    signal: AbortSignal,
+    log: Logger = logger,
+    _call?: CallMeta,
+  ): RunningProcess {
     const started = performance.now();
     let stopping = false;
     let reason: EndReason = 'exit';
@@ -73,7 +79,12 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       forceTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), limits.killGraceMs);
     };
 
-    const onAbort = () => terminate(signal.reason === 'shutdown' || signal.reason === 'retry_timeout' || signal.reason === 'timeout' ? signal.reason : 'aborted');
+    const onAbort = () =>
+      terminate(
+        signal.reason === 'shutdown' || signal.reason === 'retry_timeout' || signal.reason === 'timeout'
+          ? signal.reason
+          : 'aborted',
+      );
     if (signal.aborted) queueMicrotask(onAbort);
     else signal.addEventListener('abort', onAbort, { once: true });
 
@@ -85,7 +96,11 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
     // still bound that wait).
     // A live run between turns: nothing is expected, so nothing is idle.
     let held = false;
-    const idle = createIdleTimer(limits.idleTimeoutMs, () => terminate('idle'), () => exited || held);
+    const idle = createIdleTimer(
+      limits.idleTimeoutMs,
+      () => terminate('idle'),
+      () => exited || held,
+    );
     const armIdle = idle.arm;
     const pauseIdle = idle.pause;
     const progress = idle.progress;
@@ -123,7 +138,11 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
         if (await endedWithin(child.stderr, HOLDER_CHECK_MS)) reaper.later(home);
         else {
           const escaped = reaper.now(home);
-          if (escaped.length) log.warn({ event: 'escaped_processes_killed', pids: escaped }, "killed processes that left the CLI's process group");
+          if (escaped.length)
+            log.warn(
+              { event: 'escaped_processes_killed', pids: escaped },
+              "killed processes that left the CLI's process group",
+            );
           // Killed holders close the pipes; one that survived (it changed its HOME) loses them.
           drainTimer = setTimeout(() => child.stdout?.destroy(), DRAIN_MS);
           if (!(await endedWithin(child.stderr, DRAIN_MS))) child.stderr?.destroy();
@@ -157,7 +176,10 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
             out = splitter.push(chunk);
           } catch (err) {
             if (!(err instanceof LineTooLongError)) throw err;
-            log.warn({ event: 'line_too_long', pid, limit: err.limit }, 'the CLI printed a line past the limit; stopping it');
+            log.warn(
+              { event: 'line_too_long', pid, limit: err.limit },
+              'the CLI printed a line past the limit; stopping it',
+            );
             terminate('line_too_long');
             return;
           }
@@ -189,7 +211,8 @@ export function createProcessSupervisor(logger: Logger, reaper: Reaper = createR
       lines: lines(),
       exit,
       progress,
-      write: (data) => (child.stdin && !exited && !stopping ? writeAll(child.stdin, data, true) : Promise.resolve(false)),
+      write: (data) =>
+        child.stdin && !exited && !stopping ? writeAll(child.stdin, data, true) : Promise.resolve(false),
       endInput: () => {
         if (child.stdin && !child.stdin.destroyed && !child.stdin.writableEnded) child.stdin.end();
       },

@@ -16,7 +16,9 @@ export interface Child {
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
   /** The leader's exit; `spawnError` when no process was started (ENOENT, EACCES…). Never rejects. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null } | { spawnError: NodeJS.ErrnoException }>;
+  readonly exited: Promise<
+    { code: number | null; signal: NodeJS.Signals | null } | { spawnError: NodeJS.ErrnoException }
+  >;
 }
 
 export interface StartOptions {
@@ -34,12 +36,20 @@ export function starterInfo(): StarterInfo {
   return loaded.info;
 }
 
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(osConstants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
 
 function spawnErrorOf(command: string, args: readonly string[], errno: number): NodeJS.ErrnoException {
   const code = getSystemErrorName(errno);
   // The same shape as Node's own spawn errors.
-  return Object.assign(new Error(`spawn ${command} ${code}`), { errno, code, syscall: `spawn ${command}`, path: command, spawnargs: [...args] });
+  return Object.assign(new Error(`spawn ${command} ${code}`), {
+    errno,
+    code,
+    syscall: `spawn ${command}`,
+    path: command,
+    spawnargs: [...args],
+  });
 }
 
 /** The absolute path an executable name resolves to on PATH (or the path itself), if it is runnable. */
@@ -58,7 +68,12 @@ export function findExecutable(bin: string, pathEnv: string | undefined): string
 }
 
 function candidates(bin: string, pathEnv: string | undefined): string[] {
-  return bin.includes('/') ? [isAbsolute(bin) ? bin : resolve(bin)] : (pathEnv ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, bin));
+  return bin.includes('/')
+    ? [isAbsolute(bin) ? bin : resolve(bin)]
+    : (pathEnv ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, bin));
 }
 
 /**
@@ -70,18 +85,24 @@ function resolveCommand(command: string, path: string | undefined): string | num
   if (command.includes('/')) return command;
   const found = findExecutable(command, path);
   if (found) return found;
-  return candidates(command, path).some((f) => statSync(f, { throwIfNoEntry: false })?.isFile()) ? -osConstants.errno.EACCES : -osConstants.errno.ENOENT;
+  return candidates(command, path).some((f) => statSync(f, { throwIfNoEntry: false })?.isFile())
+    ? -osConstants.errno.EACCES
+    : -osConstants.errno.ENOENT;
 }
 
 function startNative(native: NativeAddon, opts: StartOptions): Child {
-  let onExit!: (r: { code: number | null; signal: NodeJS.Signals | null } | { spawnError: NodeJS.ErrnoException }) => void;
+  let onExit!: (
+    r: { code: number | null; signal: NodeJS.Signals | null } | { spawnError: NodeJS.ErrnoException },
+  ) => void;
   const exited = new Promise<Parameters<typeof onExit>[0]>((resolve) => (onExit = resolve));
   const file = resolveCommand(opts.command, opts.env.PATH);
   const envp = Object.entries(opts.env).map(([k, v]) => `${k}=${v}`);
   const r =
     typeof file === 'number'
       ? file
-      : native.start(file, [opts.command, ...opts.args], envp, opts.cwd, (code, signal) => onExit({ code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? null) }));
+      : native.start(file, [opts.command, ...opts.args], envp, opts.cwd, (code, signal) =>
+          onExit({ code, signal: signal === null ? null : (SIGNAL_NAMES.get(signal) ?? null) }),
+        );
   if (typeof r === 'number') {
     // Reported a tick later, as Node reports its spawn errors.
     queueMicrotask(() => onExit({ spawnError: spawnErrorOf(opts.command, opts.args, r) }));

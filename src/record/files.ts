@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, rmSync, writeSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { ensurePrivateDir } from '../store/index.js';
 import { parseRecording, RECORDING_FORMAT, type Recording, type Row } from './format.js';
@@ -20,20 +31,24 @@ export function checkPrivateFile(file: string): void {
   }
   if (st.isSymbolicLink()) throw new Error(`recording ${file} is a symbolic link; olp refuses to follow it`);
   if (!st.isFile()) throw new Error(`recording ${file} is not a regular file`);
-  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new Error(`recording ${file} belongs to another user`);
-  if ((st.mode & 0o077) !== 0) throw new Error(`recording ${file} has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 ${file})`);
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid())
+    throw new Error(`recording ${file} belongs to another user`);
+  if ((st.mode & 0o077) !== 0)
+    throw new Error(`recording ${file} has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 ${file})`);
 }
 
 function checkPrivateDir(dir: string): void {
   const st = lstatSync(dir);
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${dir} must be a real directory, not a link`);
-  if ((st.mode & 0o077) !== 0) throw new Error(`${dir} has mode ${(st.mode & 0o777).toString(8)}; it must be 700 (chmod 700 ${dir})`);
+  if ((st.mode & 0o077) !== 0)
+    throw new Error(`${dir} has mode ${(st.mode & 0o777).toString(8)}; it must be 700 (chmod 700 ${dir})`);
 }
 
 /** The file of a managed recording id; refuses ids that could reach outside the directory. */
 export function managedPath(stateDir: string, id: string): string {
   const clean = id.endsWith('.jsonl') ? id.slice(0, -'.jsonl'.length) : id;
-  if (!MANAGED_ID.test(clean) || clean.includes('..')) throw new Error(`'${id}' is not a valid recording id (letters, digits, '.', '_', '-')`);
+  if (!MANAGED_ID.test(clean) || clean.includes('..'))
+    throw new Error(`'${id}' is not a valid recording id (letters, digits, '.', '_', '-')`);
   return join(recordingsDir(stateDir), `${clean}.jsonl`);
 }
 
@@ -57,7 +72,9 @@ export function loadRecording(stateDir: string, idOrPath: string): Recording & {
 }
 
 /** Managed recordings with their size and call count, newest first. */
-export function listRecordings(stateDir: string): { id: string; file: string; bytes: number; modified: string; calls: number | null; valid: boolean }[] {
+export function listRecordings(
+  stateDir: string,
+): { id: string; file: string; bytes: number; modified: string; calls: number | null; valid: boolean }[] {
   const dir = recordingsDir(stateDir);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
@@ -83,7 +100,12 @@ export function listRecordings(stateDir: string): { id: string; file: string; by
 export function createRecording(stateDir: string, id: string, olpVersion: string): string {
   ensurePrivateDir(recordingsDir(stateDir));
   const file = managedPath(stateDir, id);
-  const header: Row = { type: 'header', format: RECORDING_FORMAT, olp_version: olpVersion, created: new Date().toISOString() };
+  const header: Row = {
+    type: 'header',
+    format: RECORDING_FORMAT,
+    olp_version: olpVersion,
+    created: new Date().toISOString(),
+  };
   writeFileSync(file, `${JSON.stringify(header)}\n`, { mode: 0o600, flag: 'wx' });
   return file;
 }
@@ -145,7 +167,8 @@ function takeLock(lock: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   const holder = Number(readFileSync(lock, 'utf8'));
-  if (Number.isInteger(holder) && alive(holder)) throw new Error(`recording ${lock.slice(0, -5)} is being written by process ${holder}`);
+  if (Number.isInteger(holder) && alive(holder))
+    throw new Error(`recording ${lock.slice(0, -5)} is being written by process ${holder}`);
   // A lock left by a process that is gone.
   rmSync(lock, { force: true });
   writeFileSync(lock, String(process.pid), { mode: 0o600, flag: 'wx' });

@@ -92,13 +92,19 @@ export function parseRecording(text: string): Recording {
     switch (row.type) {
       case 'header':
         if (header) throw new RecordingError('a second header', n);
-        if (row.format !== RECORDING_FORMAT) throw new RecordingError(`format ${String(row.format)} is not supported (this olp reads format ${RECORDING_FORMAT})`, n);
+        if (row.format !== RECORDING_FORMAT)
+          throw new RecordingError(
+            `format ${String(row.format)} is not supported (this olp reads format ${RECORDING_FORMAT})`,
+            n,
+          );
         header = row;
         return;
       case 'call_start': {
-        if (!Number.isInteger(row.index) || row.index !== started) throw new RecordingError(`call index ${String(row.index)} breaks the sequence (expected ${started})`, n);
+        if (!Number.isInteger(row.index) || row.index !== started)
+          throw new RecordingError(`call index ${String(row.index)} breaks the sequence (expected ${started})`, n);
         started++;
-        if (typeof row.backend !== 'string' || typeof row.model !== 'string' || typeof row.prompt_sha256 !== 'string') throw new RecordingError('call_start needs backend, model and prompt_sha256', n);
+        if (typeof row.backend !== 'string' || typeof row.model !== 'string' || typeof row.prompt_sha256 !== 'string')
+          throw new RecordingError('call_start needs backend, model and prompt_sha256', n);
         open.set(row.index, { start: row, events: [], end: undefined as unknown as CallEnd });
         return;
       }
@@ -106,7 +112,8 @@ export function parseRecording(text: string): Recording {
         if (ended.has(row.index)) throw new RecordingError(`event for call ${row.index} after its call_end`, n);
         const call = open.get(row.index);
         if (!call) throw new RecordingError(`event for call ${String(row.index)}, which has not started`, n);
-        if (typeof row.line !== 'string' || typeof row.offset_ms !== 'number') throw new RecordingError('event needs line and offset_ms', n);
+        if (typeof row.line !== 'string' || typeof row.offset_ms !== 'number')
+          throw new RecordingError('event needs line and offset_ms', n);
         call.events.push(row);
         return;
       }

@@ -26,7 +26,8 @@ function scrubValue(v: Json): Json {
       break;
     case 'mcp_tool_call': // codex exec: the call and its result in one item
       if ('arguments' in o) o.arguments = {};
-      if (o.result && typeof o.result === 'object') o.result = { content: [{ type: 'text', text: RESULT_MARK }], structured_content: null };
+      if (o.result && typeof o.result === 'object')
+        o.result = { content: [{ type: 'text', text: RESULT_MARK }], structured_content: null };
       break;
     case 'function_call': // codex app-server: a call item
       if ('arguments' in o) o.arguments = '{}';

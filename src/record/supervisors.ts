@@ -23,12 +23,27 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
       });
       async function* lines(): AsyncGenerator<string> {
         for await (const line of proc.lines) {
-          out.write({ type: 'event', index, offset_ms: Math.round(performance.now() - t0), line: redact(scrubToolData(line)) });
+          out.write({
+            type: 'event',
+            index,
+            offset_ms: Math.round(performance.now() - t0),
+            line: redact(scrubToolData(line)),
+          });
           yield line;
         }
       }
       const exit = proc.exit.then((e) => {
-        out.write({ type: 'call_end', index, exit_code: e.exitCode, signal: e.signal, duration_ms: Math.round(e.durationMs), stderr: e.stderr.slice(-4096) }, true); // already redacted by the supervisor (sanitizeStderr)
+        out.write(
+          {
+            type: 'call_end',
+            index,
+            exit_code: e.exitCode,
+            signal: e.signal,
+            duration_ms: Math.round(e.durationMs),
+            stderr: e.stderr.slice(-4096),
+          },
+          true,
+        ); // already redacted by the supervisor (sanitizeStderr)
         return e;
       });
       return { ...proc, lines: lines(), exit };
@@ -45,7 +60,10 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
  * matches by backend, model and prompt hash; repeats are served in recorded order, then again
  * from the first. `speed` 0 replays as fast as possible, 1 at the recorded pace.
  */
-export function createReplaySupervisor(recording: Recording, speed: number): ProcessSupervisor & { backends: Set<string> } {
+export function createReplaySupervisor(
+  recording: Recording,
+  speed: number,
+): ProcessSupervisor & { backends: Set<string> } {
   const byKey = new Map<string, RecordedCall[]>();
   const served = new Map<string, number>();
   for (const c of recording.calls) {
@@ -83,7 +101,14 @@ export function createReplaySupervisor(recording: Recording, speed: number): Pro
         () => {
           if (started) return;
           active--;
-          finish({ reason: 'aborted', exitCode: null, signal: 'SIGTERM', stderr: '', pid: undefined, durationMs: performance.now() - t0 });
+          finish({
+            reason: 'aborted',
+            exitCode: null,
+            signal: 'SIGTERM',
+            stderr: '',
+            pid: undefined,
+            durationMs: performance.now() - t0,
+          });
         },
         { once: true },
       );
@@ -106,11 +131,28 @@ export function createReplaySupervisor(recording: Recording, speed: number): Pro
           finish(
             aborted || signal.aborted
               ? { reason: 'aborted', exitCode: null, signal: 'SIGTERM', stderr: '', pid: undefined, durationMs }
-              : { reason: 'exit', exitCode: rec.end.exit_code, signal: rec.end.signal, stderr: rec.end.stderr, pid: undefined, durationMs },
+              : {
+                  reason: 'exit',
+                  exitCode: rec.end.exit_code,
+                  signal: rec.end.signal,
+                  stderr: rec.end.stderr,
+                  pid: undefined,
+                  durationMs,
+                },
           );
         }
       }
-      return { pid: undefined, lines: lines(), exit, progress: () => undefined, write: async () => false, endInput: () => undefined, hold: () => undefined, expect: () => undefined, stop: () => undefined };
+      return {
+        pid: undefined,
+        lines: lines(),
+        exit,
+        progress: () => undefined,
+        write: async () => false,
+        endInput: () => undefined,
+        hold: () => undefined,
+        expect: () => undefined,
+        stop: () => undefined,
+      };
     },
     get active() {
       return active;

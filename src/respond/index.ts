@@ -27,7 +27,17 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
   const reply = await collectReply(res, events);
   if (!reply) return;
   const r = reply.result;
-  res.status(200).json(toChatCompletion({ ...meta, model: r.servedModel ?? meta.model }, reply.text, r.finishReason, r.usage, reply.toolCalls));
+  res
+    .status(200)
+    .json(
+      toChatCompletion(
+        { ...meta, model: r.servedModel ?? meta.model },
+        reply.text,
+        r.finishReason,
+        r.usage,
+        reply.toolCalls,
+      ),
+    );
 }
 
 /**

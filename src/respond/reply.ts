@@ -14,19 +14,25 @@ export function setHeaders(res: Response, headers: Readonly<Record<string, strin
  * The whole reply of a conversation that is answered in one body, with its result; a failed
  * conversation throws its error (headers set, body unsent); undefined when the client left.
  */
-export async function collectReply(res: Response, events: Events): Promise<{ text: string; toolCalls: ToolCall[]; result: ConversationResult } | undefined> {
+export async function collectReply(
+  res: Response,
+  events: Events,
+): Promise<{ text: string; toolCalls: ToolCall[]; result: ConversationResult } | undefined> {
   const parts: string[] = [];
   const toolCalls: ToolCall[] = [];
   let step = await events.next();
   while (!step.done) {
     const ev = step.value;
     if (ev.type === 'text') parts.push(ev.text);
-    else if (ev.type === 'tool_call') toolCalls[ev.index] = { id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } };
+    else if (ev.type === 'tool_call')
+      toolCalls[ev.index] = { id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } };
     else if (ev.type === 'tool_args' && toolCalls[ev.index]) toolCalls[ev.index]!.function.arguments += ev.text;
     step = await events.next();
   }
   const result = step.value;
   setHeaders(res, result.headers);
   if (result.error) throw result.error;
-  return result.outcome === 'client_aborted' ? undefined : { text: parts.join(''), toolCalls: toolCalls.filter(Boolean), result };
+  return result.outcome === 'client_aborted'
+    ? undefined
+    : { text: parts.join(''), toolCalls: toolCalls.filter(Boolean), result };
 }

@@ -48,9 +48,23 @@ export interface ResponseFunctionTool {
   strict: boolean | null;
 }
 
-export type ResponseToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string } | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: { type: 'function'; name: string }[] };
+export type ResponseToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string }
+  | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: { type: 'function'; name: string }[] };
 
-export type TextFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
+export type TextFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: Record<string, unknown>;
+      description?: string;
+      strict?: boolean | null;
+    };
 
 /** The request's settings a Response echoes back. */
 export interface ResponseMeta {
@@ -122,26 +136,43 @@ export function toResponseUsage(u: Usage | null): ResponseUsage {
   return {
     input_tokens: u?.promptTokens ?? 0,
     // Tokens written to the prompt cache: claude's cache_creation_input_tokens, codex's cache_write_input_tokens.
-    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0, cache_write_tokens: u?.raw.cache_creation_input_tokens ?? u?.raw.cache_write_input_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: u?.cachedTokens ?? 0,
+      cache_write_tokens: u?.raw.cache_creation_input_tokens ?? u?.raw.cache_write_input_tokens ?? 0,
+    },
     output_tokens: u?.completionTokens ?? 0,
     output_tokens_details: { reasoning_tokens: u?.reasoningTokens ?? 0 },
     total_tokens: u?.totalTokens ?? 0,
   };
 }
 
-export function toOutputMessage(id: string, text: string, status: ResponseOutputMessage['status']): ResponseOutputMessage {
+export function toOutputMessage(
+  id: string,
+  text: string,
+  status: ResponseOutputMessage['status'],
+): ResponseOutputMessage {
   return { id, type: 'message', role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
 /** A Response object in any state; `output` and `usage` as far as they are known. */
-export function toResponse(meta: ResponseMeta, status: ResponseObject['status'], output: ResponseOutputItem[], extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {}): ResponseObject {
+export function toResponse(
+  meta: ResponseMeta,
+  status: ResponseObject['status'],
+  output: ResponseOutputItem[],
+  extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {},
+): ResponseObject {
   const effort = meta.reasoningEffort as ResponseObject['reasoning']['effort'];
   return {
     id: meta.id,
     object: 'response',
     created_at: meta.createdAt,
     status,
-    error: extra.error ? { code: extra.error.type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error', message: `${extra.error.message} (${extra.error.code})` } : null,
+    error: extra.error
+      ? {
+          code: extra.error.type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error',
+          message: `${extra.error.message} (${extra.error.code})`,
+        }
+      : null,
     incomplete_details: extra.incomplete ? { reason: 'max_output_tokens' } : null,
     instructions: meta.instructions,
     max_output_tokens: meta.maxOutputTokens,
@@ -166,15 +197,31 @@ export function toResponse(meta: ResponseMeta, status: ResponseObject['status'],
 
 /** A function call item, complete. */
 export function toFunctionCallItem(id: string, call: ToolCall): ResponseFunctionToolCall {
-  return { id, type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' };
+  return {
+    id,
+    type: 'function_call',
+    call_id: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+    status: 'completed',
+  };
 }
 
 /** The final Response of a finished conversation (what is sent, stored and retrieved). */
-export function toFinalResponse(meta: ResponseMeta, messageId: string, text: string, r: ConversationResult, calls: { itemId: string; call: ToolCall }[] = []): ResponseObject {
+export function toFinalResponse(
+  meta: ResponseMeta,
+  messageId: string,
+  text: string,
+  r: ConversationResult,
+  calls: { itemId: string; call: ToolCall }[] = [],
+): ResponseObject {
   const incomplete = r.finishReason === 'length';
   const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
   // A reply of function calls alone has no message item.
-  const message = (r.error && text === '') || (calls.length > 0 && text === '') ? [] : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
+  const message =
+    (r.error && text === '') || (calls.length > 0 && text === '')
+      ? []
+      : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
   return toResponse(meta, status, [...message, ...calls.map((c) => toFunctionCallItem(c.itemId, c.call))], {
     usage: r.usage,
     ...(r.error ? { error: r.error } : {}),

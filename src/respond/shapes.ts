@@ -48,7 +48,12 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: 0; delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] }; finish_reason: FinishReason | null; logprobs: null }[];
+  choices: {
+    index: 0;
+    delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] };
+    finish_reason: FinishReason | null;
+    logprobs: null;
+  }[];
   system_fingerprint: null;
   usage?: CompletionUsage | null;
 }
@@ -68,9 +73,17 @@ export function toCompletionUsage(u: Usage | null): CompletionUsage {
   };
 }
 
-export function toChatCompletion(meta: { id: string; created: number; model: string }, content: string, finishReason: FinishReason, usage: Usage | null, toolCalls: ToolCall[] = []): ChatCompletion {
+export function toChatCompletion(
+  meta: { id: string; created: number; model: string },
+  content: string,
+  finishReason: FinishReason,
+  usage: Usage | null,
+  toolCalls: ToolCall[] = [],
+): ChatCompletion {
   // A message of tool calls alone has `content: null`, as OpenAI sends it.
-  const message = toolCalls.length ? { role: 'assistant' as const, content: content || null, refusal: null, tool_calls: toolCalls } : { role: 'assistant' as const, content, refusal: null };
+  const message = toolCalls.length
+    ? { role: 'assistant' as const, content: content || null, refusal: null, tool_calls: toolCalls }
+    : { role: 'assistant' as const, content, refusal: null };
   return {
     id: meta.id,
     object: 'chat.completion' as const,
@@ -99,6 +112,17 @@ export function toChunk(
   };
 }
 
-export function toUsageChunk(meta: { id: string; created: number; model: string }, usage: Usage | null): ChatCompletionChunk {
-  return { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], system_fingerprint: null, usage: toCompletionUsage(usage) };
+export function toUsageChunk(
+  meta: { id: string; created: number; model: string },
+  usage: Usage | null,
+): ChatCompletionChunk {
+  return {
+    id: meta.id,
+    object: 'chat.completion.chunk',
+    created: meta.created,
+    model: meta.model,
+    choices: [],
+    system_fingerprint: null,
+    usage: toCompletionUsage(usage),
+  };
 }

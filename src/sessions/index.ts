@@ -61,14 +61,27 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
-  function choose(keyId: string, backend: string, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): { slot: SlotRecord; plan: SessionPlan } | undefined {
+  function choose(
+    keyId: string,
+    backend: string,
+    transcript: Transcript,
+    { chain, sys }: Hashes,
+    whole: Fitted,
+  ): { slot: SlotRecord; plan: SessionPlan } | undefined {
     const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
     if (slots.length === 0) return undefined;
     const t = now();
     const { turns } = transcript;
     const full = (slot: SlotRecord, reason: RotationReason) => ({
       slot,
-      plan: { mode: 'fresh' as const, sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(backend)) },
+      plan: {
+        mode: 'fresh' as const,
+        sessionId: randomUUID(),
+        slot: slot.slot,
+        ...wholePlan(whole),
+        reason,
+        ...previousOf(slot, o.forks?.(backend)),
+      },
     });
 
     // The slot whose conversation this request continues: same turns, then only new user turns.
@@ -80,7 +93,9 @@ export function createSessionPool(o: PoolOptions) {
     if (continued) {
       const fresh = continued.sessionId === null;
       const reason: RotationReason | undefined = fresh
-        ? (continued.lastReason === 'operator' ? 'operator' : 'initial')
+        ? continued.lastReason === 'operator'
+          ? 'operator'
+          : 'initial'
         : continued.dirty
           ? continued.lastReason === 'aborted'
             ? 'aborted'
@@ -93,21 +108,55 @@ export function createSessionPool(o: PoolOptions) {
         // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
         // sent. A CLI that reports running totals carries the old session's into the fork.
         const usageBase = continued.usageBase ? { usageBase: continued.usageBase } : {};
-        return { slot: continued, plan: { mode: 'fresh', sessionId: randomUUID(), forkOf: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, reason, ...usageBase } };
+        return {
+          slot: continued,
+          plan: {
+            mode: 'fresh',
+            sessionId: randomUUID(),
+            forkOf: continued.sessionId!,
+            slot: continued.slot,
+            text: renderTurns(delta),
+            turns: delta,
+            reason,
+            ...usageBase,
+          },
+        };
       }
       if (reason) return full(continued, reason);
       return {
         slot: continued,
-        plan: { mode: 'resumed', sessionId: continued.sessionId!, slot: continued.slot, text: renderTurns(delta), turns: delta, ...(continued.usageBase ? { usageBase: continued.usageBase } : {}) },
+        plan: {
+          mode: 'resumed',
+          sessionId: continued.sessionId!,
+          slot: continued.slot,
+          text: renderTurns(delta),
+          turns: delta,
+          ...(continued.usageBase ? { usageBase: continued.usageBase } : {}),
+        },
       };
     }
     // A new or edited conversation: evict the least recently used free slot.
     const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
-    const reason: RotationReason = lru.sessionId === null ? (lru.lastReason === 'operator' ? 'operator' : 'initial') : lru.dirty ? (lru.lastReason === 'aborted' ? 'aborted' : 'failed') : 'divergent';
+    const reason: RotationReason =
+      lru.sessionId === null
+        ? lru.lastReason === 'operator'
+          ? 'operator'
+          : 'initial'
+        : lru.dirty
+          ? lru.lastReason === 'aborted'
+            ? 'aborted'
+            : 'failed'
+          : 'divergent';
     return full(lru, reason);
   }
 
-  function lease(slot: SlotRecord, plan: SessionPlan, transcript: Transcript, { chain, sys }: Hashes, whole: Fitted): Lease {
+  function lease(
+    slot: SlotRecord,
+    plan: SessionPlan,
+    transcript: Transcript,
+    { chain, sys }: Hashes,
+    whole: Fitted,
+  ): Lease {
     const key = id(slot);
     busy.add(key);
     o.store.markLeased(slot, true);
@@ -119,7 +168,14 @@ export function createSessionPool(o: PoolOptions) {
         return current;
       },
       rotate(reason) {
-        current = { mode: 'fresh', sessionId: randomUUID(), slot: slot.slot, ...wholePlan(whole), reason, ...previousOf(slot, o.forks?.(slot.backend)) };
+        current = {
+          mode: 'fresh',
+          sessionId: randomUUID(),
+          slot: slot.slot,
+          ...wholePlan(whole),
+          reason,
+          ...previousOf(slot, o.forks?.(slot.backend)),
+        };
       },
       commit(result) {
         committed = true;
@@ -128,7 +184,14 @@ export function createSessionPool(o: PoolOptions) {
         // Some CLIs pick the id of a new session themselves (codex threads): keep the one it reported.
         const id = (result.ok && result.sessionId) || current.sessionId!;
         const next: SlotRecord = rotated
-          ? { ...slot, sessionId: id, createdAt: t, turns: 0, rotations: slot.rotations + 1, lastReason: current.reason ?? 'initial' }
+          ? {
+              ...slot,
+              sessionId: id,
+              createdAt: t,
+              turns: 0,
+              rotations: slot.rotations + 1,
+              lastReason: current.reason ?? 'initial',
+            }
           : { ...slot };
         if (result.ok) {
           // The chain of the request's turns, then the reply.
@@ -174,7 +237,13 @@ export function createSessionPool(o: PoolOptions) {
      * `whole` is the conversation as it is sent when it is sent whole (trimmed to the model's
      * context, or the reason it cannot be): a plan that needs it throws its error, before any lease.
      */
-    async acquire(keyId: string, backend: string, transcript: Transcript, signal: AbortSignal, whole: Fitted = asWhole(transcript)): Promise<Lease> {
+    async acquire(
+      keyId: string,
+      backend: string,
+      transcript: Transcript,
+      signal: AbortSignal,
+      whole: Fitted = asWhole(transcript),
+    ): Promise<Lease> {
       const deadline = now() + o.waitMs;
       const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
       for (;;) {

@@ -2,7 +2,17 @@ import type { ForkSupport } from '../backends/types.js';
 import type { SlotRecord } from '../store/index.js';
 import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 
-export type RotationReason = 'initial' | 'divergent' | 'system_changed' | 'lifetime' | 'turn_cap' | 'idle' | 'failed' | 'aborted' | 'operator' | 'resume_failed';
+export type RotationReason =
+  | 'initial'
+  | 'divergent'
+  | 'system_changed'
+  | 'lifetime'
+  | 'turn_cap'
+  | 'idle'
+  | 'failed'
+  | 'aborted'
+  | 'operator'
+  | 'resume_failed';
 
 /**
  * Rotations whose new session may start as a continuation of the old one (a fork) instead of a

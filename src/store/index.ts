@@ -11,8 +11,28 @@ import { ensurePrivateDir } from './fs.js';
 
 export { ensurePrivateDir } from './fs.js';
 export { findLockHolder, lockStateDir, StateDirLocked, type LockHolder, type StateLock } from './lock.js';
-export { TOKEN_PREFIX, KEY_NAME, DEFAULT_POLICY, hashToken, type KeyRecord, type KeyStanding, type KeyStore, type Policy, type Role } from './keys.js';
-export { LEDGER_SCHEMA_VERSION, CLIENT_NAME, type DailyRow, type LedgerRecord, type Scope, type UsageFilter, type UsageGroup, type UsageRow, type UsageStore } from './usage.js';
+export {
+  TOKEN_PREFIX,
+  KEY_NAME,
+  DEFAULT_POLICY,
+  hashToken,
+  type KeyRecord,
+  type KeyStanding,
+  type KeyStore,
+  type Policy,
+  type Role,
+} from './keys.js';
+export {
+  LEDGER_SCHEMA_VERSION,
+  CLIENT_NAME,
+  type DailyRow,
+  type LedgerRecord,
+  type Scope,
+  type UsageFilter,
+  type UsageGroup,
+  type UsageRow,
+  type UsageStore,
+} from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
@@ -214,7 +234,8 @@ export function readPlanStates(stateDir: string): PlanRow[] {
 
 function migrate(db: BetterSqlite3.Database): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > MIGRATIONS.length) throw new Error(`olp.db has schema version ${current}, newer than this olp understands (${MIGRATIONS.length})`);
+  if (current > MIGRATIONS.length)
+    throw new Error(`olp.db has schema version ${current}, newer than this olp understands (${MIGRATIONS.length})`);
   const run = db.transaction(() => {
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
     db.pragma(`user_version = ${MIGRATIONS.length}`);

@@ -28,7 +28,16 @@ export interface Policy {
   overage: 'allow' | 'deny' | null;
 }
 
-export const DEFAULT_POLICY: Policy = { models: null, concurrency: null, rpm: null, dailyTokens: null, monthlyTokens: null, enabled: true, expiresAt: null, overage: null };
+export const DEFAULT_POLICY: Policy = {
+  models: null,
+  concurrency: null,
+  rpm: null,
+  dailyTokens: null,
+  monthlyTokens: null,
+  enabled: true,
+  expiresAt: null,
+  overage: null,
+};
 
 export interface KeyRecord {
   id: string;
@@ -113,7 +122,9 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
        monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at, overage = @overage WHERE name = @name AND revoked_at IS NULL`,
   );
   const activeCount = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL');
-  const standingOf = db.prepare<[string], Pick<KeyRow, 'revoked_at' | 'enabled' | 'expires_at'>>('SELECT revoked_at, enabled, expires_at FROM keys WHERE id = ?');
+  const standingOf = db.prepare<[string], Pick<KeyRow, 'revoked_at' | 'enabled' | 'expires_at'>>(
+    'SELECT revoked_at, enabled, expires_at FROM keys WHERE id = ?',
+  );
   /** This process's own writes to keys (another process's are seen by the watch). */
   let written = 0;
 
@@ -131,10 +142,19 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
   return {
     /** Adds a key and returns its record and the token (shown to the operator once). */
     add(name: string, role: Role = 'member', policy: Partial<Policy> = {}): { key: KeyRecord; token: string } {
-      if (!KEY_NAME.test(name)) throw new Error(`invalid key name '${name}': use 1-64 letters, digits, '.', '_' or '-'`);
+      if (!KEY_NAME.test(name))
+        throw new Error(`invalid key name '${name}': use 1-64 letters, digits, '.', '_' or '-'`);
       if (byName.get(name)) throw new Error(`a key named '${name}' already exists`);
       const token = createToken();
-      insert.run({ id: uuidv4(), name, role, token_hash: hashToken(token), hint: hintOf(token), created_at: new Date().toISOString(), ...policyColumns({ ...DEFAULT_POLICY, ...policy }) });
+      insert.run({
+        id: uuidv4(),
+        name,
+        role,
+        token_hash: hashToken(token),
+        hint: hintOf(token),
+        created_at: new Date().toISOString(),
+        ...policyColumns({ ...DEFAULT_POLICY, ...policy }),
+      });
       return { key: toRecord(byName.get(name)!), token };
     },
     get(name: string): KeyRecord | undefined {
@@ -158,7 +178,8 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     rotate(name: string): string {
       recent.clear();
       const token = createToken();
-      if (rotate.run(hashToken(token), hintOf(token), name).changes === 0) throw new Error(`no active key named '${name}'`);
+      if (rotate.run(hashToken(token), hintOf(token), name).changes === 0)
+        throw new Error(`no active key named '${name}'`);
       return token;
     },
     /** Revokes the active key with this name; false if there is none. */

@@ -41,7 +41,12 @@ export class StateDirLocked extends Error {
 
 /** The one line a refused `olp serve` prints. */
 function toLockedMessage(stateDir: string, h: LockHolder | null): string {
-  const at = h === null ? '' : h.url === null ? ` (pid ${h.pid}, still starting)` : ` (pid ${h.pid}, port ${h.port}: ${h.url}/v1)`;
+  const at =
+    h === null
+      ? ''
+      : h.url === null
+        ? ` (pid ${h.pid}, still starting)`
+        : ` (pid ${h.pid}, port ${h.port}: ${h.url}/v1)`;
   return `the state dir ${stateDir} is in use by another olp${at}; stop that one first, or use another --state-dir`;
 }
 

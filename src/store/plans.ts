@@ -36,10 +36,28 @@ export function createPlanStore(db: Database) {
   const all = db.prepare<[], Row>('SELECT * FROM plan_state');
   return {
     save(r: PlanRow): void {
-      upsert.run({ backend: r.backend, status: r.status, plan_window: r.window, resets_at: r.resetsAt, utilization: r.utilization, overage: r.overage ? 1 : 0, message: r.message, updated_at: r.updatedAt });
+      upsert.run({
+        backend: r.backend,
+        status: r.status,
+        plan_window: r.window,
+        resets_at: r.resetsAt,
+        utilization: r.utilization,
+        overage: r.overage ? 1 : 0,
+        message: r.message,
+        updated_at: r.updatedAt,
+      });
     },
     list(): PlanRow[] {
-      return all.all().map((r) => ({ backend: r.backend, status: r.status, window: r.plan_window, resetsAt: r.resets_at, utilization: r.utilization, overage: r.overage === 1, message: r.message, updatedAt: r.updated_at }));
+      return all.all().map((r) => ({
+        backend: r.backend,
+        status: r.status,
+        window: r.plan_window,
+        resetsAt: r.resets_at,
+        utilization: r.utilization,
+        overage: r.overage === 1,
+        message: r.message,
+        updatedAt: r.updated_at,
+      }));
     },
   };
 }

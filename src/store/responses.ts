@@ -62,8 +62,19 @@ type OutputItem = { id?: unknown; type?: unknown; call_id?: unknown; name?: unkn
 /** The function calls among a Response's output items, as a chain replays them. */
 function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
   return output
-    .filter((o) => o.type === 'function_call' && typeof o.call_id === 'string' && o.call_id && typeof o.name === 'string' && o.name)
-    .map((o) => ({ callId: o.call_id as string, name: o.name as string, arguments: typeof o.arguments === 'string' ? o.arguments : '{}' }));
+    .filter(
+      (o) =>
+        o.type === 'function_call' &&
+        typeof o.call_id === 'string' &&
+        o.call_id &&
+        typeof o.name === 'string' &&
+        o.name,
+    )
+    .map((o) => ({
+      callId: o.call_id as string,
+      name: o.name as string,
+      arguments: typeof o.arguments === 'string' ? o.arguments : '{}',
+    }));
 }
 
 /** Stored responses, each readable only by the key that made it. */
@@ -72,7 +83,9 @@ export function createResponseStore(db: Database) {
     `INSERT INTO responses (id, key_id, created_at, previous_response_id, items, messages, output_text, body)
      VALUES (@id, @keyId, @createdAt, @previousResponseId, @items, @messages, @outputText, @body)`,
   );
-  const insertItem = db.prepare<[string, string, string, number, string | null, string]>('INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertItem = db.prepare<[string, string, string, number, string | null, string]>(
+    'INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const byId = db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?');
   // One indexed walk down the chain (ids are primary keys), newest first, at most MAX_CHAIN links,
   // with each link's function-call items from the item index: the body column (the row's largest,
@@ -88,7 +101,9 @@ export function createResponseStore(db: Database) {
      FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
   );
   // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
-  const itemsById = db.prepare<[string, string], { item_id: string; item: string }>('SELECT item_id, item FROM response_items WHERE key_id = ? AND item_id IN (SELECT value FROM json_each(?))');
+  const itemsById = db.prepare<[string, string], { item_id: string; item: string }>(
+    'SELECT item_id, item FROM response_items WHERE key_id = ? AND item_id IN (SELECT value FROM json_each(?))',
+  );
   const remove = db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?');
   const prune = db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?');
   const list = db.prepare<[number], Row & { key_name: string | null }>(
@@ -96,9 +111,15 @@ export function createResponseStore(db: Database) {
   );
   const save = db.transaction((r: StoredResponse) => {
     const output = Array.isArray(r.body.output) ? (r.body.output as OutputItem[]) : [];
-    insert.run({ ...r, items: JSON.stringify(r.items), messages: JSON.stringify(r.messages), body: JSON.stringify(r.body) });
+    insert.run({
+      ...r,
+      items: JSON.stringify(r.items),
+      messages: JSON.stringify(r.messages),
+      body: JSON.stringify(r.body),
+    });
     output.forEach((o, seq) => {
-      if (typeof o.id === 'string' && o.id) insertItem.run(r.keyId, o.id, r.id, seq, typeof o.type === 'string' ? o.type : null, JSON.stringify(o));
+      if (typeof o.id === 'string' && o.id)
+        insertItem.run(r.keyId, o.id, r.id, seq, typeof o.type === 'string' ? o.type : null, JSON.stringify(o));
     });
   });
   return {
@@ -111,7 +132,10 @@ export function createResponseStore(db: Database) {
       return row && toStored(row);
     },
     /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain); no Response body is read. */
-    chain(keyId: string, id: string): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] {
+    chain(
+      keyId: string,
+      id: string,
+    ): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] {
       return links.all(id, keyId, keyId, MAX_CHAIN).map((row) => ({
         messages: JSON.parse(row.messages) as unknown[],
         outputText: row.output_text,
@@ -134,10 +158,23 @@ export function createResponseStore(db: Database) {
       return remove.run(id, keyId).changes > 0;
     },
     /** The newest responses of every key, for the owner's listing. */
-    list(limit = 50): (Omit<StoredResponse, 'items' | 'messages' | 'body'> & { keyName: string | null; model: string; status: string })[] {
+    list(limit = 50): (Omit<StoredResponse, 'items' | 'messages' | 'body'> & {
+      keyName: string | null;
+      model: string;
+      status: string;
+    })[] {
       return list.all(limit).map((r) => {
         const body = JSON.parse(r.body) as { model?: string; status?: string };
-        return { id: r.id, keyId: r.key_id, keyName: r.key_name, createdAt: r.created_at, previousResponseId: r.previous_response_id, outputText: r.output_text, model: body.model ?? '', status: body.status ?? '' };
+        return {
+          id: r.id,
+          keyId: r.key_id,
+          keyName: r.key_name,
+          createdAt: r.created_at,
+          previousResponseId: r.previous_response_id,
+          outputText: r.output_text,
+          model: body.model ?? '',
+          status: body.status ?? '',
+        };
       });
     },
     /** Deletes responses older than the cutoff; returns how many went. */

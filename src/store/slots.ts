@@ -78,7 +78,9 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
   const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
   const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
   const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
-  const forKey = db.prepare<[string, string, number], Row>('SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot');
+  const forKey = db.prepare<[string, string, number], Row>(
+    'SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot',
+  );
   const all = db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot');
   const lease = db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?');
   const save = db.prepare(
@@ -86,8 +88,12 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
        fingerprint = @fingerprint, system_hash = @systemHash, dirty = @dirty, last_reason = @lastReason, rotations = @rotations, usage_base = @usageBase, leased = 0
      WHERE key_id = @keyId AND backend = @backend AND slot = @slot`,
   );
-  const operatorRotate = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?");
-  const operatorRotateAll = db.prepare("UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'");
+  const operatorRotate = db.prepare(
+    "UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?",
+  );
+  const operatorRotateAll = db.prepare(
+    "UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'",
+  );
   // A slot that was leased when the process died: its CLI session may be half-written.
   const recover = db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1');
 
@@ -118,7 +124,11 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
       lease.run(leased ? 1 : 0, s.keyId, s.backend, s.slot);
     },
     save(s: SlotRecord): void {
-      const row = { ...s, dirty: s.dirty ? 1 : 0, usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase) };
+      const row = {
+        ...s,
+        dirty: s.dirty ? 1 : 0,
+        usageBase: s.usageBase === null ? null : JSON.stringify(s.usageBase),
+      };
       behind.later(() => save.run(row));
       const records = cached().get(cacheKey(s.keyId, s.backend));
       const i = records?.findIndex((r) => r.slot === s.slot) ?? -1;

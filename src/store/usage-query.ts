@@ -71,42 +71,73 @@ const GROUP_BY = {
 /** What usage totals can be grouped by. */
 export type GroupBy = keyof typeof GROUP_BY;
 
-  /** Totals grouped by key, UTC day or model, within the scope. */
-  export function summarizeUsage(db: Database, filter: UsageFilter, by: GroupBy): UsageGroup[] {
-    const w = where(filter);
-    const rows = db
-      .prepare(
-        `SELECT ${GROUP_BY[by]} AS grp, count(*) AS requests,
+/** Totals grouped by key, UTC day or model, within the scope. */
+export function summarizeUsage(db: Database, filter: UsageFilter, by: GroupBy): UsageGroup[] {
+  const w = where(filter);
+  const rows = db
+    .prepare(
+      `SELECT ${GROUP_BY[by]} AS grp, count(*) AS requests,
            sum(outcome = 'ok') AS ok, sum(outcome <> 'ok') AS errors,
            sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, sum(completion_tokens) AS completion,
            sum(CASE WHEN outcome = 'ok' THEN prompt_tokens ELSE 0 END) AS ok_prompt,
            sum(CASE WHEN outcome = 'ok' THEN cached_tokens ELSE 0 END) AS ok_cached,
            sum(cost_usd) AS cost
          FROM usage ${w.sql} GROUP BY grp ORDER BY grp`,
-      )
-      .all(...w.params) as { grp: string; requests: number; ok: number; errors: number; prompt: number; cached: number; completion: number; ok_prompt: number; ok_cached: number; cost: number | null }[];
-    return rows.map((r) => ({
-      group: r.grp,
-      requests: r.requests,
-      ok: r.ok,
-      errors: r.errors,
-      promptTokens: r.prompt,
-      cachedTokens: r.cached,
-      completionTokens: r.completion,
-      cacheHitShare: r.ok_prompt > 0 ? r.ok_cached / r.ok_prompt : null,
-      costUsd: r.cost,
-    }));
+    )
+    .all(...w.params) as {
+    grp: string;
+    requests: number;
+    ok: number;
+    errors: number;
+    prompt: number;
+    cached: number;
+    completion: number;
+    ok_prompt: number;
+    ok_cached: number;
+    cost: number | null;
+  }[];
+  return rows.map((r) => ({
+    group: r.grp,
+    requests: r.requests,
+    ok: r.ok,
+    errors: r.errors,
+    promptTokens: r.prompt,
+    cachedTokens: r.cached,
+    completionTokens: r.completion,
+    cacheHitShare: r.ok_prompt > 0 ? r.ok_cached / r.ok_prompt : null,
+    costUsd: r.cost,
+  }));
 }
 
-  /** Totals per UTC day, key and model within the scope, oldest day first (the usage page's rows). */
-  export function dailyUsage(db: Database, filter: UsageFilter): DailyRow[] {
-    const w = where(filter);
-    const rows = db
-      .prepare(
-        `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model, count(*) AS requests,
+/** Totals per UTC day, key and model within the scope, oldest day first (the usage page's rows). */
+export function dailyUsage(db: Database, filter: UsageFilter): DailyRow[] {
+  const w = where(filter);
+  const rows = db
+    .prepare(
+      `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model, count(*) AS requests,
            sum(outcome = 'ok') AS ok, sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, sum(completion_tokens) AS completion, sum(cost_usd) AS cost
          FROM usage ${w.sql} GROUP BY day, key, model ORDER BY day, key, model`,
-      )
-      .all(...w.params) as { day: string; key: string; model: string; requests: number; ok: number; prompt: number; cached: number; completion: number; cost: number | null }[];
-    return rows.map((r) => ({ day: r.day, key: r.key, model: r.model, requests: r.requests, ok: r.ok, promptTokens: r.prompt, cachedTokens: r.cached, completionTokens: r.completion, costUsd: r.cost }));
+    )
+    .all(...w.params) as {
+    day: string;
+    key: string;
+    model: string;
+    requests: number;
+    ok: number;
+    prompt: number;
+    cached: number;
+    completion: number;
+    cost: number | null;
+  }[];
+  return rows.map((r) => ({
+    day: r.day,
+    key: r.key,
+    model: r.model,
+    requests: r.requests,
+    ok: r.ok,
+    promptTokens: r.prompt,
+    cachedTokens: r.cached,
+    completionTokens: r.completion,
+    costUsd: r.cost,
+  }));
 }

@@ -42,7 +42,9 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
      ON CONFLICT (key_id, day) DO UPDATE SET tokens = tokens + excluded.tokens`,
   );
   // Budgets count what reached members: replies, and the part of one a client was sent before it left.
-  const spent = db.prepare<[string, string], { n: number | null }>('SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?');
+  const spent = db.prepare<[string, string], { n: number | null }>(
+    'SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?',
+  );
   const cacheShare = db.prepare<[string], { cached: number | null; prompt: number | null }>(
     "SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage WHERE key_id = ? AND outcome = 'ok'",
   );
@@ -94,7 +96,8 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
     /** Every row in the scope, oldest first, in the exported shape; streamed, not loaded at once. */
     *export(filter: UsageFilter): Generator<LedgerRecord> {
       const w = where(filter);
-      for (const r of db.prepare(`SELECT * FROM usage ${w.sql} ORDER BY ts, request_id`).iterate(...w.params)) yield toLedgerRecord(r as DbRow);
+      for (const r of db.prepare(`SELECT * FROM usage ${w.sql} ORDER BY ts, request_id`).iterate(...w.params))
+        yield toLedgerRecord(r as DbRow);
     },
     /** One request's row, or undefined. */
     get(requestId: string): LedgerRecord | undefined {

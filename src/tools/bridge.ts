@@ -23,7 +23,10 @@ export function createToolBridge(logger: Logger) {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '').split('?')[0]!;
-    const token = path === '/mcp' ? /^Bearer ([A-Za-z0-9_-]{20,})$/.exec(req.headers.authorization ?? '')?.[1] : /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec(path)?.[1];
+    const token =
+      path === '/mcp'
+        ? /^Bearer ([A-Za-z0-9_-]{20,})$/.exec(req.headers.authorization ?? '')?.[1]
+        : /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec(path)?.[1];
     const s = token ? sessions.get(token) : undefined;
     if (!s || s.closed) {
       res.writeHead(404).end();
@@ -55,7 +58,9 @@ export function createToolBridge(logger: Logger) {
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
       return;
     }
     const messages = (Array.isArray(body) ? body : [body]) as McpMessage[];
@@ -64,7 +69,9 @@ export function createToolBridge(logger: Logger) {
       res.writeHead(202).end();
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
   }
 
   return {
@@ -108,4 +115,3 @@ export function createToolBridge(logger: Logger) {
 }
 
 export type ToolBridge = ReturnType<typeof createToolBridge>;
-

@@ -15,15 +15,27 @@ export async function answerMcp(s: Session, m: McpMessage): Promise<unknown> {
   const ok = (result: unknown) => ({ jsonrpc: '2.0', id: m.id, result });
   switch (m.method) {
     case 'initialize':
-      return ok({ protocolVersion: typeof m.params?.protocolVersion === 'string' ? m.params.protocolVersion : PROTOCOL, capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'olp', version: '1' } });
+      return ok({
+        protocolVersion: typeof m.params?.protocolVersion === 'string' ? m.params.protocolVersion : PROTOCOL,
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: 'olp', version: '1' },
+      });
     case 'ping':
       return ok({});
     case 'tools/list':
       // Read-only: nothing the client's function does is the CLI's to approve (codex asks otherwise).
-      return ok({ tools: s.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.parameters, annotations: { readOnlyHint: true } })) });
+      return ok({
+        tools: s.tools.map((t) => ({
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          inputSchema: t.parameters,
+          annotations: { readOnlyHint: true },
+        })),
+      });
     case 'tools/call': {
       const name = String(m.params?.name ?? '');
-      if (!s.tools.some((t) => t.name === name)) return ok({ content: [{ type: 'text', text: `No tool named ${name} was offered.` }], isError: true });
+      if (!s.tools.some((t) => t.name === name))
+        return ok({ content: [{ type: 'text', text: `No tool named ${name} was offered.` }], isError: true });
       const args = m.params?.arguments ?? {};
       const meta = m.params?._meta as Record<string, unknown> | undefined;
       const text = await new Promise<{ text: string; isError: boolean }>((resolve) => {

@@ -66,7 +66,14 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
       for (const [k, p] of parked) {
         if (keyId !== undefined && p.turn.keyId !== keyId) continue;
         drop(k);
-        o.logger.info({ event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: keyId === undefined ? 'process_cap' : 'key_concurrency' }, 'retired a parked tool-call turn to make room for a newer request');
+        o.logger.info(
+          {
+            event: 'parked_turn_retired',
+            calls: p.turn.callIds.length,
+            reason: keyId === undefined ? 'process_cap' : 'key_concurrency',
+          },
+          'retired a parked tool-call turn to make room for a newer request',
+        );
         void p.turn.retire('evicted');
         return true;
       }
@@ -81,7 +88,10 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
       for (const [k, p] of [...parked]) {
         if (p.turn.keyId !== keyId || !p.turn.callIds.some((id) => answered.has(id))) continue;
         drop(k);
-        o.logger.info({ event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: 'superseded' }, 'retired a parked tool-call turn its conversation has moved past');
+        o.logger.info(
+          { event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: 'superseded' },
+          'retired a parked tool-call turn its conversation has moved past',
+        );
         void p.turn.retire('superseded');
       }
     },

@@ -67,11 +67,25 @@ export interface Session {
 
 /** A new session's empty state for one run's functions. */
 export function createSession(tools: readonly ToolSpec[]): Session {
-  return { tools, uses: [], called: new Set(), results: new Map(), waiting: [], early: [], exact: new Set(), closed: false };
+  return {
+    tools,
+    uses: [],
+    called: new Set(),
+    results: new Map(),
+    waiting: [],
+    early: [],
+    exact: new Set(),
+    closed: false,
+  };
 }
 
 /** The tool_use a CLI's MCP call answers: by the id it carries, else by name and arguments in order. */
-export function match(s: Session, name: string, args: unknown, meta: Record<string, unknown> | undefined): string | undefined {
+export function match(
+  s: Session,
+  name: string,
+  args: unknown,
+  meta: Record<string, unknown> | undefined,
+): string | undefined {
   const byMeta = meta?.['claudecode/toolUseId'];
   if (typeof byMeta === 'string' && s.uses.some((u) => u.id === byMeta)) return byMeta;
   const open = s.uses.filter((u) => !s.called.has(u.id) && u.name === name);

@@ -21,13 +21,24 @@ export interface ImageLimits {
   fetchRemote: boolean;
 }
 
-export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxBytes: 5 * 1024 * 1024, maxCount: 8, maxTotalBytes: 20 * 1024 * 1024, fetchRemote: false };
+export const DEFAULT_IMAGE_LIMITS: ImageLimits = {
+  maxBytes: 5 * 1024 * 1024,
+  maxCount: 8,
+  maxTotalBytes: 20 * 1024 * 1024,
+  fetchRemote: false,
+};
 
 const MAGIC: [Image['mediaType'], (b: Buffer) => boolean][] = [
   ['image/png', (b) => b.length > 8 && b.readUInt32BE(0) === 0x89504e47],
   ['image/jpeg', (b) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
   ['image/gif', (b) => b.length > 6 && b.subarray(0, 4).toString('latin1') === 'GIF8'],
-  ['image/webp', (b) => b.length > 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
+  [
+    'image/webp',
+    (b) =>
+      b.length > 12 &&
+      b.subarray(0, 4).toString('latin1') === 'RIFF' &&
+      b.subarray(8, 12).toString('latin1') === 'WEBP',
+  ],
 ];
 
 /** The image type from its first bytes, or undefined when it is none of the four the CLIs take. */
@@ -42,7 +53,12 @@ function refuse(part: string, why: string): never {
 /** Decodes and checks one image part: a data URL of PNG, JPEG, GIF or WebP within the size limit. */
 export function toImage(url: string, part: string, limits: ImageLimits): Image {
   if (/^https?:\/\//i.test(url)) {
-    refuse(part, limits.fetchRemote ? 'remote images must be fetched before decoding' : 'remote image URLs are not fetched by this server (send the image as a data: URL, or ask the operator to enable imageFetch)');
+    refuse(
+      part,
+      limits.fetchRemote
+        ? 'remote images must be fetched before decoding'
+        : 'remote image URLs are not fetched by this server (send the image as a data: URL, or ask the operator to enable imageFetch)',
+    );
   }
   const m = /^data:([a-z]+\/[a-z0-9.+-]+)?(;[^,]*)?,(.*)$/is.exec(url);
   if (!m) refuse(part, 'expected a data: URL (data:image/png;base64,…)');
@@ -60,11 +76,13 @@ export function toImage(url: string, part: string, limits: ImageLimits): Image {
 
 /** Count and total-size limits across a request's images. */
 export function checkImageTotals(images: readonly Image[], limits: ImageLimits): void {
-  if (images.length > limits.maxCount) refuse(images[limits.maxCount]!.part, `a request may carry at most ${limits.maxCount} images`);
+  if (images.length > limits.maxCount)
+    refuse(images[limits.maxCount]!.part, `a request may carry at most ${limits.maxCount} images`);
   let total = 0;
   for (const img of images) {
     total += img.data.length;
-    if (total > limits.maxTotalBytes) refuse(img.part, `the images of a request may total at most ${limits.maxTotalBytes} bytes`);
+    if (total > limits.maxTotalBytes)
+      refuse(img.part, `the images of a request may total at most ${limits.maxTotalBytes} bytes`);
   }
 }
 
@@ -90,10 +108,14 @@ export async function fetchRemoteImages<T>(messages: T[], limits: ImageLimits): 
             return refuse(part, `could not fetch the image (${(err as Error).message})`);
           }
           if (!res.ok) refuse(part, `fetching the image gave HTTP ${res.status}`);
-          if (Number(res.headers.get('content-length') ?? 0) > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+          if (Number(res.headers.get('content-length') ?? 0) > limits.maxBytes)
+            refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
           const body = Buffer.from(await res.arrayBuffer());
           if (body.length > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
-          return { ...p, image_url: { ...p.image_url, url: `data:application/octet-stream;base64,${body.toString('base64')}` } };
+          return {
+            ...p,
+            image_url: { ...p.image_url, url: `data:application/octet-stream;base64,${body.toString('base64')}` },
+          };
         }),
       );
       return { ...m, content: parts };

@@ -4,7 +4,17 @@ import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image } from './i
 import type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
-export { charsToTokens, DEFAULT_CHARS_PER_TOKEN, estimateTurnTokens, fitContext, imageCount, transcriptChars, TRIM_FRACTION, tryFitContext, type Fitted } from './policy.js';
+export {
+  charsToTokens,
+  DEFAULT_CHARS_PER_TOKEN,
+  estimateTurnTokens,
+  fitContext,
+  imageCount,
+  transcriptChars,
+  TRIM_FRACTION,
+  tryFitContext,
+  type Fitted,
+} from './policy.js';
 export { createTokenCalibration, type TokenCalibration, type TokenObservation } from './calibration.js';
 export { createFenceStripper, type FenceStripper } from './fences.js';
 export type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
@@ -23,7 +33,11 @@ function neutralise(text: string): string {
 type Content = ChatMessage['content'];
 
 /** Joins text parts (newline between); images are decoded and checked; other parts get a 400 naming them. */
-function toParts(content: Content | undefined, at: string, policy: TranscriptPolicy): { text: string; images: Image[] } {
+function toParts(
+  content: Content | undefined,
+  at: string,
+  policy: TranscriptPolicy,
+): { text: string; images: Image[] } {
   if (content == null) return { text: '', images: [] };
   if (typeof content === 'string') return { text: content, images: [] };
   const texts: string[] = [];
@@ -31,10 +45,15 @@ function toParts(content: Content | undefined, at: string, policy: TranscriptPol
   content.forEach((part, j) => {
     if (part.type === 'text') texts.push(part.text);
     else if (part.type === 'refusal') texts.push(part.refusal);
-    else if (part.type === 'image_url' && policy.images) images.push(toImage(part.image_url.url, `${at}.${j}`, policy.limits));
+    else if (part.type === 'image_url' && policy.images)
+      images.push(toImage(part.image_url.url, `${at}.${j}`, policy.limits));
     else {
       const what = part.type === 'image_url' ? 'images are' : `parts of type '${part.type}' are`;
-      throw invalidRequest(`Invalid content part '${at}.${j}': ${what} not supported by this backend; send text.`, `${at}.${j}`, 'unsupported_content');
+      throw invalidRequest(
+        `Invalid content part '${at}.${j}': ${what} not supported by this backend; send text.`,
+        `${at}.${j}`,
+        'unsupported_content',
+      );
     }
   });
   return { text: texts.join('\n'), images };
@@ -60,11 +79,16 @@ const NO_RESULT = 'No result was returned for this tool call.';
 export function toTranscript(messages: readonly ChatMessage[], policy: TranscriptPolicy = TEXT_ONLY): Transcript {
   const system: string[] = [];
   const turns: Turn[] = [];
-  const cleanId = (id: string) => (policy.toolIdPattern ? [...id].map((ch) => (policy.toolIdPattern!.test(ch) ? ch : '_')).join('') : id);
+  const cleanId = (id: string) =>
+    policy.toolIdPattern ? [...id].map((ch) => (policy.toolIdPattern!.test(ch) ? ch : '_')).join('') : id;
   /** Calls of the last assistant turn still waiting for a result, by (clean) id. */
   let open = new Map<string, string>();
   const closeOpenCalls = () => {
-    for (const [id, name] of open) turns.push({ role: 'tool', text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${NO_RESULT}\n</tool_result>` });
+    for (const [id, name] of open)
+      turns.push({
+        role: 'tool',
+        text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${NO_RESULT}\n</tool_result>`,
+      });
     open = new Map();
   };
   messages.forEach((m, i) => {
@@ -83,10 +107,19 @@ export function toTranscript(messages: readonly ChatMessage[], policy: Transcrip
       case 'assistant': {
         closeOpenCalls();
         const parts = [toText(m.content, at, policy), m.refusal ?? ''].filter((x) => x !== '').map(neutralise);
-        const calls = [...(m.tool_calls ?? []).map((c) => ({ id: cleanId(c.id), name: c.function.name, args: c.function.arguments })), ...(m.function_call ? [{ id: '', name: m.function_call.name, args: m.function_call.arguments }] : [])];
+        const calls = [
+          ...(m.tool_calls ?? []).map((c) => ({
+            id: cleanId(c.id),
+            name: c.function.name,
+            args: c.function.arguments,
+          })),
+          ...(m.function_call ? [{ id: '', name: m.function_call.name, args: m.function_call.arguments }] : []),
+        ];
         for (const call of calls) {
           if (!call.name.trim() || !call.args.trim()) continue; // neither arguments nor a name: nothing the model can follow
-          parts.push(`<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`);
+          parts.push(
+            `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`,
+          );
           open.set(call.id || call.name, call.name);
         }
         if (parts.length > 0) turns.push({ role: 'assistant', text: parts.join('\n') });
@@ -97,14 +130,20 @@ export function toTranscript(messages: readonly ChatMessage[], policy: Transcrip
         const name = open.get(id);
         if (name === undefined) break; // a result whose call is missing is dropped
         open.delete(id);
-        turns.push({ role: 'tool', text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${neutralise(toText(m.content, at, policy))}\n</tool_result>` });
+        turns.push({
+          role: 'tool',
+          text: `<tool_result id="${neutralise(id)}" name="${neutralise(name)}">\n${neutralise(toText(m.content, at, policy))}\n</tool_result>`,
+        });
         break;
       }
       case 'function': {
         const name = open.get(m.name);
         if (name === undefined) break;
         open.delete(m.name);
-        turns.push({ role: 'tool', text: `<tool_result name="${neutralise(m.name)}">\n${neutralise(m.content ?? '')}\n</tool_result>` });
+        turns.push({
+          role: 'tool',
+          text: `<tool_result name="${neutralise(m.name)}">\n${neutralise(m.content ?? '')}\n</tool_result>`,
+        });
         break;
       }
     }
@@ -120,17 +159,23 @@ export function toTranscript(messages: readonly ChatMessage[], policy: Transcrip
  * turn (or a run of user turns) is sent verbatim, anything else is wrapped in per-turn tags.
  */
 export function renderTurns(turns: readonly Turn[], omitted = 0): string {
-  if (omitted === 0 && turns.length > 0 && turns.every((t) => t.role === 'user' && !t.name)) return turns.map((t) => t.text).join('\n\n');
+  if (omitted === 0 && turns.length > 0 && turns.every((t) => t.role === 'user' && !t.name))
+    return turns.map((t) => t.text).join('\n\n');
 
   const body = turns.map((t) => {
-    if (t.role === 'user') return `<user${t.name ? ` name="${neutralise(t.name)}"` : ''}>\n${neutralise(t.text)}\n</user>`;
+    if (t.role === 'user')
+      return `<user${t.name ? ` name="${neutralise(t.name)}"` : ''}>\n${neutralise(t.text)}\n</user>`;
     if (t.role === 'assistant') return `<assistant>\n${t.text}\n</assistant>`;
     return t.text; // tool results carry their own tag
   });
   const last = turns[turns.length - 1];
   const tail =
-    (omitted > 0 ? `\n\nThe ${omitted} earliest turn(s) of this conversation were left out to fit the model's context.` : '') +
-    (last?.role === 'assistant' ? '\n\nYour last reply above was cut off: continue it exactly where it stops, without repeating it.' : '');
+    (omitted > 0
+      ? `\n\nThe ${omitted} earliest turn(s) of this conversation were left out to fit the model's context.`
+      : '') +
+    (last?.role === 'assistant'
+      ? '\n\nYour last reply above was cut off: continue it exactly where it stops, without repeating it.'
+      : '');
   return `${PREAMBLE}${tail}\n\n<conversation>\n${body.join('\n\n')}\n</conversation>`;
 }
 

@@ -28,12 +28,18 @@ export function imageCount(turns: readonly Turn[]): number {
 }
 
 /** A token count for these turns: characters at the given rate (4 a token by default), about 1,000 per image. */
-export function estimateTurnTokens(turns: readonly Turn[], system: string | null, charsPerToken = DEFAULT_CHARS_PER_TOKEN): number {
+export function estimateTurnTokens(
+  turns: readonly Turn[],
+  system: string | null,
+  charsPerToken = DEFAULT_CHARS_PER_TOKEN,
+): number {
   return charsToTokens(transcriptChars(turns, system), charsPerToken) + imageCount(turns) * 1000;
 }
 
 /** A conversation as it can be sent whole (possibly trimmed), or why it cannot. */
-export type Fitted = { ok: true; transcript: Transcript & { omitted: number }; tokens: number } | { ok: false; error: ProxyError };
+export type Fitted =
+  | { ok: true; transcript: Transcript & { omitted: number }; tokens: number }
+  | { ok: false; error: ProxyError };
 
 /**
  * Keeps a transcript that is sent whole within a model's context. Over the limit it is either
@@ -42,19 +48,34 @@ export type Fitted = { ok: true; transcript: Transcript & { omitted: number }; t
  * rendered prompt says how many turns were left out. `charsPerToken` is the rate learnt from
  * the provider's own counts (see calibration.ts).
  */
-export function fitContext(t: Transcript, limitTokens: number, overflow: 'refuse' | 'trim', charsPerToken = DEFAULT_CHARS_PER_TOKEN): Transcript & { omitted: number } {
+export function fitContext(
+  t: Transcript,
+  limitTokens: number,
+  overflow: 'refuse' | 'trim',
+  charsPerToken = DEFAULT_CHARS_PER_TOKEN,
+): Transcript & { omitted: number } {
   const fitted = tryFitContext(t, limitTokens, overflow, charsPerToken);
   if (!fitted.ok) throw fitted.error;
   return fitted.transcript;
 }
 
 /** `fitContext` as a value: the fitted transcript and its estimate, or the error it would throw. */
-export function tryFitContext(t: Transcript, limitTokens: number, overflow: 'refuse' | 'trim', charsPerToken = DEFAULT_CHARS_PER_TOKEN): Fitted {
+export function tryFitContext(
+  t: Transcript,
+  limitTokens: number,
+  overflow: 'refuse' | 'trim',
+  charsPerToken = DEFAULT_CHARS_PER_TOKEN,
+): Fitted {
   const estimate = (turns: readonly Turn[]) => estimateTurnTokens(turns, t.system, charsPerToken);
   const all = estimate(t.turns);
   if (all <= limitTokens) return { ok: true, transcript: { ...t, omitted: 0 }, tokens: all };
   if (overflow === 'refuse' || t.turns.length <= 1) {
-    return { ok: false, error: contextLengthExceeded(`about ${all} tokens against a limit of ${limitTokens} for this model; shorten the conversation${overflow === 'refuse' ? ' (or ask the operator to set contextOverflow to trim)' : ''}`) };
+    return {
+      ok: false,
+      error: contextLengthExceeded(
+        `about ${all} tokens against a limit of ${limitTokens} for this model; shorten the conversation${overflow === 'refuse' ? ' (or ask the operator to set contextOverflow to trim)' : ''}`,
+      ),
+    };
   }
   const budget = Math.floor(limitTokens * TRIM_FRACTION);
   let turns = t.turns;
@@ -62,6 +83,12 @@ export function tryFitContext(t: Transcript, limitTokens: number, overflow: 'ref
   // A conversation must not open with the answer to a dropped question.
   while (turns.length > 1 && turns[0]!.role !== 'user') turns = turns.slice(1);
   const tokens = estimate(turns);
-  if (tokens > budget) return { ok: false, error: contextLengthExceeded(`the last message alone is about ${tokens} tokens, over the ${budget} a trimmed conversation may take for this model (${TRIM_FRACTION * 100} % of its ${limitTokens})`) };
+  if (tokens > budget)
+    return {
+      ok: false,
+      error: contextLengthExceeded(
+        `the last message alone is about ${tokens} tokens, over the ${budget} a trimmed conversation may take for this model (${TRIM_FRACTION * 100} % of its ${limitTokens})`,
+      ),
+    };
   return { ok: true, transcript: { system: t.system, turns, omitted: t.turns.length - turns.length }, tokens };
 }

@@ -39,27 +39,41 @@ const userMessage = z.object({
 });
 const assistantMessage = z.object({
   role: z.literal('assistant'),
-  content: z.union([z.string(), z.array(assistantPart), z.null()], { error: 'expected a string, an array of content parts or null' }).optional(),
+  content: z
+    .union([z.string(), z.array(assistantPart), z.null()], {
+      error: 'expected a string, an array of content parts or null',
+    })
+    .optional(),
   refusal: z.string().nullable().optional(),
   tool_calls: z.array(toolCall).optional(),
   function_call: z.object({ name: z.string(), arguments: z.string() }).nullable().optional(),
   name,
 });
-const toolMessage = z.object({ role: z.literal('tool'), content: z.union([z.string(), textOnly]), tool_call_id: z.string() });
+const toolMessage = z.object({
+  role: z.literal('tool'),
+  content: z.union([z.string(), textOnly]),
+  tool_call_id: z.string(),
+});
 const functionMessage = z.object({ role: z.literal('function'), content: z.string().nullable(), name: z.string() });
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
 
-const message = z.discriminatedUnion('role', [systemMessage, developerMessage, userMessage, assistantMessage, toolMessage, functionMessage], {
-  error: (issue) =>
-    issue.code === 'invalid_union' && (issue.input === null || typeof issue.input !== 'object')
-      ? 'expected a message object'
-      : `expected 'role' to be one of ${ROLES.join(', ')}`,
-});
+const message = z.discriminatedUnion(
+  'role',
+  [systemMessage, developerMessage, userMessage, assistantMessage, toolMessage, functionMessage],
+  {
+    error: (issue) =>
+      issue.code === 'invalid_union' && (issue.input === null || typeof issue.input !== 'object')
+        ? 'expected a message object'
+        : `expected 'role' to be one of ${ROLES.join(', ')}`,
+  },
+);
 
 const chatRequestSchema = z.object({
-  model: z.string({ error: "you must provide a model parameter (a string)" }).min(1, 'model must not be empty'),
-  messages: z.array(message, { error: "expected 'messages' to be an array of message objects" }).min(1, "'messages' must contain at least one message"),
+  model: z.string({ error: 'you must provide a model parameter (a string)' }).min(1, 'model must not be empty'),
+  messages: z
+    .array(message, { error: "expected 'messages' to be an array of message objects" })
+    .min(1, "'messages' must contain at least one message"),
   stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
   n: z.number().int().min(1).max(128).nullable().optional(),
@@ -69,7 +83,10 @@ const chatRequestSchema = z.object({
   frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
   max_tokens: z.number().int().min(1).nullable().optional(),
   max_completion_tokens: z.number().int().min(1).nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4)])
+    .nullable()
+    .optional(),
   seed: z.number().int().nullable().optional(),
   user: z.string().optional(),
   logprobs: z.boolean().nullable().optional(),
@@ -77,7 +94,10 @@ const chatRequestSchema = z.object({
   // As OpenAI: token ids (integers, as JSON object keys) to a bias in [-100, 100].
   logit_bias: z
     .record(z.string().regex(/^\d+$/), z.number().min(-100).max(100), {
-      error: (issue) => (issue.code === 'invalid_key' ? 'keys must be token ids (integers)' : 'expected an object mapping token ids to numbers between -100 and 100'),
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'keys must be token ids (integers)'
+          : 'expected an object mapping token ids to numbers between -100 and 100',
     })
     .nullable()
     .optional(),
@@ -88,7 +108,17 @@ const chatRequestSchema = z.object({
     .discriminatedUnion('type', [
       z.object({ type: z.literal('text') }),
       z.object({ type: z.literal('json_object') }),
-      z.object({ type: z.literal('json_schema'), json_schema: z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, underscores or dashes (as OpenAI)'), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullable().optional(), description: z.string().optional() }) }),
+      z.object({
+        type: z.literal('json_schema'),
+        json_schema: z.object({
+          name: z
+            .string()
+            .regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, underscores or dashes (as OpenAI)'),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullable().optional(),
+          description: z.string().optional(),
+        }),
+      }),
     ])
     .optional(),
   reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
@@ -101,7 +131,8 @@ export type ChatMessage = ChatRequest['messages'][number];
 
 function contentIsEmpty(content: unknown): boolean {
   if (typeof content === 'string') return content.trim() === '';
-  if (Array.isArray(content)) return content.length === 0 || content.every((p) => p?.type === 'text' && String(p.text).trim() === '');
+  if (Array.isArray(content))
+    return content.length === 0 || content.every((p) => p?.type === 'text' && String(p.text).trim() === '');
   return true;
 }
 
@@ -128,7 +159,10 @@ function checkToolResults(messages: readonly ChatMessage[]): void {
         `messages.${i}.tool_call_id`,
       );
     } else if (m.role === 'function' && !callNames.has(m.name)) {
-      throw invalidRequest(`Invalid value for 'messages.${i}.name': a 'function' message must answer a function_call of an earlier assistant message, and none calls a function of this name.`, `messages.${i}.name`);
+      throw invalidRequest(
+        `Invalid value for 'messages.${i}.name': a 'function' message must answer a function_call of an earlier assistant message, and none calls a function of this name.`,
+        `messages.${i}.name`,
+      );
     }
   });
 }
@@ -148,15 +182,30 @@ export function parseChatRequest(body: unknown): ChatRequest {
   req.messages.forEach((m, i) => {
     const needsContent = m.role === 'user' || m.role === 'system' || m.role === 'developer';
     if (needsContent && contentIsEmpty(m.content)) {
-      throw invalidRequest(`Invalid value for 'messages.${i}.content': a ${m.role} message must have non-empty content.`, `messages.${i}.content`);
+      throw invalidRequest(
+        `Invalid value for 'messages.${i}.content': a ${m.role} message must have non-empty content.`,
+        `messages.${i}.content`,
+      );
     }
-    if (m.role === 'assistant' && contentIsEmpty(m.content ?? '') && !m.tool_calls?.length && !m.function_call && !m.refusal) {
-      throw invalidRequest(`Invalid value for 'messages.${i}.content': an assistant message needs content or tool_calls.`, `messages.${i}.content`);
+    if (
+      m.role === 'assistant' &&
+      contentIsEmpty(m.content ?? '') &&
+      !m.tool_calls?.length &&
+      !m.function_call &&
+      !m.refusal
+    ) {
+      throw invalidRequest(
+        `Invalid value for 'messages.${i}.content': an assistant message needs content or tool_calls.`,
+        `messages.${i}.content`,
+      );
     }
   });
   checkToolResults(req.messages);
   if (!req.messages.some((m) => m.role !== 'system' && m.role !== 'developer')) {
-    throw invalidRequest("'messages' must contain at least one user message, not only system or developer messages.", 'messages');
+    throw invalidRequest(
+      "'messages' must contain at least one user message, not only system or developer messages.",
+      'messages',
+    );
   }
   if (!req.messages.some((m) => m.role === 'user' || m.role === 'system' || m.role === 'developer')) {
     throw invalidRequest("'messages' must contain at least one user or system message.", 'messages');

@@ -12,7 +12,8 @@ export const MAX_JSON_DEPTH = 128;
 
 // A too-deep value is reported at the field a client wrote: a schema or a tool's parameters
 // whole, else the input item or message, else the top-level field.
-const PARAM = /^(response_format\.json_schema\.schema|text\.format\.schema|(?:tools|functions)\.\d+(?:\.function)?\.parameters|(?:messages|input|tools|functions)\.\d+|[^.]+)/;
+const PARAM =
+  /^(response_format\.json_schema\.schema|text\.format\.schema|(?:tools|functions)\.\d+(?:\.function)?\.parameters|(?:messages|input|tools|functions)\.\d+|[^.]+)/;
 
 /**
  * Whether a value nests deeper than `limit`; without recursion, so any depth is safe. Every body
@@ -29,12 +30,14 @@ function tooDeep(body: unknown, limit: number): boolean {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const child: unknown = value[i];
-        if (child !== null && typeof child === 'object' && !(Array.isArray(child) && child.length === 0)) stack.push(child, depth + 1);
+        if (child !== null && typeof child === 'object' && !(Array.isArray(child) && child.length === 0))
+          stack.push(child, depth + 1);
       }
     } else if (value !== null && typeof value === 'object') {
       for (const k in value) {
         const child = (value as Record<string, unknown>)[k];
-        if (child !== null && typeof child === 'object' && !(Array.isArray(child) && child.length === 0)) stack.push(child, depth + 1);
+        if (child !== null && typeof child === 'object' && !(Array.isArray(child) && child.length === 0))
+          stack.push(child, depth + 1);
       }
     }
   }
@@ -48,7 +51,9 @@ function pathTooDeep(body: unknown, limit: number): string[] {
     const { value, depth, path } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
     if (depth > limit) return path;
-    for (const [k, child] of Object.entries(value)) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1, path: [...path, k] });
+    for (const [k, child] of Object.entries(value))
+      if (child !== null && typeof child === 'object')
+        stack.push({ value: child, depth: depth + 1, path: [...path, k] });
   }
   return [];
 }
@@ -60,5 +65,8 @@ export function checkDepth(body: unknown, limit = MAX_JSON_DEPTH): void {
   const dotted = PARAM.exec(path.join('.'))?.[1] ?? path[0] ?? '';
   // Tool fields are named as the tools module names them (`tools[0].function.parameters`).
   const param = dotted.replace(/^(tools|functions)\.(\d+)/, '$1[$2]');
-  throw invalidRequest(`Invalid value for '${param}': it nests objects and arrays more than ${limit} levels deep, olp's limit for a request.`, param);
+  throw invalidRequest(
+    `Invalid value for '${param}': it nests objects and arrays more than ${limit} levels deep, olp's limit for a request.`,
+    param,
+  );
 }

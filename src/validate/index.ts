@@ -1,4 +1,11 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
 export { MAX_JSON_DEPTH } from './depth.js';
 export { describeType } from './issues.js';
-export { checkCallOutputs, parseResponsesRequest, toChatTools, type InputItem, type ParsedResponsesRequest, type ResponsesRequest } from './responses-request.js';
+export {
+  checkCallOutputs,
+  parseResponsesRequest,
+  toChatTools,
+  type InputItem,
+  type ParsedResponsesRequest,
+  type ResponsesRequest,
+} from './responses-request.js';

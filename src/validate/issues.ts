@@ -15,16 +15,26 @@ export function describeType(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-const EXPECTED: Record<string, string> = { string: 'a string', boolean: 'a boolean', number: 'a number', int: 'an integer', array: 'an array', object: 'an object', record: 'an object' };
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  boolean: 'a boolean',
+  number: 'a number',
+  int: 'an integer',
+  array: 'an array',
+  object: 'an object',
+  record: 'an object',
+};
 
 function describe(issue: z.core.$ZodIssue, param: string | null): string {
   // Every parse reports its input, so an issue without one is about a field left out.
-  if (issue.code === 'invalid_union' && issue.input === undefined && param) return `Missing required parameter: '${param}'.`;
+  if (issue.code === 'invalid_union' && issue.input === undefined && param)
+    return `Missing required parameter: '${param}'.`;
   if (issue.code === 'invalid_type') {
     if (issue.input === undefined) return `Missing required parameter: '${param}'.`;
     // OpenAI's wording for a value of the wrong type (parses need `reportInput` for `input`).
     const expected = EXPECTED[issue.expected];
-    if (expected && param) return `Invalid type for '${param}': expected ${expected}, but got ${describeType(issue.input)} instead.`;
+    if (expected && param)
+      return `Invalid type for '${param}': expected ${expected}, but got ${describeType(issue.input)} instead.`;
   }
   return param ? `Invalid value for '${param}': ${issue.message}.` : `Invalid request body: ${issue.message}.`;
 }

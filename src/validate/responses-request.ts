@@ -30,16 +30,30 @@ function textOf(parts: readonly { type: string; text?: string; refusal?: string 
 /** A Responses input item as a chat message (images as data-URL parts), and as a stored item. */
 function toMessage(m: Message, at: string): { item: InputItem; message: ChatMessage } {
   if (typeof m.content === 'string') {
-    const item: InputItem = { type: 'message', role: m.role, content: [m.role === 'assistant' ? { type: 'output_text', text: m.content, annotations: [] } : { type: 'input_text', text: m.content }] };
+    const item: InputItem = {
+      type: 'message',
+      role: m.role,
+      content: [
+        m.role === 'assistant'
+          ? { type: 'output_text', text: m.content, annotations: [] }
+          : { type: 'input_text', text: m.content },
+      ],
+    };
     return { item, message: { role: m.role, content: m.content } as ChatMessage };
   }
   if (m.role === 'assistant') {
     const text = textOf(m.content);
-    return { item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }, message: { role: 'assistant', content: text } };
+    return {
+      item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] },
+      message: { role: 'assistant', content: text },
+    };
   }
   if (m.role !== 'user') {
     const text = textOf(m.content);
-    return { item: { type: 'message', role: m.role, content: [{ type: 'input_text', text }] }, message: { role: m.role, content: text } as ChatMessage };
+    return {
+      item: { type: 'message', role: m.role, content: [{ type: 'input_text', text }] },
+      message: { role: m.role, content: text } as ChatMessage,
+    };
   }
   const parts: Extract<ChatMessage, { role: 'user' }>['content'] = [];
   const content: Extract<InputItem, { type: 'message' }>['content'] = [];
@@ -48,11 +62,20 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
       parts.push({ type: 'text', text: part.text });
       content.push(part);
     } else if (part.type === 'input_image') {
-      if (!part.image_url) throw invalidRequest(`Invalid value for '${at}.content.${i}': olp takes images as data URLs in 'image_url'; file_id images are not supported.`, `${at}.content.${i}`, 'unsupported_content');
+      if (!part.image_url)
+        throw invalidRequest(
+          `Invalid value for '${at}.content.${i}': olp takes images as data URLs in 'image_url'; file_id images are not supported.`,
+          `${at}.content.${i}`,
+          'unsupported_content',
+        );
       parts.push({ type: 'image_url', image_url: { url: part.image_url } });
       content.push({ type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto' });
     } else {
-      throw invalidRequest(`Invalid value for '${at}.content.${i}': neither CLI takes file inputs; send the text of the file instead.`, `${at}.content.${i}`, 'unsupported_content');
+      throw invalidRequest(
+        `Invalid value for '${at}.content.${i}': neither CLI takes file inputs; send the text of the file instead.`,
+        `${at}.content.${i}`,
+        'unsupported_content',
+      );
     }
   });
   return { item: { type: 'message', role: 'user', content }, message: { role: 'user', content: parts } };
@@ -60,7 +83,8 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
 
 /** Validates a `POST /v1/responses` body or throws a 400 whose `param` names the offending field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
   checkDepth(raw);
   const r = responsesRequestSchema.safeParse(raw, { reportInput: true });
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
@@ -76,22 +100,34 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       items.push({ type: 'function_call', call_id: f.data.call_id, name: f.data.name, arguments: f.data.arguments });
       // Calls in a row (or after the assistant's text) are one assistant message with tool calls.
-      const call = { id: f.data.call_id, type: 'function' as const, function: { name: f.data.name, arguments: f.data.arguments } };
+      const call = {
+        id: f.data.call_id,
+        type: 'function' as const,
+        function: { name: f.data.name, arguments: f.data.arguments },
+      };
       const last = messages.at(-1);
-      if (last?.role === 'assistant') (last as { tool_calls?: unknown[] }).tool_calls = [...((last as { tool_calls?: unknown[] }).tool_calls ?? []), call];
+      if (last?.role === 'assistant')
+        (last as { tool_calls?: unknown[] }).tool_calls = [
+          ...((last as { tool_calls?: unknown[] }).tool_calls ?? []),
+          call,
+        ];
       else messages.push({ role: 'assistant', content: null, tool_calls: [call] } as ChatMessage);
       return;
     }
     if (type === 'function_call_output') {
       const f = functionCallOutput.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
-      const output = typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
+      const output =
+        typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
       items.push({ type: 'function_call_output', call_id: f.data.call_id, output });
       messages.push({ role: 'tool', tool_call_id: f.data.call_id, content: output });
       return;
     }
     if (type !== undefined && type !== 'message') {
-      throw unsupportedValue(`${at}.type`, `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`);
+      throw unsupportedValue(
+        `${at}.type`,
+        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`,
+      );
     }
     const m = message.safeParse(entry, { reportInput: true });
     if (!m.success) {
@@ -103,7 +139,10 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     messages.push(msg);
   });
   if (!messages.some((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'tool')) {
-    throw invalidRequest("'input' must contain at least one user message, not only system or developer messages.", 'input');
+    throw invalidRequest(
+      "'input' must contain at least one user message, not only system or developer messages.",
+      'input',
+    );
   }
   return { body, items, messages };
 }

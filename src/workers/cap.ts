@@ -127,7 +127,14 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
         };
         const onAbort = () => fail(new ClientAbortedError());
         const timer = setTimeout(
-          () => fail(limitExceeded('queue_timeout', `Waited ${Math.round(o.waitMs / 1000)} s for one of the ${o.max} CLI processes olp may hold at once to free. The server is busy; try again shortly.`, 5)),
+          () =>
+            fail(
+              limitExceeded(
+                'queue_timeout',
+                `Waited ${Math.round(o.waitMs / 1000)} s for one of the ${o.max} CLI processes olp may hold at once to free. The server is busy; try again shortly.`,
+                5,
+              ),
+            ),
           o.waitMs,
         );
         signal.addEventListener('abort', onAbort, { once: true });

@@ -46,7 +46,10 @@ export function watchKeyStanding(o: StandingOptions) {
         continue;
       }
       known.delete(id);
-      o.logger.info({ event: 'key_clis_retired', reason: s.stopped }, `a key was ${s.stopped}: its live CLIs are stopped`);
+      o.logger.info(
+        { event: 'key_clis_retired', reason: s.stopped },
+        `a key was ${s.stopped}: its live CLIs are stopped`,
+      );
       for (const h of o.holders) h.retireKey(id, 'revoked');
     }
   }

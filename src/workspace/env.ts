@@ -32,7 +32,11 @@ export interface ChildEnvPolicy {
  * A child's whole environment: an allowlist of the host's variables plus what the backend sets,
  * with HOME pointing at the workspace. Nothing else of the daemon's environment is copied.
  */
-export function toChildEnv(host: Readonly<Record<string, string | undefined>>, policy: ChildEnvPolicy, home: string): Record<string, string> {
+export function toChildEnv(
+  host: Readonly<Record<string, string | undefined>>,
+  policy: ChildEnvPolicy,
+  home: string,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of [...BASE_ENV, ...policy.pass]) {
     const value = host[name];

@@ -30,7 +30,9 @@ export function sweepWorkspaces(dirs: SweepRoots): { workspaces: number; process
   // Session files a rotation had set aside but not yet deleted when olp stopped.
   for (const key of list(slotsRoot)) {
     for (const slot of list(join(slotsRoot, key))) {
-      for (const e of list(join(slotsRoot, key, slot))) if (e.includes('.discarded-')) rmSync(join(slotsRoot, key, slot, e), { recursive: true, force: true, maxRetries: 3 });
+      for (const e of list(join(slotsRoot, key, slot)))
+        if (e.includes('.discarded-'))
+          rmSync(join(slotsRoot, key, slot, e), { recursive: true, force: true, maxRetries: 3 });
     }
   }
   return found;

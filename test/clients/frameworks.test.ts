@@ -40,8 +40,18 @@ describe('Vercel AI SDK', () => {
 describe('LangChain ChatOpenAI', () => {
   for (const useResponsesApi of [true, false]) {
     it(`useResponsesApi: ${useResponsesApi}: invoke and stream with usage`, async () => {
-      const llm = new ChatOpenAI({ model: 'codex', apiKey: t.token, configuration: { baseURL: t.baseURL }, useResponsesApi, maxRetries: 0, streamUsage: true });
-      const msg = await llm.invoke([['system', 'be brief'], ['human', 'langchain ping']]);
+      const llm = new ChatOpenAI({
+        model: 'codex',
+        apiKey: t.token,
+        configuration: { baseURL: t.baseURL },
+        useResponsesApi,
+        maxRetries: 0,
+        streamUsage: true,
+      });
+      const msg = await llm.invoke([
+        ['system', 'be brief'],
+        ['human', 'langchain ping'],
+      ]);
       assert.equal(msg.text, 'Hello from fake codex. You said: langchain ping');
       assert.ok((msg.usage_metadata?.input_tokens ?? 0) > 0, JSON.stringify(msg.usage_metadata));
       let text = '';
@@ -57,15 +67,26 @@ describe('LangChain ChatOpenAI', () => {
 });
 
 /** A prompt that makes the fake model call get_weather for these cities, in one step. */
-const weatherPrompt = (cities: string[]) => `Weather please. [[fake-tools:${JSON.stringify(cities.map((city) => ({ name: 'get_weather', arguments: { city } })))}]]`;
+const weatherPrompt = (cities: string[]) =>
+  `Weather please. [[fake-tools:${JSON.stringify(cities.map((city) => ({ name: 'get_weather', arguments: { city } })))}]]`;
 
 describe('tool loops through olp', () => {
   it('AI SDK generateText with tools and several steps on its default provider (the Responses API)', async () => {
     const provider = createOpenAI({ baseURL: t.baseURL, apiKey: t.token });
     const tools = {
-      get_weather: tool({ description: 'The weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `fog in ${city}` }),
+      get_weather: tool({
+        description: 'The weather in a city',
+        inputSchema: z.object({ city: z.string() }),
+        execute: async ({ city }) => `fog in ${city}`,
+      }),
     };
-    const r = await generateText({ model: provider('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Quito', 'Cusco']), maxRetries: 0 });
+    const r = await generateText({
+      model: provider('sonnet'),
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: weatherPrompt(['Quito', 'Cusco']),
+      maxRetries: 0,
+    });
     assert.equal(r.steps.length, 2);
     assert.match(r.text, /^echo: .*fog in Quito.* \| .*fog in Cusco/);
   });
@@ -79,14 +100,26 @@ describe('tool loops through olp', () => {
         execute: async ({ city }) => `sunny in ${city}`,
       }),
     };
-    const r = await generateText({ model: provider.chat('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Paris', 'Tokyo']), maxRetries: 0 });
+    const r = await generateText({
+      model: provider.chat('sonnet'),
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: weatherPrompt(['Paris', 'Tokyo']),
+      maxRetries: 0,
+    });
     assert.equal(r.steps.length, 2);
     assert.deepEqual(
       r.steps[0]!.toolCalls.map((c) => c.input),
       [{ city: 'Paris' }, { city: 'Tokyo' }],
     );
     assert.match(r.text, /^echo: .*sunny in Paris.* \| .*sunny in Tokyo/);
-    const s = streamText({ model: provider.chat('sonnet'), tools, stopWhen: stepCountIs(3), prompt: weatherPrompt(['Lima']), maxRetries: 0 });
+    const s = streamText({
+      model: provider.chat('sonnet'),
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: weatherPrompt(['Lima']),
+      maxRetries: 0,
+    });
     let text = '';
     for await (const piece of s.textStream) text += piece;
     assert.match(text, /^echo: .*sunny in Lima/);
@@ -94,8 +127,17 @@ describe('tool loops through olp', () => {
   });
 
   it("LangChain bindTools: the model's tool_calls, then the ToolMessage's answer", async () => {
-    const weather = langchainTool(async ({ city }: { city: string }) => `rain in ${city}`, { name: 'get_weather', description: 'The weather in a city', schema: z.object({ city: z.string() }) });
-    const llm = new ChatOpenAI({ model: 'sonnet', apiKey: t.token, configuration: { baseURL: t.baseURL }, maxRetries: 0 }).bindTools([weather]);
+    const weather = langchainTool(async ({ city }: { city: string }) => `rain in ${city}`, {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      schema: z.object({ city: z.string() }),
+    });
+    const llm = new ChatOpenAI({
+      model: 'sonnet',
+      apiKey: t.token,
+      configuration: { baseURL: t.baseURL },
+      maxRetries: 0,
+    }).bindTools([weather]);
     const human = new HumanMessage(weatherPrompt(['Bergen']));
     const ai = await llm.invoke([human]);
     assert.deepEqual(

@@ -14,15 +14,30 @@ after(async () => t.close());
 
 describe('--sse-keepalive', () => {
   it('sends a comment line during a silence; the stream still parses in the openai client', async () => {
-    const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'user', content: 'take your time [[fake:slow]]' }] }) });
+    const res = await fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'sonnet',
+        stream: true,
+        messages: [{ role: 'user', content: 'take your time [[fake:slow]]' }],
+      }),
+    });
     assert.equal(res.status, 200);
     const body = await res.text();
-    assert.ok(body.indexOf(': keepalive\n\n') !== -1 && body.indexOf(': keepalive\n\n') < body.indexOf('data: '), 'a keepalive came before the first event');
+    assert.ok(
+      body.indexOf(': keepalive\n\n') !== -1 && body.indexOf(': keepalive\n\n') < body.indexOf('data: '),
+      'a keepalive came before the first event',
+    );
     assert.ok(body.trimEnd().endsWith('data: [DONE]'));
     const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
     let text = '';
     let role: string | undefined;
-    for await (const ch of await client.chat.completions.create({ model: 'sonnet', stream: true, messages: [{ role: 'user', content: 'again [[fake:slow]]' }] })) {
+    for await (const ch of await client.chat.completions.create({
+      model: 'sonnet',
+      stream: true,
+      messages: [{ role: 'user', content: 'again [[fake:slow]]' }],
+    })) {
       role ??= ch.choices[0]?.delta.role;
       text += ch.choices[0]?.delta.content ?? '';
     }
@@ -31,7 +46,15 @@ describe('--sse-keepalive', () => {
   });
 
   it('a stream the keepalive started reports a later failure in-band', async () => {
-    const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'user', content: 'x [[fake:api-retry-forever]]' }] }) });
+    const res = await fetch(`${t.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'sonnet',
+        stream: true,
+        messages: [{ role: 'user', content: 'x [[fake:api-retry-forever]]' }],
+      }),
+    });
     assert.equal(res.status, 200, 'the keepalive started the stream');
     const reader = res.body!.getReader();
     const { value } = await reader.read();

@@ -10,8 +10,12 @@ import { PAGE_BYTES } from '../../src/page/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { ROOT } from '../support/paths.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
-const skip = CHROMIUM ? false : 'no Chromium on this machine (Debian: apt-get install chromium); the page is not tried in a browser';
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) =>
+  existsSync(p),
+);
+const skip = CHROMIUM
+  ? false
+  : 'no Chromium on this machine (Debian: apt-get install chromium); the page is not tried in a browser';
 const OUT = join(ROOT, 'dist', 'test-output');
 
 let t: TestDaemon;
@@ -21,8 +25,15 @@ before(async () => {
   t = await startTestDaemon();
   kid = t.daemon.store.keys.add('kid', 'member', { dailyTokens: 50_000 }).token;
   const mum = t.daemon.store.keys.add('mum', 'member').token;
-  for (const [token, model] of [[kid, 'sonnet'], [kid, 'codex'], [mum, 'sonnet']] as const) {
-    const r = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send({ model, messages: [{ role: 'user', content: 'a billed question' }] });
+  for (const [token, model] of [
+    [kid, 'sonnet'],
+    [kid, 'codex'],
+    [mum, 'sonnet'],
+  ] as const) {
+    const r = await request(t.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${token}`)
+      .send({ model, messages: [{ role: 'user', content: 'a billed question' }] });
     assert.equal(r.status, 200);
   }
   await new Promise((r) => setTimeout(r, 50));
@@ -53,11 +64,16 @@ describe('the usage page in a browser', { skip }, () => {
   it("a member sees their own numbers, as the ledger has them, and nobody else's", async () => {
     const { page, errors, loadMs } = await open(kid);
     assert.equal(await page.getAttribute('body', 'data-ready'), 'true');
-    const ledger = [...t.daemon.store.usage.export({ scope: { all: true } })].filter((r) => r.key_name === 'kid' && r.outcome === 'ok');
+    const ledger = [...t.daemon.store.usage.export({ scope: { all: true } })].filter(
+      (r) => r.key_name === 'kid' && r.outcome === 'ok',
+    );
     const tokens = ledger.reduce((n, r) => n + r.usage.total_tokens, 0);
     assert.equal(await page.textContent('#today-tokens'), tokens.toLocaleString('en'));
     assert.equal(await page.textContent('#today-requests'), '2');
-    assert.match((await page.textContent('#today-budget')) ?? '', new RegExp(`${tokens.toLocaleString('en')} of 50,000 tokens`));
+    assert.match(
+      (await page.textContent('#today-budget')) ?? '',
+      new RegExp(`${tokens.toLocaleString('en')} of 50,000 tokens`),
+    );
     const models = await page.$$eval('#models tr td:first-child', (tds) => tds.map((td) => td.textContent));
     assert.deepEqual(models.sort(), ['codex', 'sonnet']);
     assert.equal(await page.$$eval('#chart rect', (r) => r.length), 30);
@@ -66,7 +82,9 @@ describe('the usage page in a browser', { skip }, () => {
     mkdirSync(OUT, { recursive: true });
     await page.screenshot({ path: join(OUT, 'usage-page-member.png'), fullPage: true });
     assert.deepEqual(errors, []);
-    console.log(`usage page: ${PAGE_BYTES} bytes in all; loaded in ${loadMs.toFixed(0)} ms; screenshot ${join(OUT, 'usage-page-member.png')}`);
+    console.log(
+      `usage page: ${PAGE_BYTES} bytes in all; loaded in ${loadMs.toFixed(0)} ms; screenshot ${join(OUT, 'usage-page-member.png')}`,
+    );
     await page.close();
   });
 

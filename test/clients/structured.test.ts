@@ -19,7 +19,9 @@ let t: TestDaemon;
 let fenced: TestDaemon;
 before(async () => {
   t = await startTestDaemon();
-  fenced = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_REPLY: `\`\`\`json\n${JSON.stringify(PARIS, null, 2)}\n\`\`\`` } });
+  fenced = await startTestDaemon({
+    claudeEnv: { FAKE_CLAUDE_REPLY: `\`\`\`json\n${JSON.stringify(PARIS, null, 2)}\n\`\`\`` },
+  });
 });
 after(async () => {
   await t.close();
@@ -37,26 +39,51 @@ describe('Vercel AI SDK generateObject', () => {
 
   it('@ai-sdk/openai-compatible by default (json_object, no schema): the fenced reply still parses', async () => {
     const provider = createOpenAICompatible({ name: 'olp', baseURL: fenced.baseURL, apiKey: fenced.token });
-    const { object } = await generateObject({ model: provider('sonnet'), schema: Weather, prompt: 'weather in Paris', maxRetries: 0 });
+    const { object } = await generateObject({
+      model: provider('sonnet'),
+      schema: Weather,
+      prompt: 'weather in Paris',
+      maxRetries: 0,
+    });
     assert.deepEqual(object, PARIS);
   });
 
   it('@ai-sdk/openai-compatible with supportsStructuredOutputs: the schema goes to the CLI', async () => {
-    const provider = createOpenAICompatible({ name: 'olp', baseURL: t.baseURL, apiKey: t.token, supportsStructuredOutputs: true });
-    const { object } = await generateObject({ model: provider('sonnet'), schema: Weather, prompt: asking, maxRetries: 0 });
+    const provider = createOpenAICompatible({
+      name: 'olp',
+      baseURL: t.baseURL,
+      apiKey: t.token,
+      supportsStructuredOutputs: true,
+    });
+    const { object } = await generateObject({
+      model: provider('sonnet'),
+      schema: Weather,
+      prompt: asking,
+      maxRetries: 0,
+    });
     assert.deepEqual(object, PARIS);
   });
 });
 
 describe('LangChain withStructuredOutput', () => {
   it('jsonSchema method: the schema goes to the CLI', async () => {
-    const llm = new ChatOpenAI({ model: 'sonnet', apiKey: t.token, configuration: { baseURL: t.baseURL }, maxRetries: 0 });
+    const llm = new ChatOpenAI({
+      model: 'sonnet',
+      apiKey: t.token,
+      configuration: { baseURL: t.baseURL },
+      maxRetries: 0,
+    });
     const out = await llm.withStructuredOutput(Weather, { method: 'jsonSchema' }).invoke(asking);
     assert.deepEqual(out, PARIS);
   });
 
   it('jsonMode: the fenced reply still parses', async () => {
-    const llm = new ChatOpenAI({ model: 'sonnet', apiKey: fenced.token, configuration: { baseURL: fenced.baseURL }, maxRetries: 0 });
+    const llm = new ChatOpenAI({
+      model: 'sonnet',
+      apiKey: fenced.token,
+      configuration: { baseURL: fenced.baseURL },
+      maxRetries: 0,
+    });
     const out = await llm.withStructuredOutput(Weather, { method: 'jsonMode' }).invoke('weather in Paris, as JSON');
     assert.deepEqual(out, PARIS);
   });

@@ -10,10 +10,22 @@ before(async () => {
 });
 after(async () => t.close());
 
-type Chunk = { object: string; choices: { index: number; delta: { role?: string; content?: string; tool_calls?: { index?: number; id?: string }[] }; finish_reason: string | null }[]; usage?: unknown };
+type Chunk = {
+  object: string;
+  choices: {
+    index: number;
+    delta: { role?: string; content?: string; tool_calls?: { index?: number; id?: string }[] };
+    finish_reason: string | null;
+  }[];
+  usage?: unknown;
+};
 
 async function chunks(body: Record<string, unknown>): Promise<Chunk[]> {
-  const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', stream: true, ...body }) });
+  const res = await fetch(`${t.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', stream: true, ...body }),
+  });
   assert.equal(res.status, 200);
   const text = await res.text();
   assert.ok(text.trimEnd().endsWith('data: [DONE]'));
@@ -28,13 +40,22 @@ describe('the chat stream on the wire', () => {
     const list = await chunks({ messages: [{ role: 'user', content: 'hello' }] });
     assert.equal(list[0]!.choices[0]!.delta.role, 'assistant');
     const finishes = list.map((c) => c.choices[0]?.finish_reason ?? null);
-    assert.deepEqual(finishes.slice(0, -1).filter((f) => f !== null), []);
+    assert.deepEqual(
+      finishes.slice(0, -1).filter((f) => f !== null),
+      [],
+    );
     assert.equal(finishes.at(-1), 'stop');
-    assert.ok(list.every((c) => c.object === 'chat.completion.chunk' && c.choices.length === 1 && !('usage' in c && c.usage)), 'no usage anywhere');
+    assert.ok(
+      list.every((c) => c.object === 'chat.completion.chunk' && c.choices.length === 1 && !('usage' in c && c.usage)),
+      'no usage anywhere',
+    );
   });
 
   it('include_usage: one last chunk with empty choices and the usage; usage null before it', async () => {
-    const list = await chunks({ messages: [{ role: 'user', content: 'hello' }], stream_options: { include_usage: true } });
+    const list = await chunks({
+      messages: [{ role: 'user', content: 'hello' }],
+      stream_options: { include_usage: true },
+    });
     const last = list.at(-1)!;
     assert.deepEqual(last.choices, []);
     assert.ok(last.usage && typeof (last.usage as { total_tokens: number }).total_tokens === 'number');
@@ -42,8 +63,16 @@ describe('the chat stream on the wire', () => {
   });
 
   it('every tool_calls delta carries its index', async () => {
-    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    const content = `weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'get_weather', arguments: { city: 'Rome' } }])}]]`;
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ];
+    const content = `weather? [[fake-tools:${JSON.stringify([
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: 'Rome' } },
+    ])}]]`;
     const list = await chunks({ messages: [{ role: 'user', content }], tools });
     const deltas = list.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     assert.ok(deltas.length > 2);
@@ -55,7 +84,14 @@ describe('the chat stream on the wire', () => {
     const res = await fetch(`${t.baseURL}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', max_completion_tokens: 200, messages: [{ role: 'developer', content: 'Be terse.' }, { role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({
+        model: 'sonnet',
+        max_completion_tokens: 200,
+        messages: [
+          { role: 'developer', content: 'Be terse.' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
     });
     assert.equal(res.status, 200);
   });

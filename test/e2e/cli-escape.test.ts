@@ -27,7 +27,11 @@ describe('terminal output of stored client strings', () => {
   it('olp usage --by model, keys list and keys add print a hostile model id and key name escaped', async () => {
     const t = await startTestDaemon();
     try {
-      const r = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: HOSTILE, messages: [{ role: 'user', content: 'hi' }] }) });
+      const r = await fetch(`${t.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: HOSTILE, messages: [{ role: 'user', content: 'hi' }] }),
+      });
       assert.equal(r.status, 404);
       await r.text();
       t.daemon.store.keys.update('tester', { policy: { models: [`claude-${HOSTILE}`] } });

@@ -2,7 +2,16 @@
 // doctor's fixes, all through the built CLI as a process.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,14 +27,23 @@ const PATH = `${dirname(process.execPath)}:/usr/bin:/bin`;
 const env = (extra: Record<string, string> = {}) => ({ PATH, HOME: base, ...extra });
 
 function olp(args: string[], extra: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [OLP_BIN, ...args], { encoding: 'utf8', cwd: ROOT, env: env(extra), timeout: 30_000 });
+  return spawnSync(process.execPath, [OLP_BIN, ...args], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    env: env(extra),
+    timeout: 30_000,
+  });
 }
 
 const STACK = /^\s+at /m;
 
 describe('a closed stdout ends the command quietly', () => {
   it('olp doctor whose reader has gone: no EPIPE crash, nothing on stderr', async () => {
-    const child = spawn(process.execPath, [OLP_BIN, 'doctor', '--state-dir', join(base, 'doctor-pipe'), '--port', '0'], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [OLP_BIN, 'doctor', '--state-dir', join(base, 'doctor-pipe'), '--port', '0'],
+      { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     child.stdout.destroy(); // the reader is gone before the first write, as `| head -0` would be
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
@@ -66,7 +84,11 @@ describe('a closed stdout ends the command quietly', () => {
     }
     store.close();
     // Over a megabyte of rows: more than a pipe holds, so the export writes into a closed pipe.
-    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${OLP_BIN}" usage export --format jsonl --state-dir "${stateDir}" | head -1`], { encoding: 'utf8', cwd: ROOT, env: env(), timeout: 30_000 });
+    const r = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" "${OLP_BIN}" usage export --format jsonl --state-dir "${stateDir}" | head -1`],
+      { encoding: 'utf8', cwd: ROOT, env: env(), timeout: 30_000 },
+    );
     assert.equal(r.stderr, '');
     assert.equal(r.status, 0);
     assert.equal(r.stdout.split('\n').filter(Boolean).length, 1);
@@ -78,24 +100,42 @@ describe('an unusable state dir is one line', () => {
   const file = join(base, 'regular-file');
   writeFileSync(file, '');
   const under = join(file, 'state');
-  for (const args of [['keys', 'list'], ['keys', 'add', 'me'], ['sessions', 'list'], ['usage'], ['recordings', 'list'], ['serve', '--port', '0']]) {
+  for (const args of [
+    ['keys', 'list'],
+    ['keys', 'add', 'me'],
+    ['sessions', 'list'],
+    ['usage'],
+    ['recordings', 'list'],
+    ['serve', '--port', '0'],
+  ]) {
     it(`olp ${args.join(' ')} with a state dir under a regular file`, () => {
       const r = olp([...args, '--state-dir', under]);
       assert.equal(r.status, 1, r.stderr);
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `olp: cannot use the state directory ${under}: ${file} is a file, not a directory (ENOTDIR). Choose another with --state-dir.\n`);
+      assert.equal(
+        r.stderr,
+        `olp: cannot use the state directory ${under}: ${file} is a file, not a directory (ENOTDIR). Choose another with --state-dir.\n`,
+      );
     });
   }
 
-  it('a state dir that is a file, and one that cannot be created (/proc), are one line each; never a hang', { skip: !existsSync('/proc/self') }, () => {
+  it('a state dir that is a file, and one that cannot be created (/proc), are one line each; never a hang', {
+    skip: !existsSync('/proc/self'),
+  }, () => {
     const r = olp(['keys', 'list', '--state-dir', file]);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /^olp: cannot use the state directory .*: it is a file, not a directory\. Choose another with --state-dir.*\n$/);
+    assert.match(
+      r.stderr,
+      /^olp: cannot use the state directory .*: it is a file, not a directory\. Choose another with --state-dir.*\n$/,
+    );
     // Node 20's recursive mkdir loops forever on /proc; olp must answer.
     const p = olp(['usage', '--state-dir', '/proc/olp-test-no-such-dir']);
     assert.equal(p.status, 1, p.error?.message);
     assert.equal(p.stderr.split('\n').filter(Boolean).length, 1, p.stderr);
-    assert.match(p.stderr, /^olp: cannot use the state directory \/proc\/olp-test-no-such-dir: .*\(E[A-Z]+\)\. Choose another with --state-dir/);
+    assert.match(
+      p.stderr,
+      /^olp: cannot use the state directory \/proc\/olp-test-no-such-dir: .*\(E[A-Z]+\)\. Choose another with --state-dir/,
+    );
   });
 
   it('--log-level debug adds the stack', () => {
@@ -107,7 +147,8 @@ describe('an unusable state dir is one line', () => {
 });
 
 describe('olp doctor looks at the state dir for real', () => {
-  const doctor = (stateDir: string) => olp(['doctor', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE]);
+  const doctor = (stateDir: string) =>
+    olp(['doctor', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE]);
 
   it('prints the real mode of an existing dir', () => {
     for (const mode of [0o755, 0o500, 0o700]) {
@@ -126,7 +167,13 @@ describe('olp doctor looks at the state dir for real', () => {
     writeFileSync(file, '');
     const bad = doctor(join(file, 'state'));
     assert.equal(bad.stderr, '');
-    assert.match(bad.stdout, new RegExp(`^state dir\\s+PROBLEM\\s+${join(file, 'state')} cannot be created: ${file} is a file, not a directory`, 'm'));
+    assert.match(
+      bad.stdout,
+      new RegExp(
+        `^state dir\\s+PROBLEM\\s+${join(file, 'state')} cannot be created: ${file} is a file, not a directory`,
+        'm',
+      ),
+    );
     assert.match(bad.stdout, /^ {2}state dir: choose another with --state-dir/m);
     const fresh = join(base, 'not-yet', 'state');
     const ok = doctor(fresh);
@@ -139,10 +186,18 @@ describe('olp doctor looks at the state dir for real', () => {
     mkdirSync(bin);
     symlinkSync(FAKE_CLAUDE, join(bin, 'claude'));
     symlinkSync(FAKE_CODEX, join(bin, 'codex'));
-    const r = spawnSync(process.execPath, [OLP_BIN, 'doctor', '--state-dir', join(base, 'doctor-login'), '--port', '0'], {
-      encoding: 'utf8',
-      env: env({ PATH: `${bin}:${PATH}`, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }), OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) }),
-    });
+    const r = spawnSync(
+      process.execPath,
+      [OLP_BIN, 'doctor', '--state-dir', join(base, 'doctor-login'), '--port', '0'],
+      {
+        encoding: 'utf8',
+        env: env({
+          PATH: `${bin}:${PATH}`,
+          OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }),
+          OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }),
+        }),
+      },
+    );
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.ok(r.stdout.includes(`claude: '${join(bin, 'claude')}' auth login`), r.stdout);
     assert.ok(r.stdout.includes(`codex: '${join(bin, 'codex')}' login`), r.stdout);
@@ -153,19 +208,68 @@ describe('olp doctor looks at the state dir for real', () => {
 describe('olp doctor beside a running olp, and with a key login', () => {
   it("while olp serves the state dir: the port line asks /health and names it (pid, version), no 'IN USE'", async () => {
     const stateDir = join(base, 'doctor-running');
-    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(
+      process.execPath,
+      [
+        OLP_BIN,
+        'serve',
+        '--state-dir',
+        stateDir,
+        '--port',
+        '0',
+        '--claude-bin',
+        FAKE_CLAUDE,
+        '--codex-bin',
+        FAKE_CODEX,
+      ],
+      { cwd: ROOT, env: env(), stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+      const url = await new Promise<string>((resolve) =>
+        createInterface({ input: child.stdout! }).once('line', resolve),
+      );
       const port = new URL(url).port;
       const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-      const r = olp(['doctor', '--state-dir', stateDir, '--port', port, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+      const r = olp([
+        'doctor',
+        '--state-dir',
+        stateDir,
+        '--port',
+        port,
+        '--claude-bin',
+        FAKE_CLAUDE,
+        '--codex-bin',
+        FAKE_CODEX,
+      ]);
       assert.equal(r.status, 0, r.stdout + r.stderr);
-      assert.match(r.stdout, new RegExp(`^port\\s+ok  127\\.0\\.0\\.1:${port}: olp is running here \\(pid ${child.pid}, version ${version.replace(/\./g, '\\.')}; /health: ok\\)$`, 'm'));
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `^port\\s+ok  127\\.0\\.0\\.1:${port}: olp is running here \\(pid ${child.pid}, version ${version.replace(/\./g, '\\.')}; /health: ok\\)$`,
+          'm',
+        ),
+      );
       assert.doesNotMatch(r.stdout, /IN USE/);
       // Checked on another port: the line says where this state dir's olp is.
-      const other = olp(['doctor', '--state-dir', stateDir, '--port', '1', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
-      assert.match(other.stdout, new RegExp(`^olp\\s+running for this state dir: pid ${child.pid}, version .*, ${url.replace(/[.]/g, '\\.')}$`, 'm'));
+      const other = olp([
+        'doctor',
+        '--state-dir',
+        stateDir,
+        '--port',
+        '1',
+        '--claude-bin',
+        FAKE_CLAUDE,
+        '--codex-bin',
+        FAKE_CODEX,
+      ]);
+      assert.match(
+        other.stdout,
+        new RegExp(
+          `^olp\\s+running for this state dir: pid ${child.pid}, version .*, ${url.replace(/[.]/g, '\\.')}$`,
+          'm',
+        ),
+      );
       // Read-only commands work beside it.
       assert.equal(olp(['keys', 'list', '--state-dir', stateDir]).status, 0);
       assert.equal(olp(['usage', '--state-dir', stateDir]).status, 0);
@@ -178,17 +282,40 @@ describe('olp doctor beside a running olp, and with a key login', () => {
 
   it('a CLI logged in by an API key or token: no --claude-credentials / --codex-auth fix although the login file is missing', () => {
     for (const method of ['oauth_token', 'api_key']) {
-      const r = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
-        OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_AUTH_METHOD: method }),
-        OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGIN: 'api-key' }),
-      });
+      const r = olp(
+        [
+          'doctor',
+          '--state-dir',
+          join(base, 'doctor-token'),
+          '--port',
+          '0',
+          '--claude-bin',
+          FAKE_CLAUDE,
+          '--codex-bin',
+          FAKE_CODEX,
+        ],
+        {
+          OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_AUTH_METHOD: method }),
+          OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGIN: 'api-key' }),
+        },
+      );
       assert.equal(r.status, 0, r.stdout + r.stderr);
       assert.match(r.stdout, /^claude .*API key or token .*\(missing\)/m);
       assert.match(r.stdout, /^codex .*API key or token /m);
       assert.doesNotMatch(r.stdout, /--claude-credentials|--codex-auth/, r.stdout);
     }
     // Logged in by the login file that olp does not see: the fix is still given.
-    const file = olp(['doctor', '--state-dir', join(base, 'doctor-token'), '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+    const file = olp([
+      'doctor',
+      '--state-dir',
+      join(base, 'doctor-token'),
+      '--port',
+      '0',
+      '--claude-bin',
+      FAKE_CLAUDE,
+      '--codex-bin',
+      FAKE_CODEX,
+    ]);
     assert.match(file.stdout, /point --claude-credentials at it/);
   });
 });
@@ -203,7 +330,11 @@ describe('olp serve says at start what will work', () => {
   }
 
   async function start(args: string[], extra: Record<string, string> = {}): Promise<Started> {
-    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', ...args], { cwd: ROOT, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--port', '0', ...args], {
+      cwd: ROOT,
+      env: env(extra),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     const waiters: (() => void)[] = [];
     child.stderr!.on('data', (d: Buffer) => {
@@ -211,13 +342,16 @@ describe('olp serve says at start what will work', () => {
       for (const w of waiters.splice(0)) w();
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const firstLine = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+    const firstLine = await new Promise<string>((resolve) =>
+      createInterface({ input: child.stdout! }).once('line', resolve),
+    );
     return {
       child,
       firstLine,
       stderrUntil: async (until) => {
         const deadline = Date.now() + 20_000;
-        while (!until.test(stderr) && Date.now() < deadline) await new Promise<void>((r) => waiters.push(r) && setTimeout(r, 200));
+        while (!until.test(stderr) && Date.now() < deadline)
+          await new Promise<void>((r) => waiters.push(r) && setTimeout(r, 200));
         return stderr;
       },
       stop: () => {
@@ -233,7 +367,9 @@ describe('olp serve says at start what will work', () => {
 
   it('each CLI with its path, version and readiness, then the keys-add step when there is no key', async () => {
     const stateDir = join(base, 'serve-first');
-    const s = await start(['--state-dir', stateDir, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
+    const s = await start(['--state-dir', stateDir, '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
+      OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }),
+    });
     try {
       assert.match(s.firstLine, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const stderr = await s.stderrUntil(KEY_STEP);
@@ -242,8 +378,22 @@ describe('olp serve says at start what will work', () => {
       assert.ok(!stderr.split('\n').some((l) => l.startsWith('{')), stderr);
       assert.equal(stderr.split('keys add NAME').length, 2, stderr);
       const lines = human(stderr);
-      assert.ok(lines.some((l) => new RegExp(`^ {2}claude\\s+${FAKE_CLAUDE}\\s+2\\.1\\.197 \\(Claude Code\\)\\s+ready \\(logged in\\)$`).test(l)), lines.join('\n'));
-      assert.ok(lines.some((l) => new RegExp(`^ {2}codex\\s+${FAKE_CODEX}\\s+codex-cli 0\\.171\\.0\\s+NOT logged in; log in with: ${FAKE_CODEX} login$`).test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) =>
+          new RegExp(`^ {2}claude\\s+${FAKE_CLAUDE}\\s+2\\.1\\.197 \\(Claude Code\\)\\s+ready \\(logged in\\)$`).test(
+            l,
+          ),
+        ),
+        lines.join('\n'),
+      );
+      assert.ok(
+        lines.some((l) =>
+          new RegExp(
+            `^ {2}codex\\s+${FAKE_CODEX}\\s+codex-cli 0\\.171\\.0\\s+NOT logged in; log in with: ${FAKE_CODEX} login$`,
+          ).test(l),
+        ),
+        lines.join('\n'),
+      );
       const step = lines.findIndex((l) => l.startsWith('No API key yet'));
       assert.ok(step >= 0, lines.join('\n'));
       // From the source checkout, with no `olp` on PATH: the npm script, which builds first.
@@ -252,15 +402,33 @@ describe('olp serve says at start what will work', () => {
       assert.equal(await s.stop(), 0);
     }
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    assert.equal(pkg.scripts.olp, 'npm run build --silent && node dist/src/cli/main.js', 'npm run olp works before the first npm start');
+    assert.equal(
+      pkg.scripts.olp,
+      'npm run build --silent && node dist/src/cli/main.js',
+      'npm run olp works before the first npm start',
+    );
     assert.equal(pkg.scripts.prepare, undefined);
 
     // With a key, no next step; a CLI that is not there says how to install it.
     assert.equal(olp(['keys', 'add', 'me', '--state-dir', stateDir]).status, 0);
-    const again = await start(['--state-dir', stateDir, '--claude-bin', FAKE_CLAUDE, '--codex-bin', join(base, 'no-such', 'codex')]);
+    const again = await start([
+      '--state-dir',
+      stateDir,
+      '--claude-bin',
+      FAKE_CLAUDE,
+      '--codex-bin',
+      join(base, 'no-such', 'codex'),
+    ]);
     try {
       const lines = human(await again.stderrUntil(/^ {2}codex .*\n/m));
-      assert.ok(lines.some((l) => /^ {2}codex\s+not installed \(nothing runnable at .*\); install it with: npm install -g @openai\/codex/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) =>
+          /^ {2}codex\s+not installed \(nothing runnable at .*\); install it with: npm install -g @openai\/codex/.test(
+            l,
+          ),
+        ),
+        lines.join('\n'),
+      );
       assert.ok(!lines.some((l) => l.startsWith('No API key yet')));
     } finally {
       assert.equal(await again.stop(), 0);
@@ -268,10 +436,22 @@ describe('olp serve says at start what will work', () => {
   });
 
   it('--log-format json: stderr is JSON lines only, the summary one record of them', async () => {
-    const s = await start(['--state-dir', join(base, 'serve-json'), '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX, '--log-format', 'json']);
+    const s = await start([
+      '--state-dir',
+      join(base, 'serve-json'),
+      '--claude-bin',
+      FAKE_CLAUDE,
+      '--codex-bin',
+      FAKE_CODEX,
+      '--log-format',
+      'json',
+    ]);
     try {
       const stderr = await s.stderrUntil(/"event":"startup"/);
-      const records = stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { event?: string; msg: string });
+      const records = stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event?: string; msg: string });
       const summary = records.find((r) => r.event === 'startup');
       assert.match(summary?.msg ?? '', /^CLIs:\n {2}claude /);
     } finally {
@@ -281,12 +461,23 @@ describe('olp serve says at start what will work', () => {
 
   it('--host 0.0.0.0 prints addresses other devices can use, not only 0.0.0.0', async () => {
     const stateDir = join(base, 'serve-lan');
-    const s = await start(['--state-dir', stateDir, '--host', '0.0.0.0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+    const s = await start([
+      '--state-dir',
+      stateDir,
+      '--host',
+      '0.0.0.0',
+      '--claude-bin',
+      FAKE_CLAUDE,
+      '--codex-bin',
+      FAKE_CODEX,
+    ]);
     try {
       assert.match(s.firstLine, /^http:\/\/0\.0\.0\.0:\d+\/v1$/);
       const port = new URL(s.firstLine).port;
       const lines = human(await s.stderrUntil(KEY_STEP));
-      const at = lines.findIndex((l) => /^(Other devices can reach olp at|No network address besides loopback)/.test(l));
+      const at = lines.findIndex((l) =>
+        /^(Other devices can reach olp at|No network address besides loopback)/.test(l),
+      );
       assert.ok(at >= 0, lines.join('\n'));
       assert.match(lines[at + 1]!, new RegExp(`^ {2}http://(?!0\\.0\\.0\\.0)[^\\s/]+:${port}/v1$`));
     } finally {

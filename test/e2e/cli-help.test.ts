@@ -12,18 +12,46 @@ const base = mkdtempSync(join(tmpdir(), 'olp-help-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 
 function olp(args: string[]) {
-  return spawnSync(process.execPath, [OLP_BIN, ...args], { encoding: 'utf8', cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: base } });
+  return spawnSync(process.execPath, [OLP_BIN, ...args], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: base },
+  });
 }
 
 const CASES: { args: string[]; usage: string; options: string[] }[] = [
-  { args: ['serve', '--help'], usage: 'Usage: olp serve', options: ['--host', '--port', '--state-dir', '--claude-bin', '--shutdown-grace', '--log-level debug', 'OLP_MODELS'] },
-  { args: ['doctor', '-h'], usage: 'Usage: olp doctor', options: ['--claude-bin', '--codex-bin', '--port', '--state-dir'] },
-  { args: ['keys', '--help'], usage: 'Usage: olp keys', options: ['add NAME', 'rotate NAME', '--models', '--rpm', '--expires', '--enable'] },
-  { args: ['keys', 'add', '--help'], usage: 'Usage: olp keys add NAME', options: ['--role', '--daily-tokens', '--state-dir'] },
+  {
+    args: ['serve', '--help'],
+    usage: 'Usage: olp serve',
+    options: ['--host', '--port', '--state-dir', '--claude-bin', '--shutdown-grace', '--log-level debug', 'OLP_MODELS'],
+  },
+  {
+    args: ['doctor', '-h'],
+    usage: 'Usage: olp doctor',
+    options: ['--claude-bin', '--codex-bin', '--port', '--state-dir'],
+  },
+  {
+    args: ['keys', '--help'],
+    usage: 'Usage: olp keys',
+    options: ['add NAME', 'rotate NAME', '--models', '--rpm', '--expires', '--enable'],
+  },
+  {
+    args: ['keys', 'add', '--help'],
+    usage: 'Usage: olp keys add NAME',
+    options: ['--role', '--daily-tokens', '--state-dir'],
+  },
   { args: ['keys', 'revoke', '-h'], usage: 'Usage: olp keys revoke NAME', options: ['--state-dir'] },
   { args: ['sessions', '--help'], usage: 'Usage: olp sessions', options: ['--key NAME', '--all'] },
-  { args: ['usage', '--help'], usage: 'Usage: olp usage', options: ['--since', '--by', '--format jsonl', '--older-than'] },
-  { args: ['recordings', '--help'], usage: 'Usage: olp recordings', options: ['--name', '--content', '--dry-run', '--yes', '--older-than'] },
+  {
+    args: ['usage', '--help'],
+    usage: 'Usage: olp usage',
+    options: ['--since', '--by', '--format jsonl', '--older-than'],
+  },
+  {
+    args: ['recordings', '--help'],
+    usage: 'Usage: olp recordings',
+    options: ['--name', '--content', '--dry-run', '--yes', '--older-than'],
+  },
   { args: ['help', 'usage'], usage: 'Usage: olp usage', options: ['--since'] },
   { args: ['keys'], usage: 'Usage: olp keys', options: ['add NAME', 'rotate NAME', '--rpm'] },
   { args: [], usage: 'olp: an OpenAI-compatible proxy', options: ['serve', 'doctor', 'keys'] },
@@ -72,7 +100,10 @@ describe('a negative number after an option is its value', () => {
     assert.equal(spaced.status, 2);
     assert.match(spaced.stderr, /^olp: --rpm must be a positive integer or 'none', not '-3'\n/);
     assert.equal(spaced.stderr, joined.stderr);
-    assert.equal(olp(['keys', 'add', 'kid', '--concurrency', '-1', '--state-dir', join(base, 'neg')]).stderr.split('\n')[0], "olp: --concurrency must be a positive integer or 'none', not '-1'");
+    assert.equal(
+      olp(['keys', 'add', 'kid', '--concurrency', '-1', '--state-dir', join(base, 'neg')]).stderr.split('\n')[0],
+      "olp: --concurrency must be a positive integer or 'none', not '-1'",
+    );
   });
 });
 

@@ -21,7 +21,10 @@ after(() => {
 });
 
 function olp(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [OLP_BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: base, ...env } });
+  return spawnSync(process.execPath, [OLP_BIN, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: base, ...env },
+  });
 }
 
 describe('olp keys', () => {
@@ -51,7 +54,8 @@ describe('olp keys', () => {
   });
   it('state dir is 0700 and the database 0600', () => {
     assert.equal(statSync(stateDir).mode & 0o777, 0o700);
-    for (const f of readdirSync(stateDir).filter((n) => n.startsWith('olp.db'))) assert.equal(statSync(join(stateDir, f)).mode & 0o777, 0o600, f);
+    for (const f of readdirSync(stateDir).filter((n) => n.startsWith('olp.db')))
+      assert.equal(statSync(join(stateDir, f)).mode & 0o777, 0o600, f);
   });
   it('usage errors exit 2 and name the problem', () => {
     const r = olp(['serve', '--port', 'eighty', '--state-dir', stateDir]);
@@ -71,16 +75,29 @@ describe('olp serve', () => {
     const records = join(base, 'records');
     spawnSync('mkdir', ['-p', records]);
     const token = olp(['keys', 'add', 'me', '--state-dir', stateDir]).stdout.trim().split('\n').at(-1)!;
-    const child = spawn(process.execPath, [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', '10'], {
-      env: { PATH: process.env.PATH ?? '', HOME: base, OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [OLP_BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--claude-bin', FAKE_CLAUDE, '--shutdown-grace', '10'],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: base,
+          OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_RECORD_DIR: records }),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     daemons.push(child);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const firstLine = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+    const firstLine = await new Promise<string>((resolve) =>
+      createInterface({ input: child.stdout! }).once('line', resolve),
+    );
     assert.match(firstLine, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     const client = new OpenAI({ baseURL: firstLine, apiKey: token, maxRetries: 0 });
-    const ok = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hello' }] });
+    const ok = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     assert.match(ok.choices[0]?.message.content ?? '', /hello/);
 
     // Malformed HTTP: a 400 envelope, then the socket is closed; the server stays up.
@@ -97,7 +114,13 @@ describe('olp serve', () => {
     assert.equal((await fetch(`${firstLine.replace('/v1', '')}/health`)).status, 200);
 
     // A slow request in flight when SIGTERM arrives still completes.
-    const slow = client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'slow one' }] });
+    const slow = client.chat.completions.create({
+      model: 'sonnet',
+      messages: [
+        { role: 'system', content: '[[fake:slow]]' },
+        { role: 'user', content: 'slow one' },
+      ],
+    });
     await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGTERM');
     const answer = await slow;

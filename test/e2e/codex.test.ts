@@ -19,12 +19,22 @@ before(async () => {
 after(async () => t.close());
 
 const ask = (model: string, content: string, system?: string) =>
-  client.chat.completions.create({ model, messages: [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content }] });
+  client.chat.completions.create({
+    model,
+    messages: [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content }],
+  });
 
 function newRuns(before: Set<number>) {
   return recordedPids(t.recordDir)
     .runs.filter((p) => !before.has(p))
-    .map((p) => readRecord(t.recordDir, p) as ReturnType<typeof readRecord> & { backend?: string; developer?: string; env?: string[] });
+    .map(
+      (p) =>
+        readRecord(t.recordDir, p) as ReturnType<typeof readRecord> & {
+          backend?: string;
+          developer?: string;
+          env?: string[];
+        },
+    );
 }
 
 describe('codex through olp', () => {
@@ -48,7 +58,12 @@ describe('codex through olp', () => {
     for (const f of ['--skip-git-repo-check', '--json', 'read-only']) assert.ok(run.argv.includes(f), f);
     assert.ok(!run.env?.includes('OPENAI_API_KEY') && !run.env?.includes('CODEX_API_KEY'));
 
-    const stream = await client.chat.completions.create({ model: 'gpt-6.2-sol', messages: [{ role: 'user', content: 'stream me' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-6.2-sol',
+      messages: [{ role: 'user', content: 'stream me' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const c of stream) {
@@ -60,7 +75,10 @@ describe('codex through olp', () => {
   });
 
   it('an unknown model gets 404 listing valid ids of both backends', async () => {
-    await assert.rejects(ask('no-such-model', 'x'), (err: unknown) => err instanceof OpenAI.NotFoundError && /sonnet/.test(err.message) && /codex/.test(err.message));
+    await assert.rejects(
+      ask('no-such-model', 'x'),
+      (err: unknown) => err instanceof OpenAI.NotFoundError && /sonnet/.test(err.message) && /codex/.test(err.message),
+    );
   });
 
   const failures: [string, number, string][] = [
@@ -77,7 +95,10 @@ describe('codex through olp', () => {
   for (const [scenario, status, code] of failures) {
     it(`codex ${scenario} → ${status} ${code}`, async () => {
       const before = new Set(recordedPids(t.recordDir).runs);
-      await assert.rejects(ask('codex', 'x', `[[fake:${scenario}]]`), (err: unknown) => err instanceof OpenAI.APIError && err.status === status && err.code === code);
+      await assert.rejects(
+        ask('codex', 'x', `[[fake:${scenario}]]`),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === status && err.code === code,
+      );
       assert.deepEqual(await waitGone(newRuns(before).map((r) => r.pid)), []);
     });
   }
@@ -88,9 +109,14 @@ describe('codex through olp', () => {
   it('resumes codex threads and reports each turn’s own usage, not the thread’s running total', async () => {
     const m: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'thread turn one' }];
     const first = await client.chat.completions.create({ model: 'codex', messages: m });
-    m.push({ role: 'assistant', content: first.choices[0]!.message.content! }, { role: 'user', content: 'thread turn two' });
+    m.push(
+      { role: 'assistant', content: first.choices[0]!.message.content! },
+      { role: 'user', content: 'thread turn two' },
+    );
     const before = new Set(recordedPids(t.recordDir).runs);
-    const { data: second, response } = await client.chat.completions.create({ model: 'codex', messages: m }).withResponse();
+    const { data: second, response } = await client.chat.completions
+      .create({ model: 'codex', messages: m })
+      .withResponse();
     assert.equal(response.headers.get('x-olp-session-mode'), 'resumed');
     const run = newRuns(before)[0]!;
     assert.deepEqual([run.session, run.historyTurns, run.stdin], ['resume', 1, 'thread turn two']);
@@ -112,14 +138,28 @@ describe('fallback', () => {
   });
 
   it('streaming too: the chunks carry the model that served', async () => {
-    const stream = await client.chat.completions.create({ model: 'opus', messages: [{ role: 'system', content: '[[fake-claude:rate-limited]]' }, { role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'opus',
+      messages: [
+        { role: 'system', content: '[[fake-claude:rate-limited]]' },
+        { role: 'user', content: 'x' },
+      ],
+      stream: true,
+    });
     const models = new Set<string>();
     for await (const c of stream) models.add(c.model);
     assert.deepEqual([...models], ['codex']);
   });
 
   it('no fallback once output began: a crash mid-stream ends the stream with an error', async () => {
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'system', content: '[[fake-claude:crash-mid-stream]]' }, { role: 'user', content: 'long enough for a few deltas to go out first' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [
+        { role: 'system', content: '[[fake-claude:crash-mid-stream]]' },
+        { role: 'user', content: 'long enough for a few deltas to go out first' },
+      ],
+      stream: true,
+    });
     const models = new Set<string>();
     await assert.rejects(async () => {
       for await (const c of stream) models.add(c.model);
@@ -128,14 +168,20 @@ describe('fallback', () => {
   });
 
   it('failures that another model would not fix do not fall back', async () => {
-    await assert.rejects(ask('sonnet', 'x', '[[fake-claude:exit-nonzero]]'), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+    await assert.rejects(
+      ask('sonnet', 'x', '[[fake-claude:exit-nonzero]]'),
+      (err: unknown) => err instanceof OpenAI.APIError && err.status === 502,
+    );
   });
 });
 
 describe('olp doctor', () => {
   const bin = mkdtempSync(join(tmpdir(), 'olp-doctor-'));
   const doctor = (path: string, extra: string[] = [], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, [OLP_BIN, 'doctor', '--state-dir', join(bin, 'state'), '--port', '0', ...extra], { encoding: 'utf8', env: { PATH: path, HOME: bin, ...env } });
+    spawnSync(process.execPath, [OLP_BIN, 'doctor', '--state-dir', join(bin, 'state'), '--port', '0', ...extra], {
+      encoding: 'utf8',
+      env: { PATH: path, HOME: bin, ...env },
+    });
   const nodeDir = process.execPath.replace(/\/node$/, '');
 
   it('no CLI on PATH: exit 1, says what to install', () => {
@@ -164,12 +210,17 @@ describe('olp doctor', () => {
     symlinkSync(FAKE_CLAUDE, join(both, 'claude'));
     symlinkSync(FAKE_CODEX, join(both, 'codex'));
     // The status commands get only the backend's allow-listed env: the fakes' switches go through OLP_*_ENV.
-    const r = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }) });
+    const r = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], {
+      OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }),
+    });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /codex\s+\S+\s+codex-cli 0\.171\.0\s+NOT logged in/);
     // The fix runs as printed: the binary olp resolved, by its full path.
     assert.ok(r.stdout.includes(`codex: ${join(both, 'codex')} login`), r.stdout);
-    const none = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], { OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }), OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }) });
+    const none = doctor(`${both}:${nodeDir}:/usr/bin:/bin`, [], {
+      OLP_CODEX_ENV: JSON.stringify({ FAKE_CODEX_LOGGED_IN: '0' }),
+      OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_LOGGED_IN: '0' }),
+    });
     assert.equal(none.status, 1);
     assert.ok(none.stdout.includes(`claude: ${join(both, 'claude')} auth login`), none.stdout);
   });

@@ -16,8 +16,12 @@ before(async () => {
 after(async () => t.close());
 
 function latest(before: Set<number>) {
-  const pid = recordedPids(t.recordDir).runs.filter((p) => !before.has(p)).at(-1)!;
-  return readRecord(t.recordDir, pid) as ReturnType<typeof readRecord> & { images?: { media_type?: string; bytes: number }[] };
+  const pid = recordedPids(t.recordDir)
+    .runs.filter((p) => !before.has(p))
+    .at(-1)!;
+  return readRecord(t.recordDir, pid) as ReturnType<typeof readRecord> & {
+    images?: { media_type?: string; bytes: number }[];
+  };
 }
 
 describe('images', () => {
@@ -26,7 +30,15 @@ describe('images', () => {
       const before = new Set(recordedPids(t.recordDir).runs);
       const res = await client.chat.completions.create({
         model,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'what colour is this pixel?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what colour is this pixel?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+            ],
+          },
+        ],
       });
       assert.match(res.choices[0]!.message.content!, /what colour is this pixel\? \(and 1 image/);
       const run = latest(before);
@@ -38,12 +50,34 @@ describe('images', () => {
 
   it('an undecodable image is a 400 naming the part; a remote URL is refused unless enabled', async () => {
     await assert.rejects(
-      client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'text', text: 'c' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }),
-      (err: unknown) => err instanceof OpenAI.BadRequestError && err.param === 'messages.2.content.1' && err.code === 'invalid_image',
+      client.chat.completions.create({
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'c' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            ],
+          },
+        ],
+      }),
+      (err: unknown) =>
+        err instanceof OpenAI.BadRequestError && err.param === 'messages.2.content.1' && err.code === 'invalid_image',
     );
     await assert.rejects(
-      client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] }),
-      (err: unknown) => err instanceof OpenAI.BadRequestError && err.param === 'messages.0.content.0' && /not fetched/.test(err.message),
+      client.chat.completions.create({
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] },
+        ],
+      }),
+      (err: unknown) =>
+        err instanceof OpenAI.BadRequestError &&
+        err.param === 'messages.0.content.0' &&
+        /not fetched/.test(err.message),
     );
   });
 });
@@ -56,7 +90,13 @@ describe('tool histories', () => {
       messages: [
         { role: 'system', content: 'You can call tools.' },
         { role: 'user', content: 'What is the weather in Oslo?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc.1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_abc.1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_abc.1', content: '{"temp":4,"sky":"rain"}' },
         { role: 'user', content: 'So, umbrella?' },
       ],
@@ -73,7 +113,10 @@ describe('tool histories', () => {
     const small = await startTestDaemon({ config: { contextTokens: { claude: 1000 } } });
     try {
       const c = new OpenAI({ baseURL: small.baseURL, apiKey: small.token, maxRetries: 0 });
-      await assert.rejects(c.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] }), (err: unknown) => err instanceof OpenAI.BadRequestError && err.code === 'context_length_exceeded');
+      await assert.rejects(
+        c.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] }),
+        (err: unknown) => err instanceof OpenAI.BadRequestError && err.code === 'context_length_exceeded',
+      );
     } finally {
       await small.close();
     }

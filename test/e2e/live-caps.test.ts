@@ -12,9 +12,15 @@ import { fakeCliProcesses, isAlive, recordedPids, waitGone } from '../support/pr
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
-const WEATHER: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const WEATHER: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+};
 /** A user message that makes the fake model call get_weather. */
-const asking = (city: string): Msg => ({ role: 'user', content: `Weather in ${city}? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city } }])}]]` });
+const asking = (city: string): Msg => ({
+  role: 'user',
+  content: `Weather in ${city}? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city } }])}]]`,
+});
 
 async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -25,7 +31,10 @@ async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5000): Promi
 }
 
 function olp(t: TestDaemon, args: string[]): void {
-  const r = spawnSync(process.execPath, [OLP_BIN, ...args, '--state-dir', t.stateDir], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: t.operatorHome } });
+  const r = spawnSync(process.execPath, [OLP_BIN, ...args, '--state-dir', t.stateDir], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: t.operatorHome },
+  });
   assert.equal(r.status, 0, r.stderr);
 }
 
@@ -36,7 +45,9 @@ interface Live {
 }
 
 async function liveClis(t: TestDaemon): Promise<Live[]> {
-  const h = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { workers: { live: Live[] } };
+  const h = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+    workers: { live: Live[] };
+  };
   return h.workers.live;
 }
 
@@ -44,19 +55,32 @@ async function liveClis(t: TestDaemon): Promise<Live[]> {
  * Gives the key a live worker (a finished turn), a spare that is up (started after it) and a
  * parked tool-call turn; returns the three pids.
  */
-async function holdClis(t: TestDaemon, token: string, name: string): Promise<{ worker: number; spare: number; parked: number }> {
+async function holdClis(
+  t: TestDaemon,
+  token: string,
+  name: string,
+): Promise<{ worker: number; spare: number; parked: number }> {
   const client = new OpenAI({ baseURL: t.baseURL, apiKey: token, maxRetries: 0 });
-  await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: `hello from ${name}` }] });
+  await client.chat.completions.create({
+    model: 'sonnet',
+    messages: [{ role: 'user', content: `hello from ${name}` }],
+  });
   const keyId = t.daemon.store.keys.get(name)!.id;
   const mine = async () => (await liveClis(t)).filter((w) => w.slot.startsWith(`${keyId}/`));
-  await waitFor(async () => (await mine()).some((w) => w.state === 'spare') && (await mine()).some((w) => w.state === 'idle'));
+  await waitFor(
+    async () => (await mine()).some((w) => w.state === 'spare') && (await mine()).some((w) => w.state === 'idle'),
+  );
   const live = await mine();
   const before = new Set(recordedPids(t.recordDir).runs);
   const r = await client.chat.completions.create({ model: 'sonnet', messages: [asking(name)], tools: [WEATHER] });
   assert.equal(r.choices[0]!.finish_reason, 'tool_calls');
   const parked = recordedPids(t.recordDir).runs.find((p) => !before.has(p))!;
   assert.ok(isAlive(parked), 'the tool-call turn waits, parked');
-  return { worker: live.find((w) => w.state === 'idle')!.pid, spare: live.find((w) => w.state === 'spare')!.pid, parked };
+  return {
+    worker: live.find((w) => w.state === 'idle')!.pid,
+    spare: live.find((w) => w.state === 'spare')!.pid,
+    parked,
+  };
 }
 
 describe("a key's live CLIs when the key stops", () => {
@@ -74,7 +98,8 @@ describe("a key's live CLIs when the key stops", () => {
         olp(t, args('alice'));
         const left = await waitGone([mine.worker, mine.spare, mine.parked], 1500);
         assert.deepEqual(left, [], `alice's CLIs gone ${Date.now() - started} ms after the command started`);
-        for (const pid of [theirs.worker, theirs.spare, theirs.parked]) assert.ok(isAlive(pid), `another key's CLI ${pid} is untouched`);
+        for (const pid of [theirs.worker, theirs.spare, theirs.parked])
+          assert.ok(isAlive(pid), `another key's CLI ${pid} is untouched`);
         assert.ok(t.logs.some((l) => l.event === 'key_clis_retired' && l.reason === how));
       } finally {
         await t.close();
@@ -118,7 +143,9 @@ function sampleProcs(t: TestDaemon): { stop(): number } {
 }
 
 async function health(t: TestDaemon): Promise<{ processes: { live: number; max: number } }> {
-  return (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { processes: { live: number; max: number } };
+  return (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+    processes: { live: number; max: number };
+  };
 }
 
 describe('parked tool-call turns are bounded', () => {
@@ -131,18 +158,29 @@ describe('parked tool-call turns are bounded', () => {
       let last: { messages: Msg[]; reply: OpenAI.ChatCompletion } | undefined;
       for (let i = 0; i < 12; i++) {
         const messages: Msg[] = [asking(`city ${i}`)];
-        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER],
+        });
         assert.equal(reply.choices[0]!.finish_reason, 'tool_calls', `request ${i} is admitted, not refused`);
         last = { messages, reply };
       }
       // One parked CLI, and at most one more on its way out at any moment.
       assert.ok(sampler.stop() <= 2, 'never more than the parked turn and one being retired');
       await waitFor(() => fakeCliProcesses(t.recordDir).length === 1);
-      assert.equal(t.logs.filter((l) => l.event === 'parked_turn_retired' && l.reason === 'key_concurrency').length, 11);
+      assert.equal(
+        t.logs.filter((l) => l.event === 'parked_turn_retired' && l.reason === 'key_concurrency').length,
+        11,
+      );
       // The newest park is still this key's to continue, on the same process.
       const parkedPid = fakeCliProcesses(t.recordDir)[0]!;
       const call = last!.reply.choices[0]!.message;
-      const answer = await client.chat.completions.create({ model: 'sonnet', messages: [...last!.messages, call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'sunny' }], tools: [WEATHER] });
+      const answer = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: [...last!.messages, call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'sunny' }],
+        tools: [WEATHER],
+      });
       assert.equal(answer.choices[0]!.message.content, 'echo: sunny');
       await waitFor(() => t.logs.filter((l) => l.event === 'request').length === 13);
       assert.equal(t.logs.filter((l) => l.event === 'request').at(-1)!.run, 'parked');
@@ -157,10 +195,18 @@ describe('parked tool-call turns are bounded', () => {
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const messages: Msg[] = [asking('Oslo')];
-      const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      const reply: OpenAI.ChatCompletion = await client.chat.completions.create({
+        model: 'sonnet',
+        messages,
+        tools: [WEATHER],
+      });
       const parkedPid = fakeCliProcesses(t.recordDir)[0]!;
       const call = reply.choices[0]!.message;
-      messages.push(call, { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'snow' }, { role: 'user', content: 'and never mind that' });
+      messages.push(
+        call,
+        { role: 'tool', tool_call_id: call.tool_calls![0]!.id, content: 'snow' },
+        { role: 'user', content: 'and never mind that' },
+      );
       const next = await client.chat.completions.create({ model: 'sonnet', messages });
       assert.equal(next.choices[0]!.finish_reason, 'stop');
       assert.deepEqual(await waitGone([parkedPid], 1000), [], 'the park was never going to be continued');
@@ -176,7 +222,11 @@ describe('parked tool-call turns are bounded', () => {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const sampler = sampleProcs(t);
       for (let i = 0; i < 10; i++) {
-        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({ model: 'sonnet', messages: [asking(`town ${i}`)], tools: [WEATHER] });
+        const reply: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages: [asking(`town ${i}`)],
+          tools: [WEATHER],
+        });
         assert.equal(reply.choices[0]!.finish_reason, 'tool_calls');
       }
       assert.ok(sampler.stop() <= 3, 'never more CLIs than the cap, counted under /proc');
@@ -194,10 +244,20 @@ describe('one cap on every CLI process', () => {
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       // Two parked tool-call turns hold the two CLIs olp may have.
-      const first = await client.chat.completions.create({ model: 'sonnet', messages: [asking('Oslo')], tools: [WEATHER] });
-      const second = await client.chat.completions.create({ model: 'sonnet', messages: [asking('Rome')], tools: [WEATHER] });
+      const first = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: [asking('Oslo')],
+        tools: [WEATHER],
+      });
+      const second = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: [asking('Rome')],
+        tools: [WEATHER],
+      });
       const sampler = sampleProcs(t);
-      const full = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+      const full = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as {
         backends: Record<string, { unchecked?: string; found: boolean }>;
         processes: { live: number; max: number };
       };
@@ -206,7 +266,10 @@ describe('one cap on every CLI process', () => {
       assert.deepEqual(full.processes, { live: 2, max: 2 });
       assert.ok(sampler.stop() <= 2, 'never more CLIs than the cap under /proc, status checks included');
       // Room again (both parked turns answered and finished): the next /health runs the check.
-      for (const [city, reply] of [['Oslo', first], ['Rome', second]] as const) {
+      for (const [city, reply] of [
+        ['Oslo', first],
+        ['Rome', second],
+      ] as const) {
         const call = reply.choices[0]!.message;
         await client.chat.completions.create({
           model: 'sonnet',
@@ -215,7 +278,9 @@ describe('one cap on every CLI process', () => {
         });
       }
       await waitFor(async () => (await health(t)).processes.live === 0);
-      const again = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as {
+      const again = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as {
         backends: Record<string, { unchecked?: string; version: string | null }>;
       };
       assert.equal(again.backends.claude?.unchecked, undefined);
@@ -226,7 +291,17 @@ describe('one cap on every CLI process', () => {
   });
 
   it('under load with more conversations than session slots, /proc never counts more CLIs than --max-processes, and /health and /metrics agree with /proc', async () => {
-    const t = await startTestDaemon({ config: { workers: true, prestart: true, sessionPool: 2, maxProcesses: 4, maxWorkers: 8, maxConcurrency: 8, metrics: 'owner' } });
+    const t = await startTestDaemon({
+      config: {
+        workers: true,
+        prestart: true,
+        sessionPool: 2,
+        maxProcesses: 4,
+        maxWorkers: 8,
+        maxConcurrency: 8,
+        metrics: 'owner',
+      },
+    });
     try {
       const sampler = sampleProcs(t);
       let healthMost = 0;
@@ -249,7 +324,12 @@ describe('one cap on every CLI process', () => {
         }
       });
       const agents = Array.from({ length: 2 }, async (_, a) => {
-        for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'sonnet', messages: [asking(`agent ${a} ${i}`)], tools: [WEATHER] });
+        for (let i = 0; i < 3; i++)
+          await client.chat.completions.create({
+            model: 'sonnet',
+            messages: [asking(`agent ${a} ${i}`)],
+            tools: [WEATHER],
+          });
       });
       await Promise.all([...conversations, ...agents]);
       watching = false;
@@ -261,7 +341,9 @@ describe('one cap on every CLI process', () => {
       await waitFor(async () => {
         const procs = fakeCliProcesses(t.recordDir).length;
         const h = (await health(t)).processes.live;
-        const m = /^olp_cli_processes (\d+)$/m.exec(await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.token}` } })).text());
+        const m = /^olp_cli_processes (\d+)$/m.exec(
+          await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.token}` } })).text(),
+        );
         return procs > 0 && h === procs && Number(m?.[1]) === procs;
       });
     } finally {

@@ -25,7 +25,9 @@ after(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-it('fresh clone → npm start → keys add → doctor → one answer from the user’s own claude', { skip: !existsSync(join(ROOT, '.git')) && 'not a git checkout' }, async (ctx) => {
+it('fresh clone → npm start → keys add → doctor → one answer from the user’s own claude', {
+  skip: !existsSync(join(ROOT, '.git')) && 'not a git checkout',
+}, async (ctx) => {
   const clone = join(base, 'olp');
   const t0 = performance.now();
   assert.equal(spawnSync('git', ['clone', '-q', ROOT, clone]).status, 0, 'git clone');
@@ -37,18 +39,35 @@ it('fresh clone → npm start → keys add → doctor → one answer from the us
   mkdirSync(join(home, '.claude'), { recursive: true });
   writeFileSync(join(home, '.claude', '.credentials.json'), '{}');
   mkdirSync(userBin);
-  writeFileSync(join(userBin, 'claude'), `#!/bin/sh\nFAKE_CLAUDE_REPLY="hello from your own claude" exec "${FAKE_CLAUDE}" "$@"\n`);
+  writeFileSync(
+    join(userBin, 'claude'),
+    `#!/bin/sh\nFAKE_CLAUDE_REPLY="hello from your own claude" exec "${FAKE_CLAUDE}" "$@"\n`,
+  );
   chmodSync(join(userBin, 'claude'), 0o755);
   const stateDir = join(base, 'state');
-  const env = { PATH: `${userBin}:${process.env.PATH ?? ''}`, HOME: home, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
+  const env = {
+    PATH: `${userBin}:${process.env.PATH ?? ''}`,
+    HOME: home,
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+  };
   const npm = (args: string[]) => spawnSync('npm', args, { cwd: clone, env, encoding: 'utf8' });
 
   // Before the first start: `npm run olp` builds by itself.
   const doctorFirst = npm(['run', '--silent', 'olp', '--', 'doctor', '--state-dir', stateDir]);
   assert.doesNotMatch(doctorFirst.stderr, /Cannot find module/, doctorFirst.stderr);
-  assert.match(doctorFirst.stdout, new RegExp(`claude\\s+${join(userBin, 'claude').replaceAll('/', '\\/')}`), doctorFirst.stdout);
+  assert.match(
+    doctorFirst.stdout,
+    new RegExp(`claude\\s+${join(userBin, 'claude').replaceAll('/', '\\/')}`),
+    doctorFirst.stdout,
+  );
 
-  server = spawn('npm', ['start', '--', '--port', '0', '--state-dir', stateDir], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  server = spawn('npm', ['start', '--', '--port', '0', '--state-dir', stateDir], {
+    cwd: clone,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   server.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
   const lines = createInterface({ input: server.stdout! });
@@ -75,8 +94,15 @@ it('fresh clone → npm start → keys add → doctor → one answer from the us
   const client = new OpenAI({ baseURL: url, apiKey: token, maxRetries: 0 });
   const reply = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
   assert.equal(reply.choices[0]?.message.content, 'hello from your own claude');
-  ctx.diagnostic(`clone to first answer: ${((performance.now() - t0) / 1000).toFixed(1)} s (serving after ${(startedMs / 1000).toFixed(1)} s)`);
-  ctx.diagnostic(`start-up output:\n${url}\n${stderr.split('\n').filter((l) => l && !l.startsWith('{')).join('\n')}`);
+  ctx.diagnostic(
+    `clone to first answer: ${((performance.now() - t0) / 1000).toFixed(1)} s (serving after ${(startedMs / 1000).toFixed(1)} s)`,
+  );
+  ctx.diagnostic(
+    `start-up output:\n${url}\n${stderr
+      .split('\n')
+      .filter((l) => l && !l.startsWith('{'))
+      .join('\n')}`,
+  );
 
   process.kill(-server.pid!, 'SIGTERM');
   const code = await new Promise<number | null>((resolve) => server!.once('exit', (c) => resolve(c)));

@@ -20,7 +20,10 @@ after(async () => {
 
 describe('the official openai client against a running olp', () => {
   it('non-streaming completion with usage', async () => {
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'ping' }] });
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'ping' }],
+    });
     assert.match(res.id, /^chatcmpl-/);
     assert.equal(res.object, 'chat.completion');
     assert.equal(res.model, 'sonnet');
@@ -35,7 +38,11 @@ describe('the official openai client against a running olp', () => {
   it('streaming deltas concatenate to the non-streaming text', async () => {
     const content = 'tell me something long enough to need several deltas';
     const whole = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content }] });
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content }],
+      stream: true,
+    });
     let text = '';
     let chunks = 0;
     let finish: string | null = null;
@@ -54,7 +61,12 @@ describe('the official openai client against a running olp', () => {
   });
 
   it('include_usage: every chunk has usage null, then one usage-only chunk', async () => {
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'usage please' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'usage please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const c of stream) chunks.push(c);
     const last = chunks.at(-1)!;
@@ -67,22 +79,33 @@ describe('the official openai client against a running olp', () => {
 
   it('401 is an AuthenticationError', async () => {
     const bad = new OpenAI({ baseURL: t.baseURL, apiKey: 'olpk_nope', maxRetries: 0 });
-    await assert.rejects(bad.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.AuthenticationError && err.code === 'invalid_api_key');
+    await assert.rejects(
+      bad.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }),
+      (err: unknown) => err instanceof OpenAI.AuthenticationError && err.code === 'invalid_api_key',
+    );
   });
 
   it('400 is a BadRequestError naming the param', async () => {
     await assert.rejects(
       client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }], temperature: 9 }),
-      (err: unknown) => err instanceof OpenAI.BadRequestError && err.param === 'temperature' && err.type === 'invalid_request_error',
+      (err: unknown) =>
+        err instanceof OpenAI.BadRequestError && err.param === 'temperature' && err.type === 'invalid_request_error',
     );
   });
 
   it('404 for an unknown model is a NotFoundError', async () => {
-    await assert.rejects(client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.NotFoundError && err.code === 'model_not_found');
+    await assert.rejects(
+      client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+      (err: unknown) => err instanceof OpenAI.NotFoundError && err.code === 'model_not_found',
+    );
   });
 
   it('an in-band stream error becomes an APIError in the client', async () => {
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:crash-mid-stream]] enough text for a few deltas' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: '[[fake:crash-mid-stream]] enough text for a few deltas' }],
+      stream: true,
+    });
     await assert.rejects(async () => {
       for await (const _ of stream) {
         // drain
@@ -118,22 +141,42 @@ describe('the official openai client against a running olp', () => {
   });
 
   it('8 concurrent requests all succeed with their own answers', async () => {
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: `question ${i}` }] })));
-    answers.forEach((a, i) => assert.equal(a.choices[0]?.message.content, `Hello from fake claude. You said: question ${i}`));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: `question ${i}` }] }),
+      ),
+    );
+    answers.forEach((a, i) =>
+      assert.equal(a.choices[0]?.message.content, `Hello from fake claude. You said: question ${i}`),
+    );
   });
 
   it('a user message that starts with -- is answered as text, never read as a flag', async () => {
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '--help --dangerously-skip-permissions' }] });
-    assert.equal(res.choices[0]?.message.content, 'Hello from fake claude. You said: --help --dangerously-skip-permissions');
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: '--help --dangerously-skip-permissions' }],
+    });
+    assert.equal(
+      res.choices[0]?.message.content,
+      'Hello from fake claude. You said: --help --dangerously-skip-permissions',
+    );
     const pids = recordedPids(t.recordDir).runs;
-    for (const pid of pids) assert.ok(!readRecord(t.recordDir, pid).argv.some((a) => a.includes('dangerously')), 'prompt text never in argv');
+    for (const pid of pids)
+      assert.ok(!readRecord(t.recordDir, pid).argv.some((a) => a.includes('dangerously')), 'prompt text never in argv');
   });
 
   it('aborting a stream mid-way kills the CLI; the next request succeeds', async () => {
     const before = new Set(recordedPids(t.recordDir).runs);
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
-      { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'a slow and rather long answer please, with many many deltas in it' }], stream: true },
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: '[[fake:slow]]' },
+          { role: 'user', content: 'a slow and rather long answer please, with many many deltas in it' },
+        ],
+        stream: true,
+      },
       { signal: controller.signal },
     );
     let got = 0;
@@ -148,7 +191,10 @@ describe('the official openai client against a running olp', () => {
     const mine = recordedPids(t.recordDir).runs.filter((p) => !before.has(p));
     assert.equal(mine.length, 1);
     assert.deepEqual(await waitGone(mine), [], 'the aborted CLI process is gone');
-    const next = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'after abort' }] });
+    const next = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'after abort' }],
+    });
     assert.match(next.choices[0]?.message.content ?? '', /after abort/);
     const aborted = t.logs.find((l) => l.outcome === 'client_aborted');
     assert.ok(aborted, 'the aborted request is logged as client_aborted');
@@ -156,7 +202,10 @@ describe('the official openai client against a running olp', () => {
 
   it('a timed-out request leaves no process behind', async () => {
     const before = new Set(recordedPids(t.recordDir).runs);
-    await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:hang]]' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 504);
+    await assert.rejects(
+      client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:hang]]' }] }),
+      (err: unknown) => err instanceof OpenAI.APIError && err.status === 504,
+    );
     const mine = recordedPids(t.recordDir).runs.filter((p) => !before.has(p));
     assert.equal(mine.length, 1);
     assert.deepEqual(await waitGone(mine), []);

@@ -7,8 +7,13 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { recordedPids } from '../support/procs.js';
 
 const post = (t: TestDaemon, body: Record<string, unknown>, token = t.token) =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', ...body }) });
-const ask = (t: TestDaemon, content: string, extra: Record<string, unknown> = {}, token?: string) => post(t, { messages: [{ role: 'user', content }], ...extra }, token);
+  fetch(`${t.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', ...body }),
+  });
+const ask = (t: TestDaemon, content: string, extra: Record<string, unknown> = {}, token?: string) =>
+  post(t, { messages: [{ role: 'user', content }], ...extra }, token);
 
 describe('a spent plan window', () => {
   it('is one 429 that says when it resets; until then no CLI starts, streamed or not; the state survives a restart', async () => {
@@ -38,13 +43,20 @@ describe('a spent plan window', () => {
       assert.match(streamed.headers.get('content-type') ?? '', /application\/json/);
       assert.equal(recordedPids(t.recordDir).runs.length, spawns, 'no CLI started while the window is spent');
 
-      const me = (await (await fetch(`${t.url}/olp/me`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { plan: Record<string, { status: string; window: string; resetsAt: string }> };
+      const me = (await (
+        await fetch(`${t.url}/olp/me`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { plan: Record<string, { status: string; window: string; resetsAt: string }> };
       assert.equal(me.plan.claude?.status, 'rejected');
       assert.equal(me.plan.claude?.window, 'five_hour');
       await new Promise((r) => setTimeout(r, 50));
-      const rows = [...t.daemon.store.usage.export({ scope: { all: true } })].filter((r) => r.error_code === 'plan_limit_reached');
+      const rows = [...t.daemon.store.usage.export({ scope: { all: true } })].filter(
+        (r) => r.error_code === 'plan_limit_reached',
+      );
       assert.equal(rows.length, 3);
-      assert.ok(rows.every((r) => r.usage.total_tokens === 0), 'nothing charged');
+      assert.ok(
+        rows.every((r) => r.usage.total_tokens === 0),
+        'nothing charged',
+      );
 
       // A restart remembers the spent window.
       const base = t.base;
@@ -61,7 +73,10 @@ describe('a spent plan window', () => {
   });
 
   it('lifts at its reset (told to retry when that is under a minute away); a fallback chain goes to the other CLI meanwhile', async () => {
-    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_PLAN_RESET_S: '2' }, config: { fallbacks: { opus: ['codex'] } } });
+    const t = await startTestDaemon({
+      claudeEnv: { FAKE_CLAUDE_PLAN_RESET_S: '2' },
+      config: { fallbacks: { opus: ['codex'] } },
+    });
     try {
       const first = await ask(t, 'hi [[fake:plan-spent]]');
       assert.equal(first.status, 429);
@@ -69,7 +84,10 @@ describe('a spent plan window', () => {
       assert.equal(first.headers.get('x-should-retry'), 'true');
       const viaCodex = await post(t, { model: 'opus', messages: [{ role: 'user', content: 'to the fallback' }] });
       assert.equal(viaCodex.status, 200);
-      assert.match(((await viaCodex.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, /fake codex/);
+      assert.match(
+        ((await viaCodex.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content,
+        /fake codex/,
+      );
       await new Promise((r) => setTimeout(r, 2100));
       const later = await ask(t, 'after the reset');
       assert.equal(later.status, 200);
@@ -81,16 +99,26 @@ describe('a spent plan window', () => {
 
 describe('plan state on every answer', () => {
   it('shows status, window, reset and utilization once the CLI reported them, and warns past 80 %', async () => {
-    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', utilization: 0.86, resetsIn: 7200 }) } });
+    const t = await startTestDaemon({
+      claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', utilization: 0.86, resetsIn: 7200 }) },
+    });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
-      const { response } = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      const { response } = await client.chat.completions
+        .create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] })
+        .withResponse();
       assert.equal(response.headers.get('x-olp-plan-status'), 'allowed');
       assert.equal(response.headers.get('x-olp-plan-window'), 'five_hour');
       assert.equal(response.headers.get('x-olp-plan-utilization'), '0.86');
       assert.ok(Date.parse(response.headers.get('x-olp-plan-reset')!) > Date.now() + 7000_000);
-      const { response: streamed } = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
-      assert.equal(streamed.headers.get('x-olp-plan-utilization'), '0.86', 'streamed answers carry the last-known state');
+      const { response: streamed } = await client.chat.completions
+        .create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }], stream: true })
+        .withResponse();
+      assert.equal(
+        streamed.headers.get('x-olp-plan-utilization'),
+        '0.86',
+        'streamed answers carry the last-known state',
+      );
       assert.equal(t.logs.filter((l) => l.event === 'plan_utilization').length, 1, 'warned once for the window');
     } finally {
       await t.close();
@@ -101,7 +129,18 @@ describe('plan state on every answer', () => {
 describe('paid extra usage', () => {
   it('a member key may not draw on it unless allowed; an owner may; the turns that did are tagged', async () => {
     // As claude 2.1.197 reports it: the window rejected, extra usage allowed and in use.
-    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'rejected', overageStatus: 'allowed', isUsingOverage: true, overageInUse: true, rateLimitType: 'five_hour', resetsIn: 3600 }) } });
+    const t = await startTestDaemon({
+      claudeEnv: {
+        FAKE_CLAUDE_PLAN: JSON.stringify({
+          status: 'rejected',
+          overageStatus: 'allowed',
+          isUsingOverage: true,
+          overageInUse: true,
+          rateLimitType: 'five_hour',
+          resetsIn: 3600,
+        }),
+      },
+    });
     try {
       const member = t.daemon.store.keys.add('kid', 'member').token;
       // The owner's turn is where olp learns the plan is on extra usage.
@@ -150,15 +189,25 @@ describe('codex usage limits', () => {
   });
 
   it("an app-server worker reports the plan's windows: the headers show the fuller one", async () => {
-    const limits = { primary: { usedPercent: 43, windowDurationMins: 300, resetsAt: Math.floor(Date.now() / 1000) + 3600 }, secondary: { usedPercent: 81, windowDurationMins: 10080, resetsAt: Math.floor(Date.now() / 1000) + 86400 } };
-    const t = await startTestDaemon({ config: { workers: true, prestart: false }, codexEnv: { FAKE_CODEX_RATE_LIMITS: JSON.stringify(limits) } });
+    const limits = {
+      primary: { usedPercent: 43, windowDurationMins: 300, resetsAt: Math.floor(Date.now() / 1000) + 3600 },
+      secondary: { usedPercent: 81, windowDurationMins: 10080, resetsAt: Math.floor(Date.now() / 1000) + 86400 },
+    };
+    const t = await startTestDaemon({
+      config: { workers: true, prestart: false },
+      codexEnv: { FAKE_CODEX_RATE_LIMITS: JSON.stringify(limits) },
+    });
     try {
       const messages = [{ role: 'user', content: 'first' }];
       const r1 = await post(t, { model: 'codex', messages });
       const reply = ((await r1.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
-      for (let i = 0; i < 100 && !t.logs.some((l) => l.event === 'worker_ready' || l.event === 'worker_started'); i++) await new Promise((r) => setTimeout(r, 30));
+      for (let i = 0; i < 100 && !t.logs.some((l) => l.event === 'worker_ready' || l.event === 'worker_started'); i++)
+        await new Promise((r) => setTimeout(r, 30));
       await new Promise((r) => setTimeout(r, 300));
-      const r2 = await post(t, { model: 'codex', messages: [...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'second' }] });
+      const r2 = await post(t, {
+        model: 'codex',
+        messages: [...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'second' }],
+      });
       assert.equal(r2.status, 200);
       assert.equal(t.logs.filter((l) => l.event === 'request').at(-1)?.run, 'warm');
       const r3 = await post(t, { model: 'codex', messages: [{ role: 'user', content: 'third' }] });

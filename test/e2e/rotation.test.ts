@@ -18,7 +18,12 @@ async function send(t: TestDaemon, client: OpenAI, messages: Msg[]) {
   const before = new Set(recordedPids(t.recordDir).runs);
   try {
     const { data, response } = await client.chat.completions.create({ model: 'sonnet', messages }).withResponse();
-    return { reply: data.choices[0]!.message.content!, error: undefined, mode: response.headers.get('x-olp-session-mode'), runs: newRuns(t, before) };
+    return {
+      reply: data.choices[0]!.message.content!,
+      error: undefined,
+      mode: response.headers.get('x-olp-session-mode'),
+      runs: newRuns(t, before),
+    };
   } catch (err) {
     if (!(err instanceof OpenAI.APIError)) throw err;
     return { reply: undefined, error: err, mode: null, runs: newRuns(t, before) };
@@ -33,7 +38,9 @@ function newRuns(t: TestDaemon, before: Set<number>): Run[] {
 
 /** The rotation reasons of the daemon's requests so far, in order. */
 function rotations(t: TestDaemon): (string | null)[] {
-  return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => (l.rotation as string | undefined) ?? null);
+  return t.logs
+    .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+    .map((l) => (l.rotation as string | undefined) ?? null);
 }
 
 /** The session files (.jsonl) in a key's claude slots. */
@@ -42,10 +49,16 @@ function sessionFiles(t: TestDaemon): string[] {
   if (!existsSync(slots)) return [];
   return readdirSync(slots, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.jsonl'))
-    .map((f) => f.split('/').pop()!.replace(/\.jsonl$/, ''));
+    .map((f) =>
+      f
+        .split('/')
+        .pop()!
+        .replace(/\.jsonl$/, ''),
+    );
 }
 
-const words = (n: number, tag: string) => `${tag} ${'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27))}`.slice(0, n);
+const words = (n: number, tag: string) =>
+  `${tag} ${'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27))}`.slice(0, n);
 
 describe('session rotation', () => {
   it('past the turn cap the slot forks the CLI’s session: only the new turn is sent, the history stays, the old files go', async () => {
@@ -141,7 +154,11 @@ describe('session rotation', () => {
     // compacts past 14,000. contextOverflow trim, the model's budget 16,000.
     const t = await startTestDaemon({
       config: { sessionPool: 1, contextTokens: { claude: 16_000 }, contextOverflow: 'trim' },
-      claudeEnv: { FAKE_CLAUDE_CHARS_PER_TOKEN: '2', FAKE_CLAUDE_TOKEN_LIMIT: '16000', FAKE_CLAUDE_COMPACT_AT: '14000' },
+      claudeEnv: {
+        FAKE_CLAUDE_CHARS_PER_TOKEN: '2',
+        FAKE_CLAUDE_TOKEN_LIMIT: '16000',
+        FAKE_CLAUDE_COMPACT_AT: '14000',
+      },
     });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
@@ -165,7 +182,10 @@ describe('session rotation', () => {
       // conversation, at four characters a token, was under the budget: it would not have trimmed).
       assert.ok(run.inputTokens! <= 12_000, `sent ${run.inputTokens} tokens`);
       const chars = messages.reduce((n, m) => n + String(m.content).length, 0);
-      assert.ok(chars / 4 < 16_000 && chars / 2 > 16_000, `the whole conversation (${chars} characters) is what the estimate gets wrong`);
+      assert.ok(
+        chars / 4 < 16_000 && chars / 2 > 16_000,
+        `the whole conversation (${chars} characters) is what the estimate gets wrong`,
+      );
       // The trimmed conversation is still the conversation: its next turn resumes the session.
       messages.push({ role: 'assistant', content: r.reply }, { role: 'user', content: 'and then?' });
       const next = await send(t, client, messages);
@@ -177,7 +197,9 @@ describe('session rotation', () => {
   });
 
   it('a conversation trimmed once still resumes its session on the next turn, however far the next one would be trimmed', async () => {
-    const t = await startTestDaemon({ config: { sessionPool: 1, contextTokens: { claude: 1000 }, contextOverflow: 'trim' } });
+    const t = await startTestDaemon({
+      config: { sessionPool: 1, contextTokens: { claude: 1000 }, contextOverflow: 'trim' },
+    });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const messages: Msg[] = [
@@ -199,7 +221,10 @@ describe('session rotation', () => {
   });
 
   it('a turn the provider still refuses as too long gets a clear 400 context_length_exceeded', async () => {
-    const t = await startTestDaemon({ config: { contextTokens: { claude: 16_000 }, contextOverflow: 'trim' }, claudeEnv: { FAKE_CLAUDE_CHARS_PER_TOKEN: '2', FAKE_CLAUDE_TOKEN_LIMIT: '16000' } });
+    const t = await startTestDaemon({
+      config: { contextTokens: { claude: 16_000 }, contextOverflow: 'trim' },
+      claudeEnv: { FAKE_CLAUDE_CHARS_PER_TOKEN: '2', FAKE_CLAUDE_TOKEN_LIMIT: '16000' },
+    });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       // 40,000 characters: 10,000 tokens to olp's first estimate, 20,000 to the provider.
@@ -207,7 +232,10 @@ describe('session rotation', () => {
       assert.ok(r.error instanceof OpenAI.BadRequestError);
       assert.equal(r.error.code, 'context_length_exceeded');
       assert.equal(r.error.type, 'invalid_request_error');
-      assert.match(r.error.message, /^400 The conversation is too long for the model: the model provider refused the prompt claude sent/);
+      assert.match(
+        r.error.message,
+        /^400 The conversation is too long for the model: the model provider refused the prompt claude sent/,
+      );
       assert.doesNotMatch(r.error.message, /Prompt is too long/, 'not the CLI’s own text');
     } finally {
       await t.close();

@@ -12,9 +12,16 @@ import { readRecord, recordedPids, type RunRecord } from '../support/procs.js';
 type Msg = OpenAI.ChatCompletionMessageParam;
 
 /** Sends a request and returns the reply with the fake's record(s) of the run(s) it caused. */
-async function turn(t: TestDaemon, client: OpenAI, messages: Msg[], extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) {
+async function turn(
+  t: TestDaemon,
+  client: OpenAI,
+  messages: Msg[],
+  extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {},
+) {
   const before = new Set(recordedPids(t.recordDir).runs);
-  const { data, response } = await client.chat.completions.create({ model: 'sonnet', messages, ...extra }).withResponse();
+  const { data, response } = await client.chat.completions
+    .create({ model: 'sonnet', messages, ...extra })
+    .withResponse();
   const runs = recordedPids(t.recordDir)
     .runs.filter((p) => !before.has(p))
     .map((p) => readRecord(t.recordDir, p));
@@ -27,7 +34,13 @@ const only = (runs: RunRecord[]) => {
 };
 
 function ledger(t: TestDaemon): { session_mode: string; rotation_reason: string | null; session_id: string | null }[] {
-  return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => ({ session_mode: l.session as string, rotation_reason: (l.rotation as string) ?? null, session_id: null }));
+  return t.logs
+    .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+    .map((l) => ({
+      session_mode: l.session as string,
+      rotation_reason: (l.rotation as string) ?? null,
+      session_id: null,
+    }));
 }
 
 describe('session pool', () => {
@@ -70,9 +83,17 @@ describe('session pool', () => {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const a = await turn(t, client, [{ role: 'user', content: 'first' }]);
       assert.equal(ledger(t).at(-1)?.rotation_reason, 'initial');
-      const b = await turn(t, client, [{ role: 'user', content: 'first' }, { role: 'assistant', content: a.reply }, { role: 'user', content: 'second' }]);
+      const b = await turn(t, client, [
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: a.reply },
+        { role: 'user', content: 'second' },
+      ]);
       assert.equal(b.mode, 'resumed');
-      const editedConvo: Msg[] = [{ role: 'user', content: 'FIRST (edited)' }, { role: 'assistant', content: a.reply }, { role: 'user', content: 'second' }];
+      const editedConvo: Msg[] = [
+        { role: 'user', content: 'FIRST (edited)' },
+        { role: 'assistant', content: a.reply },
+        { role: 'user', content: 'second' },
+      ];
       const edited = await turn(t, client, editedConvo);
       const run = only(edited.runs);
       assert.deepEqual([edited.mode, run.session], ['fresh', 'new']);
@@ -81,11 +102,19 @@ describe('session pool', () => {
       // The abandoned session's transcript goes with the rotation (its files, in the background):
       // one session file is left in the slot.
       const projects = join(run.cwd, '..', 'state', 'claude-projects');
-      const sessionFiles = () => readdirSync(projects, { recursive: true }).filter((f) => String(f).endsWith('.jsonl')).map((f) => String(f).split('/').pop());
+      const sessionFiles = () =>
+        readdirSync(projects, { recursive: true })
+          .filter((f) => String(f).endsWith('.jsonl'))
+          .map((f) => String(f).split('/').pop());
       for (let i = 0; i < 100 && sessionFiles().length > 1; i++) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(sessionFiles(), [`${run.sessionId}.jsonl`]);
       // The same conversation under a changed system prompt rotates its own slot.
-      const sys = await turn(t, client, [{ role: 'system', content: 'new rules' }, ...editedConvo, { role: 'assistant', content: edited.reply }, { role: 'user', content: 'third' }]);
+      const sys = await turn(t, client, [
+        { role: 'system', content: 'new rules' },
+        ...editedConvo,
+        { role: 'assistant', content: edited.reply },
+        { role: 'user', content: 'third' },
+      ]);
       assert.equal(sys.mode, 'fresh');
       assert.equal(ledger(t).at(-1)?.rotation_reason, 'system_changed');
     } finally {
@@ -105,7 +134,11 @@ describe('session pool', () => {
       assert.notEqual(r1.sessionId, r2.sessionId);
       assert.notEqual(r1.cwd, r2.cwd);
       // Key 2 continuing key 1's exact conversation still gets a fresh session of its own.
-      const next = await turn(t, c2, [...msgs, { role: 'assistant', content: 'Hello from fake claude. You said: identical' }, { role: 'user', content: 'more' }]);
+      const next = await turn(t, c2, [
+        ...msgs,
+        { role: 'assistant', content: 'Hello from fake claude. You said: identical' },
+        { role: 'user', content: 'more' },
+      ]);
       assert.equal(only(next.runs).sessionId, r2.sessionId);
       assert.notEqual(only(next.runs).sessionId, r1.sessionId);
     } finally {
@@ -118,14 +151,24 @@ describe('session pool', () => {
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const first = await turn(t, client, [{ role: 'user', content: 'start' }]);
-      const next: Msg[] = [{ role: 'user', content: 'start' }, { role: 'assistant', content: first.reply }, { role: 'user', content: 'go on' }];
+      const next: Msg[] = [
+        { role: 'user', content: 'start' },
+        { role: 'assistant', content: first.reply },
+        { role: 'user', content: 'go on' },
+      ];
       const before = new Set(recordedPids(t.recordDir).runs);
-      const results = await Promise.all([0, 1, 2].map(() => client.chat.completions.create({ model: 'sonnet', messages: next }).withResponse()));
+      const results = await Promise.all(
+        [0, 1, 2].map(() => client.chat.completions.create({ model: 'sonnet', messages: next }).withResponse()),
+      );
       const runs = recordedPids(t.recordDir)
         .runs.filter((p) => !before.has(p))
         .map((p) => readRecord(t.recordDir, p));
       const sessions = runs.map((r) => r.sessionId).filter(Boolean);
-      assert.equal(new Set(sessions).size, sessions.length, `a session ran twice at once: ${JSON.stringify(runs.map((r) => [r.session, r.sessionId]))}`);
+      assert.equal(
+        new Set(sessions).size,
+        sessions.length,
+        `a session ran twice at once: ${JSON.stringify(runs.map((r) => [r.session, r.sessionId]))}`,
+      );
       assert.equal(runs.filter((r) => r.session === 'resume').length, 1, 'exactly one of them resumed');
       for (const { data } of results) assert.match(data.choices[0]!.message.content!, /go on/);
     } finally {
@@ -138,9 +181,16 @@ describe('session pool', () => {
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const first = await turn(t, client, [{ role: 'user', content: 'hello' }]);
-      const convo: Msg[] = [{ role: 'user', content: 'hello' }, { role: 'assistant', content: first.reply }, { role: 'user', content: '[[fake:slow]] a slow one with many many deltas to abort' }];
+      const convo: Msg[] = [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: first.reply },
+        { role: 'user', content: '[[fake:slow]] a slow one with many many deltas to abort' },
+      ];
       const controller = new AbortController();
-      const stream = await client.chat.completions.create({ model: 'sonnet', messages: convo, stream: true }, { signal: controller.signal });
+      const stream = await client.chat.completions.create(
+        { model: 'sonnet', messages: convo, stream: true },
+        { signal: controller.signal },
+      );
       let n = 0;
       try {
         for await (const _ of stream) if (++n === 2) controller.abort();
@@ -163,7 +213,11 @@ describe('session pool', () => {
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const first = await turn(t, client, [{ role: 'user', content: 'one' }]);
-      const second = await turn(t, client, [{ role: 'user', content: 'one' }, { role: 'assistant', content: first.reply }, { role: 'user', content: 'two' }]);
+      const second = await turn(t, client, [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: first.reply },
+        { role: 'user', content: 'two' },
+      ]);
       assert.deepEqual(
         second.runs.map((r) => r.session),
         ['resume-refused', 'resume'],
@@ -173,7 +227,13 @@ describe('session pool', () => {
       const cwd = only(first.runs).cwd;
       const projects = join(cwd, '..', 'state', 'claude-projects');
       for (const d of readdirSync(projects)) rmSync(join(projects, d), { recursive: true });
-      const third = await turn(t, client, [{ role: 'user', content: 'one' }, { role: 'assistant', content: first.reply }, { role: 'user', content: 'two' }, { role: 'assistant', content: second.reply }, { role: 'user', content: 'three' }]);
+      const third = await turn(t, client, [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: first.reply },
+        { role: 'user', content: 'two' },
+        { role: 'assistant', content: second.reply },
+        { role: 'user', content: 'three' },
+      ]);
       assert.deepEqual(
         third.runs.map((r) => r.session),
         ['resume-refused', 'resume-refused', 'new'],
@@ -187,10 +247,16 @@ describe('session pool', () => {
   });
 
   it('all slots busy: after the wait the request runs ephemeral and still succeeds', async () => {
-    const t = await startTestDaemon({ config: { sessionPool: 1, sessionWait: 0 }, claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' } });
+    const t = await startTestDaemon({
+      config: { sessionPool: 1, sessionWait: 0 },
+      claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
+    });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
-      const [a, b] = await Promise.all([turn(t, client, [{ role: 'user', content: 'conversation A' }]), turn(t, client, [{ role: 'user', content: 'conversation B' }])]);
+      const [a, b] = await Promise.all([
+        turn(t, client, [{ role: 'user', content: 'conversation A' }]),
+        turn(t, client, [{ role: 'user', content: 'conversation B' }]),
+      ]);
       assert.deepEqual([a.mode, b.mode].sort(), ['ephemeral', 'fresh']);
       const eph = [a, b].find((x) => x.mode === 'ephemeral')!;
       const ephRun = eph.runs.find((r) => r.stdin === (eph === a ? 'conversation A' : 'conversation B'));
@@ -211,16 +277,32 @@ describe('session pool', () => {
       await t.close(true);
       t = await startTestDaemon({ base });
       client = new OpenAI({ baseURL: t.baseURL, apiKey: token, maxRetries: 0 });
-      const convo: Msg[] = [{ role: 'user', content: 'persist me' }, { role: 'assistant', content: first.reply }, { role: 'user', content: 'after restart' }];
+      const convo: Msg[] = [
+        { role: 'user', content: 'persist me' },
+        { role: 'assistant', content: first.reply },
+        { role: 'user', content: 'after restart' },
+      ];
       const resumed = await turn(t, client, convo);
       assert.deepEqual([resumed.mode, only(resumed.runs).historyTurns], ['resumed', 1]);
 
-      const list = spawnSync(process.execPath, [OLP_BIN, 'sessions', 'list', '--key', 'tester', '--state-dir', t.stateDir], { encoding: 'utf8' });
+      const list = spawnSync(
+        process.execPath,
+        [OLP_BIN, 'sessions', 'list', '--key', 'tester', '--state-dir', t.stateDir],
+        { encoding: 'utf8' },
+      );
       assert.equal(list.status, 0, list.stderr);
       assert.match(list.stdout, /tester\s+claude\s+0\s+[0-9a-f]{8}…\s+\S+\s+\S+\s+2\s+1\s+initial\s+ready\s+\d+%/);
-      const rotate = spawnSync(process.execPath, [OLP_BIN, 'sessions', 'rotate', '--key', 'tester', '--state-dir', t.stateDir], { encoding: 'utf8' });
+      const rotate = spawnSync(
+        process.execPath,
+        [OLP_BIN, 'sessions', 'rotate', '--key', 'tester', '--state-dir', t.stateDir],
+        { encoding: 'utf8' },
+      );
       assert.equal(rotate.status, 0, rotate.stderr);
-      const after = await turn(t, client, [...convo, { role: 'assistant', content: resumed.reply }, { role: 'user', content: 'after rotate' }]);
+      const after = await turn(t, client, [
+        ...convo,
+        { role: 'assistant', content: resumed.reply },
+        { role: 'user', content: 'after rotate' },
+      ]);
       assert.equal(after.mode, 'fresh');
       assert.equal(ledger(t).at(-1)?.rotation_reason, 'operator');
     } finally {

@@ -28,7 +28,9 @@ function warmTurns(): number {
 }
 
 /** A streamed chat completion off the wire: its text and its in-band error, if any. */
-async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promise<{ text: string; error?: { code: string; message: string }; done: boolean }> {
+async function streamChat(
+  messages: OpenAI.ChatCompletionMessageParam[],
+): Promise<{ text: string; error?: { code: string; message: string }; done: boolean }> {
   const res = await fetch(`${t.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
@@ -39,11 +41,17 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
   let error: { code: string; message: string } | undefined;
   let done = false;
   for (const block of (await res.text()).split('\n\n')) {
-    const data = block.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+    const data = block
+      .split('\n')
+      .find((l) => l.startsWith('data: '))
+      ?.slice(6);
     if (!data) continue;
     if (data === '[DONE]') done = true;
     else {
-      const chunk = JSON.parse(data) as { error?: { code: string; message: string }; choices?: { delta: { content?: string } }[] };
+      const chunk = JSON.parse(data) as {
+        error?: { code: string; message: string };
+        choices?: { delta: { content?: string } }[];
+      };
       if (chunk.error) error = chunk.error;
       text += chunk.choices?.[0]?.delta.content ?? '';
     }
@@ -72,17 +80,27 @@ describe('a message claude abandons mid-stream and answers again', () => {
       assert.equal(r1.error?.code, 'backend_retry_mid_stream', JSON.stringify(r1));
       assert.match(r1.error?.message ?? '', /send the request again/);
       assert.equal(r1.done, false);
-      assert.equal(r1.text, `partial reply echo: ${answer(cold).slice(0, 20)}`, 'only the abandoned attempt, nothing of the retry');
+      assert.equal(
+        r1.text,
+        `partial reply echo: ${answer(cold).slice(0, 20)}`,
+        'only the abandoned attempt, nothing of the retry',
+      );
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'warm up' }];
       const w = await client.chat.completions.create({ model: 'sonnet', messages });
-      messages.push({ role: 'assistant', content: w.choices[0]!.message.content! }, { role: 'user', content: `[[fake:${scenario}]] streamed warm` });
+      messages.push(
+        { role: 'assistant', content: w.choices[0]!.message.content! },
+        { role: 'user', content: `[[fake:${scenario}]] streamed warm` },
+      );
       const warmBefore = warmTurns();
       const r2 = await streamChat(messages);
       assert.equal(r2.error?.code, 'backend_retry_mid_stream', JSON.stringify(r2));
       assert.equal(r2.text, `partial reply echo: ${answer(`[[fake:${scenario}]] streamed warm`).slice(0, 20)}`);
       assert.equal(warmTurns(), warmBefore + 1, 'the streamed turn went to the live worker');
       // The client's retry is answered whole.
-      const again = await client.chat.completions.create({ model: 'sonnet', messages: [...messages.slice(0, -1), { role: 'user', content: 'streamed warm, retried' }] });
+      const again = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: [...messages.slice(0, -1), { role: 'user', content: 'streamed warm, retried' }],
+      });
       assert.equal(again.choices[0]?.message.content, answer('streamed warm, retried'));
     });
 
@@ -97,7 +115,11 @@ describe('a message claude abandons mid-stream and answers again', () => {
         assert.deepEqual(await streamChat(messages), { text: answer(said), done: true });
         messages.push({ role: 'assistant', content: answer(said) }, { role: 'user', content: 'and on' });
       }
-      assert.deepEqual(runModes().slice(modes), ['cold', 'warm', 'warm', 'warm'], 'the worker goes on through the cut turn');
+      assert.deepEqual(
+        runModes().slice(modes),
+        ['cold', 'warm', 'warm', 'warm'],
+        'the worker goes on through the cut turn',
+      );
     });
 
     it(`${scenario}: /v1/responses, not streamed and streamed`, async () => {
@@ -138,7 +160,9 @@ describe('a response codex asks for again after its stream broke', () => {
   const heard = (said: string) => `Hello from fake codex. You said: ${said}`;
   it('non-streamed, cold (exec) then warm (app-server): the reply is the kept message; streamed: the retryable in-band error', async () => {
     const codexWarm = () => t.logs.filter((l) => l.event === 'worker_turn' && l.mode === 'warm').length;
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: '[[fake:stream-cut-retry]] codex first' }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: '[[fake:stream-cut-retry]] codex first' },
+    ];
     const r1 = await client.chat.completions.create({ model: 'codex', messages });
     assert.equal(r1.choices[0]?.message.content, heard('[[fake:stream-cut-retry]] codex first'));
     // The app-server worker loads the thread after the cold turn.
@@ -148,7 +172,10 @@ describe('a response codex asks for again after its stream broke', () => {
       if (live.some((l) => l.slot.includes('/codex/') && l.state === 'idle')) break;
       await new Promise((r) => setTimeout(r, 25));
     }
-    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: '[[fake:stream-cut-retry]] codex second' });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: '[[fake:stream-cut-retry]] codex second' },
+    );
     const warm = codexWarm();
     const r2 = await client.chat.completions.create({ model: 'codex', messages });
     assert.equal(r2.choices[0]?.message.content, heard('[[fake:stream-cut-retry]] codex second'));

@@ -11,12 +11,22 @@ type Msg = OpenAI.ChatCompletionMessageParam;
 
 const WEATHER: OpenAI.ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
-const TIME: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } };
+const TIME: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } },
+};
 
 /** A user message that makes the fake model call these functions. */
-const asking = (calls: { name: string; arguments: Record<string, unknown> }[], text = 'What is the weather?'): Msg => ({ role: 'user', content: `${text} [[fake-tools:${JSON.stringify(calls)}]]` });
+const asking = (calls: { name: string; arguments: Record<string, unknown> }[], text = 'What is the weather?'): Msg => ({
+  role: 'user',
+  content: `${text} [[fake-tools:${JSON.stringify(calls)}]]`,
+});
 const PARIS_TOKYO = [
   { name: 'get_weather', arguments: { city: 'Paris' } },
   { name: 'get_weather', arguments: { city: 'Tokyo' } },
@@ -44,7 +54,8 @@ after(async () => {
 });
 
 const spawns = () => recordedPids(t.recordDir).runs.length;
-const modes = () => t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
+const modes = () =>
+  t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
 
 describe('tool calling (claude)', () => {
   it('parallel calls come back as tool_calls; the results continue the same CLI, with no new spawn', async () => {
@@ -66,8 +77,19 @@ describe('tool calling (claude)', () => {
     const pid = recordedPids(t.recordDir).runs.at(-1)!;
     assert.ok(isAlive(pid), 'the CLI waits, parked');
     const argv = readRecord(t.recordDir, pid).argv;
-    assert.ok(argv.includes('--mcp-config') && argv.some((a) => a === '--allowedTools=mcp__olp__get_weather,mcp__olp__get_time'), argv.join(' '));
-    messages.push(choice.message, ...calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: c.id, content: i === 0 ? 'sunny in Paris' : 'rain in Tokyo' })));
+    assert.ok(
+      argv.includes('--mcp-config') &&
+        argv.some((a) => a === '--allowedTools=mcp__olp__get_weather,mcp__olp__get_time'),
+      argv.join(' '),
+    );
+    messages.push(
+      choice.message,
+      ...calls.map((c, i) => ({
+        role: 'tool' as const,
+        tool_call_id: c.id,
+        content: i === 0 ? 'sunny in Paris' : 'rain in Tokyo',
+      })),
+    );
     const second = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER, TIME] });
     assert.equal(second.choices[0]!.message.content, 'echo: sunny in Paris | rain in Tokyo');
     assert.equal(second.choices[0]!.finish_reason, 'stop');
@@ -80,7 +102,13 @@ describe('tool calling (claude)', () => {
 
   it('streams the calls as deltas: id, type and name first, then the arguments in pieces', async () => {
     const messages: Msg[] = [asking(PARIS_TOKYO)];
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages,
+      tools: [WEATHER],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
     let finish: string | null = null;
     let usage: OpenAI.CompletionUsage | undefined;
@@ -99,12 +127,31 @@ describe('tool calling (claude)', () => {
         [1, 'function', 'get_weather'],
       ],
     );
-    const args = [0, 1].map((i) => deltas.filter((d) => d.index === i).map((d) => d.function?.arguments ?? '').join(''));
-    assert.deepEqual(args.map((a) => JSON.parse(a)), [{ city: 'Paris' }, { city: 'Tokyo' }]);
+    const args = [0, 1].map((i) =>
+      deltas
+        .filter((d) => d.index === i)
+        .map((d) => d.function?.arguments ?? '')
+        .join(''),
+    );
+    assert.deepEqual(
+      args.map((a) => JSON.parse(a)),
+      [{ city: 'Paris' }, { city: 'Tokyo' }],
+    );
     assert.ok(deltas.filter((d) => d.index === 0 && !d.id).length > 1, 'arguments arrive in several pieces');
     // The continuation streams too.
-    messages.push({ role: 'assistant', content: null, tool_calls: firsts.map((d, i) => ({ id: d.id!, type: 'function', function: { name: 'get_weather', arguments: args[i]! } })) });
-    messages.push({ role: 'tool', tool_call_id: firsts[0]!.id!, content: 'warm' }, { role: 'tool', tool_call_id: firsts[1]!.id!, content: 'cold' });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: firsts.map((d, i) => ({
+        id: d.id!,
+        type: 'function',
+        function: { name: 'get_weather', arguments: args[i]! },
+      })),
+    });
+    messages.push(
+      { role: 'tool', tool_call_id: firsts[0]!.id!, content: 'warm' },
+      { role: 'tool', tool_call_id: firsts[1]!.id!, content: 'cold' },
+    );
     const cont = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER], stream: true });
     let text = '';
     for await (const ch of cont) text += ch.choices[0]?.delta.content ?? '';
@@ -117,13 +164,21 @@ describe('tool calling (claude)', () => {
     const call = first.choices[0]!.message.tool_calls![0]!;
     messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'snow in Oslo' });
     // Another key sends the same continuation: it never reaches the first key's CLI.
-    const other = new OpenAI({ baseURL: t.baseURL, apiKey: t.daemon.store.keys.add('other-tools', 'member').token, maxRetries: 0 });
+    const other = new OpenAI({
+      baseURL: t.baseURL,
+      apiKey: t.daemon.store.keys.add('other-tools', 'member').token,
+      maxRetries: 0,
+    });
     const before = spawns();
     const theirs = await other.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
     assert.equal(spawns() - before, 1, 'a fresh CLI');
     const argv = readRecord(t.recordDir, recordedPids(t.recordDir).runs.at(-1)!).argv;
     assert.ok(argv.includes('--mcp-config'), 'the tools are still offered');
-    assert.match(theirs.choices[0]!.message.content ?? '', /snow in Oslo/, 'the rendered tool result reached the model');
+    assert.match(
+      theirs.choices[0]!.message.content ?? '',
+      /snow in Oslo/,
+      'the rendered tool result reached the model',
+    );
     // The owner's parked turn is still there for the owner.
     const mine = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
     assert.equal(mine.choices[0]!.message.content, 'echo: snow in Oslo');
@@ -148,11 +203,21 @@ describe('tool calling (claude)', () => {
 
   it("tool_choice 'none' offers no tools; a named choice offers only that function", async () => {
     const before = spawns();
-    const plain = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hello there' }], tools: [WEATHER, TIME], tool_choice: 'none' });
+    const plain = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'hello there' }],
+      tools: [WEATHER, TIME],
+      tool_choice: 'none',
+    });
     assert.equal(plain.choices[0]!.finish_reason, 'stop');
     const argvNone = readRecord(t.recordDir, recordedPids(t.recordDir).runs.at(-1)!).argv;
     assert.ok(!argvNone.includes('--mcp-config'));
-    await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'time please' }], tools: [WEATHER, TIME], tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'time please' }],
+      tools: [WEATHER, TIME],
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
     const argvNamed = readRecord(t.recordDir, recordedPids(t.recordDir).runs.at(-1)!).argv;
     assert.ok(argvNamed.includes('--allowedTools=mcp__olp__get_time'), argvNamed.join(' '));
     assert.equal(spawns() - before, 2);
@@ -160,7 +225,11 @@ describe('tool calling (claude)', () => {
 
   it('bad tools are a 400 naming the param', async () => {
     const bad = async (body: Record<string, unknown>, param: string) => {
-      const res = await fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }], ...body }) });
+      const res = await fetch(`${t.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }], ...body }),
+      });
       assert.equal(res.status, 400);
       const err = ((await res.json()) as { error: { param: string } }).error;
       assert.equal(err.param, param);
@@ -168,7 +237,10 @@ describe('tool calling (claude)', () => {
     await bad({ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0].function.name');
     await bad({ tools: [{ type: 'code_interpreter' }] }, 'tools[0].type');
     await bad({ tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice');
-    await bad({ tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }] }, 'tools[0].function.parameters');
+    await bad(
+      { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }] },
+      'tools[0].function.parameters',
+    );
     await bad({ tool_choice: 'required' }, 'tool_choice');
   });
 });
@@ -189,10 +261,20 @@ describe('tool calling (codex)', () => {
     const run = readRecord(t.recordDir, recordedPids(t.recordDir).runs.at(-1)!);
     const argv = run.argv.join(' ');
     assert.match(argv, /mcp_servers\.olp\.url="http:\/\/127\.0\.0\.1:\d+\/mcp"/);
-    assert.ok(!/\/mcp\/[A-Za-z0-9_-]{20,}/.test(argv), "the bridge token is not in argv");
+    assert.ok(!/\/mcp\/[A-Za-z0-9_-]{20,}/.test(argv), 'the bridge token is not in argv');
     assert.match(argv, /mcp_servers\.olp\.omit_tools_from=\["code_mode"\]/);
-    messages.push(choice.message, { role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny' }, { role: 'tool', tool_call_id: calls[1]!.id, content: 'rainy' });
-    const cont = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER, TIME], stream: true, stream_options: { include_usage: true } });
+    messages.push(
+      choice.message,
+      { role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny' },
+      { role: 'tool', tool_call_id: calls[1]!.id, content: 'rainy' },
+    );
+    const cont = await client.chat.completions.create({
+      model: 'codex',
+      messages,
+      tools: [WEATHER, TIME],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const ch of cont) {
@@ -206,7 +288,12 @@ describe('tool calling (codex)', () => {
   });
 
   it('streamed: each call arrives as one delta with id, name and its whole arguments', async () => {
-    const stream = await client.chat.completions.create({ model: 'codex', messages: [asking(PARIS_TOKYO)], tools: [WEATHER], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'codex',
+      messages: [asking(PARIS_TOKYO)],
+      tools: [WEATHER],
+      stream: true,
+    });
     const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
     let finish: string | null = null;
     for await (const ch of stream) {
@@ -215,8 +302,14 @@ describe('tool calling (codex)', () => {
     }
     assert.equal(finish, 'tool_calls');
     const byIndex = [0, 1].map((i) => deltas.filter((d) => d.index === i));
-    assert.deepEqual(byIndex.map((ds) => ds[0]!.function?.name), ['get_weather', 'get_weather']);
-    assert.deepEqual(byIndex.map((ds) => JSON.parse(ds.map((d) => d.function?.arguments ?? '').join(''))), [{ city: 'Paris' }, { city: 'Tokyo' }]);
+    assert.deepEqual(
+      byIndex.map((ds) => ds[0]!.function?.name),
+      ['get_weather', 'get_weather'],
+    );
+    assert.deepEqual(
+      byIndex.map((ds) => JSON.parse(ds.map((d) => d.function?.arguments ?? '').join(''))),
+      [{ city: 'Paris' }, { city: 'Tokyo' }],
+    );
   });
 
   it('a codex that died while parked, or results from another key: a fresh codex turn with the tools still offered', async () => {
@@ -232,7 +325,11 @@ describe('tool calling (codex)', () => {
       assert.match(second.choices[0]!.message.content ?? '', /hot in Rome/);
       const runs = recordedPids(u.recordDir).runs;
       assert.equal(runs.length, 2);
-      assert.match(readRecord(u.recordDir, runs.at(-1)!).argv.join(' '), /mcp_servers\.olp\.url=/, 'the tools are still offered');
+      assert.match(
+        readRecord(u.recordDir, runs.at(-1)!).argv.join(' '),
+        /mcp_servers\.olp\.url=/,
+        'the tools are still offered',
+      );
     } finally {
       await u.close();
     }

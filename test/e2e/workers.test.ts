@@ -17,11 +17,16 @@ interface History {
   turn: number;
 }
 
-const startWorkers = (config: Record<string, unknown> = {}, claudeEnv: Record<string, string> = {}, codexEnv: Record<string, string> = {}) =>
-  startTestDaemon({ config: { workers: true, prestart: false, ...config }, claudeEnv, codexEnv });
+const startWorkers = (
+  config: Record<string, unknown> = {},
+  claudeEnv: Record<string, string> = {},
+  codexEnv: Record<string, string> = {},
+) => startTestDaemon({ config: { workers: true, prestart: false, ...config }, claudeEnv, codexEnv });
 
 function runModes(t: TestDaemon): string[] {
-  return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
+  return t.logs
+    .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+    .map((l) => String(l.run ?? '-'));
 }
 
 async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
@@ -69,16 +74,35 @@ describe('live workers', () => {
       assert.deepEqual(runModes(t), ['cold', 'warm', 'warm', 'warm', 'warm', 'warm']);
       await waitFor(() => [...t.daemon.store.usage.export({ scope: { all: true } })].length === 6);
       const rows = [...t.daemon.store.usage.export({ scope: { all: true } })];
-      assert.deepEqual(rows.map((r) => r.run_mode), ['cold', 'warm', 'warm', 'warm', 'warm', 'warm']);
+      assert.deepEqual(
+        rows.map((r) => r.run_mode),
+        ['cold', 'warm', 'warm', 'warm', 'warm', 'warm'],
+      );
       assert.ok(isAlive([...pids][0]!), 'the worker waits for the next turn');
       // The owner sees it in /health, and `olp doctor` finds it by its HOME.
-      const health = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { workers: { max: number; live: { pid: number; turns: number; rssMb: number; state: string }[] } };
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { max: number; live: { pid: number; turns: number; rssMb: number; state: string }[] } };
       assert.equal(health.workers.live.length, 1);
-      assert.deepEqual([health.workers.live[0]!.pid, health.workers.live[0]!.turns, health.workers.live[0]!.state], [[...pids][0], 6, 'idle']);
+      assert.deepEqual(
+        [health.workers.live[0]!.pid, health.workers.live[0]!.turns, health.workers.live[0]!.state],
+        [[...pids][0], 6, 'idle'],
+      );
       assert.ok(health.workers.live[0]!.rssMb > 0 && health.workers.max > 0);
       let doctor = '';
-      await runDoctor(parseConfig({ readFile: false, env: {}, overrides: { stateDir: t.stateDir, claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, port: 0 } }), { PATH: process.env.PATH, HOME: t.operatorHome }, (s) => (doctor += s));
-      assert.match(doctor, new RegExp(`CLIs +1 running for this state dir[^]*pid ${[...pids][0]} +node +\\d+ MB +up \\d+s`));
+      await runDoctor(
+        parseConfig({
+          readFile: false,
+          env: {},
+          overrides: { stateDir: t.stateDir, claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, port: 0 },
+        }),
+        { PATH: process.env.PATH, HOME: t.operatorHome },
+        (s) => (doctor += s),
+      );
+      assert.match(
+        doctor,
+        new RegExp(`CLIs +1 running for this state dir[^]*pid ${[...pids][0]} +node +\\d+ MB +up \\d+s`),
+      );
       assert.equal(leftoverWorkspaces(t.stateDir).length, 1, "the worker's workspace lives with it");
     } finally {
       await t.close(true);
@@ -189,9 +213,15 @@ describe('live workers, when something goes wrong', () => {
       c.messages[0] = { role: 'system', content: 'plain' };
       c.messages.push({ role: 'user', content: 'one' });
       const r = await c.client.chat.completions.create({ model: 'sonnet', messages: c.messages });
-      c.messages.push({ role: 'assistant', content: r.choices[0]!.message.content! }, { role: 'user', content: '[[fake:hang]] two' });
+      c.messages.push(
+        { role: 'assistant', content: r.choices[0]!.message.content! },
+        { role: 'user', content: '[[fake:hang]] two' },
+      );
       const [pid] = recordedPids(t.recordDir).runs;
-      await assert.rejects(c.client.chat.completions.create({ model: 'sonnet', messages: c.messages }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 504);
+      await assert.rejects(
+        c.client.chat.completions.create({ model: 'sonnet', messages: c.messages }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 504,
+      );
       await waitFor(() => !isAlive(pid!));
       await waitFor(() => leftoverWorkspaces(t.stateDir).length === 0);
     } finally {
@@ -274,7 +304,12 @@ describe('live workers, when something goes wrong', () => {
       const messages: Msg[] = [{ role: 'user', content: 'one' }];
       const r = await client.chat.completions.create({ model: 'sonnet', messages });
       messages.push({ role: 'assistant', content: r.choices[0]!.message.content! }, { role: 'user', content: 'two' });
-      const stream = await client.chat.completions.create({ model: 'sonnet', messages, stream: true, stream_options: { include_usage: true } });
+      const stream = await client.chat.completions.create({
+        model: 'sonnet',
+        messages,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = '';
       let chunks = 0;
       let usage: OpenAI.CompletionUsage | undefined;
@@ -290,7 +325,10 @@ describe('live workers, when something goes wrong', () => {
       assert.deepEqual(runModes(t), ['cold', 'warm']);
       await waitFor(() => [...t.daemon.store.usage.export({ scope: { all: true } })].length === 2);
       const warm = [...t.daemon.store.usage.export({ scope: { all: true } })].find((r) => r.run_mode === 'warm')!;
-      assert.ok(warm.cost_usd !== null && Math.abs(warm.cost_usd - 0.000111) < 1e-9, `a warm turn costs its own share, not the process's total (${warm.cost_usd})`);
+      assert.ok(
+        warm.cost_usd !== null && Math.abs(warm.cost_usd - 0.000111) < 1e-9,
+        `a warm turn costs its own share, not the process's total (${warm.cost_usd})`,
+      );
     } finally {
       await t.close();
     }
@@ -305,11 +343,19 @@ describe('pre-started CLIs', () => {
       const a1 = await a.say('first conversation');
       await waitFor(() => recordedPids(t.recordDir).runs.length === 2);
       const spare = recordedPids(t.recordDir).runs.find((p) => p !== a1.pid)!;
-      const health = (await (await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })).json()) as { workers: { live: { pid: number; state: string }[] } };
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: { pid: number; state: string }[] } };
       await waitFor(() => readRecord(t.recordDir, spare).argv.length > 0);
-      assert.ok(health.workers.live.some((w) => w.pid === spare && w.state === 'spare'), JSON.stringify(health.workers));
+      assert.ok(
+        health.workers.live.some((w) => w.pid === spare && w.state === 'spare'),
+        JSON.stringify(health.workers),
+      );
       const argv = readRecord(t.recordDir, spare).argv;
-      assert.ok(!argv.includes('--system-prompt-file') && !argv.includes('--session-id'), 'started before its conversation existed');
+      assert.ok(
+        !argv.includes('--system-prompt-file') && !argv.includes('--session-id'),
+        'started before its conversation existed',
+      );
       // A new conversation: its first turn goes to the spare, system prompt included (initialize).
       const b = conversation(t);
       b.messages[0] = { role: 'system', content: '[[fake:report-history]] conversation B' };
@@ -399,7 +445,9 @@ describe('codex workers (app-server)', () => {
   async function appServer(t: TestDaemon): Promise<number> {
     let pid: number | undefined;
     await waitFor(() => {
-      pid = recordedPids(t.recordDir).runs.find((p) => readRecord(t.recordDir, p).argv[0] === 'app-server' && isAlive(p));
+      pid = recordedPids(t.recordDir).runs.find(
+        (p) => readRecord(t.recordDir, p).argv[0] === 'app-server' && isAlive(p),
+      );
       return pid !== undefined && t.logs.some((l) => l.event === 'worker_starting');
     });
     await new Promise((r) => setTimeout(r, 200));
@@ -416,7 +464,11 @@ describe('codex workers (app-server)', () => {
       const r2 = await c.say('second');
       assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: second');
       const rec = readRecord(t.recordDir, worker) as unknown as { stdin: string; historyTurns: number; turn: number };
-      assert.deepEqual([rec.stdin, rec.historyTurns, rec.turn], ['second', 1, 1], 'only the new turn went to the worker, which has the history');
+      assert.deepEqual(
+        [rec.stdin, rec.historyTurns, rec.turn],
+        ['second', 1, 1],
+        'only the new turn went to the worker, which has the history',
+      );
       // Each turn's usage is its own share of the thread's running total.
       assert.equal(r2.usage!.completion_tokens, 10);
       assert.ok(r2.usage!.prompt_tokens < 200, `prompt tokens ${r2.usage!.prompt_tokens} are this turn's`);
@@ -433,7 +485,11 @@ describe('codex workers (app-server)', () => {
       assert.ok(chunks > 4, 'deltas, not one message');
       await waitFor(() => runModes(t).length === 3);
       assert.deepEqual(runModes(t), ['cold', 'warm', 'warm']);
-      assert.equal(recordedPids(t.recordDir).runs.filter((p) => readRecord(t.recordDir, p).argv[0] === 'exec').length, 1, 'one codex exec in all');
+      assert.equal(
+        recordedPids(t.recordDir).runs.filter((p) => readRecord(t.recordDir, p).argv[0] === 'exec').length,
+        1,
+        'one codex exec in all',
+      );
     } finally {
       await t.close(true);
     }
@@ -454,7 +510,10 @@ describe('codex workers (app-server)', () => {
       const again = await c.say('second again');
       assert.equal(again.choices[0]!.message.content, 'Hello from fake codex. You said: second again');
       await waitFor(() => runModes(u).length === 3);
-      assert.deepEqual(runModes(u).filter((m) => m !== '-'), ['cold', 'warm', 'cold']);
+      assert.deepEqual(
+        runModes(u).filter((m) => m !== '-'),
+        ['cold', 'warm', 'cold'],
+      );
     } finally {
       await u.close();
     }
@@ -472,7 +531,10 @@ describe('codex workers (app-server)', () => {
       assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: two');
       await waitFor(() => runModes(t).length === 2);
       assert.deepEqual(runModes(t), ['cold', 'resumed']);
-      assert.ok(t.logs.some((l) => l.event === 'worker_retired' && l.reason === 'superseded'), 'the starting worker was dropped');
+      assert.ok(
+        t.logs.some((l) => l.event === 'worker_retired' && l.reason === 'superseded'),
+        'the starting worker was dropped',
+      );
     } finally {
       await t.close();
     }

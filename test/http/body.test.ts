@@ -34,7 +34,11 @@ interface Case {
 
 const cases: Case[] = [
   { name: 'a JSON object', body: '{"model":"sonnet","messages":[]}', headers: { 'content-type': 'application/json' } },
-  { name: 'UTF-8 text, charset stated', body: '{"text":"héllo ☃"}', headers: { 'content-type': 'application/json; charset=UTF-8' } },
+  {
+    name: 'UTF-8 text, charset stated',
+    body: '{"text":"héllo ☃"}',
+    headers: { 'content-type': 'application/json; charset=UTF-8' },
+  },
   { name: 'an empty body', body: '', headers: { 'content-type': 'application/json' } },
   { name: 'a JSON string (not strict)', body: '"x"', headers: { 'content-type': 'application/json' } },
   { name: 'malformed JSON', body: '{"model":', headers: { 'content-type': 'application/json' } },
@@ -43,14 +47,26 @@ const cases: Case[] = [
   { name: 'over the limit', body: `{"a":"${'x'.repeat(LIMIT)}"}`, headers: { 'content-type': 'application/json' } },
   { name: 'another charset', body: '{"a":"\u00e9"}', headers: { 'content-type': 'application/json; charset=latin1' } },
   { name: 'an unsupported charset', body: '{"a":1}', headers: { 'content-type': 'application/json; charset=koi9-x' } },
-  { name: 'gzip', body: gzipSync('{"a":"zipped"}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } },
-  { name: 'a broken gzip body', body: 'not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } },
+  {
+    name: 'gzip',
+    body: gzipSync('{"a":"zipped"}'),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  },
+  {
+    name: 'a broken gzip body',
+    body: 'not gzip',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+  },
 ];
 
 describe('the JSON body reader', () => {
   for (const c of cases) {
     it(`answers ${c.name} as express.json does`, async () => {
-      const send = (app: express.Express) => request(app).post('/').set(c.headers ?? {}).send(c.body);
+      const send = (app: express.Express) =>
+        request(app)
+          .post('/')
+          .set(c.headers ?? {})
+          .send(c.body);
       const [a, b] = await Promise.all([send(ours), send(reference)]);
       assert.equal(a.status, b.status);
       assert.deepEqual(a.body, b.body);
@@ -66,13 +82,19 @@ describe('the JSON body reader', () => {
       socket.on('error', () => {});
       await new Promise((r) => socket.once('connect', r));
       let got = '';
-      const answered = new Promise<void>((resolve) => socket.on('data', (d: Buffer) => {
-        got += d.toString('latin1');
-        if (got.includes('\r\n\r\n')) resolve();
-      }));
-      socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`);
+      const answered = new Promise<void>((resolve) =>
+        socket.on('data', (d: Buffer) => {
+          got += d.toString('latin1');
+          if (got.includes('\r\n\r\n')) resolve();
+        }),
+      );
+      socket.write(
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`,
+      );
       // express.json waits for the whole body first: nothing would arrive within this wait.
-      const timer = new Promise<void>((_, reject) => setTimeout(() => reject(new Error('no answer before the body arrived')), 2000));
+      const timer = new Promise<void>((_, reject) =>
+        setTimeout(() => reject(new Error('no answer before the body arrived')), 2000),
+      );
       await Promise.race([answered, timer]);
       socket.destroy();
       assert.match(got, /^HTTP\/1\.1 413 /);
@@ -91,7 +113,9 @@ describe('the JSON body reader', () => {
       const { port } = server.address() as { port: number };
       const socket = connect(port, '127.0.0.1');
       await new Promise((r) => socket.once('connect', r));
-      socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"model":');
+      socket.write(
+        'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"model":',
+      );
       await new Promise((r) => setTimeout(r, 50));
       socket.destroy();
       for (let i = 0; i < 50 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));

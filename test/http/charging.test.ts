@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
-const body = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
+const body = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'sonnet',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 
 async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -58,14 +62,23 @@ function rows(t: TestDaemon) {
 describe('a client that leaves mid-stream', () => {
   it('is charged what it was sent (estimated when the CLI reported nothing), and its reservation is released at once', async () => {
     // The CLI ignores SIGTERM, so tearing the run down takes the whole kill grace (2 s).
-    const t = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_IGNORE_TERM: '1', FAKE_CLAUDE_DELAY_MS: '40', FAKE_CLAUDE_REPLY: 'once upon a time '.repeat(100) } });
+    const t = await startTestDaemon({
+      claudeEnv: {
+        FAKE_CLAUDE_IGNORE_TERM: '1',
+        FAKE_CLAUDE_DELAY_MS: '40',
+        FAKE_CLAUDE_REPLY: 'once upon a time '.repeat(100),
+      },
+    });
     try {
       // Each request reserves its prompt plus 1024 tokens: with a budget of 1000 a held reservation blocks the next.
       const { token, key } = t.daemon.store.keys.add('kid', 'member', { dailyTokens: 1000 });
       const sent = await cutAfter(t, token, '[[fake:slow]] tell me a long story about budgets and aborts', 5);
       assert.ok(sent.length >= 30);
       // At once, while the first run is still being killed: the next request is admitted.
-      const next = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(body('and now?'));
+      const next = await request(t.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${token}`)
+        .send(body('and now?'));
       assert.equal(next.status, 200, JSON.stringify(next.body));
 
       await until(() => rows(t).length === 2);
@@ -92,7 +105,9 @@ describe('a client that leaves mid-stream', () => {
         const res = await fetch(`${t.baseURL}/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body('[[fake:slow]] a reply long enough to have many deltas in it, please', { stream: true })),
+          body: JSON.stringify(
+            body('[[fake:slow]] a reply long enough to have many deltas in it, please', { stream: true }),
+          ),
         });
         if (res.status === 429) {
           refused++;
@@ -115,16 +130,22 @@ describe('a client that stops reading', () => {
   /** Streams a big reply, leaving it unread for `pauseMs` after the headers; returns the whole body. */
   function pausedRead(t: TestDaemon, pauseMs: number): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
-      const req = httpRequest(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' } }, (res) => {
-        res.pause();
-        const chunks: Buffer[] = [];
-        setTimeout(() => {
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.resume();
-        }, pauseMs);
-      });
+      const req = httpRequest(
+        `${t.baseURL}/chat/completions`,
+        { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.pause();
+          const chunks: Buffer[] = [];
+          setTimeout(() => {
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+            res.on('error', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+            );
+            res.resume();
+          }, pauseMs);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(body('[[fake:big-output]] go', { stream: true })));
     });
@@ -181,7 +202,10 @@ describe('what olp stores and counts for bad requests', () => {
     const t = await startTestDaemon();
     try {
       const model = `m${'x'.repeat(1024 * 1024)}`;
-      const res = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model, messages: [{ role: 'user', content: 'hi' }] });
+      const res = await request(t.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${t.token}`)
+        .send({ model, messages: [{ role: 'user', content: 'hi' }] });
       assert.equal(res.status, 404);
       assert.ok(res.body.error.message.length < 1000, 'the error message is bounded');
       await until(() => rows(t).length === 1);
@@ -200,7 +224,8 @@ describe('what olp stores and counts for bad requests', () => {
     const t = await startTestDaemon();
     try {
       const { token } = t.daemon.store.keys.add('kid', 'member', { rpm: 3 });
-      const send = (b: object) => request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(b);
+      const send = (b: object) =>
+        request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(b);
       assert.equal((await send({ model: 'sonnet' })).status, 400);
       assert.equal((await send(body('hi', { model: 'no-such-model' }))).status, 404);
       assert.equal((await send(body('fine'))).status, 200);

@@ -8,8 +8,13 @@ import { createScriptedApp } from '../support/scripted.js';
 const t = createScriptedApp();
 after(() => t.close());
 
-const chat = (body: unknown, token = t.token) => request(t.app).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(body as object);
-const ask = (content: string, extra: Record<string, unknown> = {}) => chat({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
+const chat = (body: unknown, token = t.token) =>
+  request(t.app)
+    .post('/v1/chat/completions')
+    .set('authorization', `Bearer ${token}`)
+    .send(body as object);
+const ask = (content: string, extra: Record<string, unknown> = {}) =>
+  chat({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
 
 function envelope(res: request.Response, status: number, code: string, type?: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -46,23 +51,47 @@ describe('models', () => {
   it('GET /v1/models/{id}, and 404 for an unknown one', async () => {
     const one = await request(t.app).get('/v1/models/opus').set('authorization', `Bearer ${t.token}`);
     assert.deepEqual([one.body.id, one.body.object, one.body.owned_by], ['opus', 'model', 'claude-cli']);
-    envelope(await request(t.app).get('/v1/models/no-such-model').set('authorization', `Bearer ${t.token}`), 404, 'model_not_found');
+    envelope(
+      await request(t.app).get('/v1/models/no-such-model').set('authorization', `Bearer ${t.token}`),
+      404,
+      'model_not_found',
+    );
   });
   it('unknown routes get a 404 envelope', async () => {
-    envelope(await request(t.app).post('/v1/completions').set('authorization', `Bearer ${t.token}`).send({}), 404, 'not_found');
+    envelope(
+      await request(t.app).post('/v1/completions').set('authorization', `Bearer ${t.token}`).send({}),
+      404,
+      'not_found',
+    );
   });
 });
 
 describe('bad input never gets a 500', () => {
   it('malformed JSON → 400 invalid_json', async () => {
-    const res = await request(t.app).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/json').send('{"model": "sonnet", ');
+    const res = await request(t.app)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${t.token}`)
+      .set('content-type', 'application/json')
+      .send('{"model": "sonnet", ');
     envelope(res, 400, 'invalid_json', 'invalid_request_error');
   });
   it('a JSON body that is not an object → 400', async () => {
-    envelope(await request(t.app).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/json').send('"hello"'), 400, 'invalid_request');
+    envelope(
+      await request(t.app)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${t.token}`)
+        .set('content-type', 'application/json')
+        .send('"hello"'),
+      400,
+      'invalid_request',
+    );
   });
   it('form-encoded curl default is still read as JSON', async () => {
-    const res = await request(t.app).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).set('content-type', 'application/x-www-form-urlencoded').send(JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'form' }] }));
+    const res = await request(t.app)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${t.token}`)
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send(JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'form' }] }));
     assert.equal(res.status, 200);
   });
   it('missing messages → 400 with param', async () => {
@@ -74,7 +103,10 @@ describe('bad input never gets a 500', () => {
   it('body over the limit → 413', async () => {
     const small = createScriptedApp({ config: { bodyLimit: 2048 } });
     try {
-      const res = await request(small.app).post('/v1/chat/completions').set('authorization', `Bearer ${small.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
+      const res = await request(small.app)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${small.token}`)
+        .send({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
       envelope(res, 413, 'request_too_large');
     } finally {
       small.close();

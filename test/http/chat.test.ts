@@ -9,15 +9,30 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let t: TestDaemon;
 before(async () => {
-  t = await startTestDaemon({ config: { idleTimeout: 2, timeout: 20, bodyLimit: 64 * 1024 * 1024, contextTokens: { claude: 100_000_000 } } });
+  t = await startTestDaemon({
+    config: { idleTimeout: 2, timeout: 20, bodyLimit: 64 * 1024 * 1024, contextTokens: { claude: 100_000_000 } },
+  });
 });
 after(async () => {
   await t.close();
 });
 
-const chat = (body: unknown, token = t.token) => request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send(body as object);
-const ask = (content: string, extra: Record<string, unknown> = {}) => chat({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
-const withSystem = (system: string, extra: Record<string, unknown> = {}) => chat({ model: 'sonnet', messages: [{ role: 'system', content: system }, { role: 'user', content: 'hi' }], ...extra });
+const chat = (body: unknown, token = t.token) =>
+  request(t.url)
+    .post('/v1/chat/completions')
+    .set('authorization', `Bearer ${token}`)
+    .send(body as object);
+const ask = (content: string, extra: Record<string, unknown> = {}) =>
+  chat({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
+const withSystem = (system: string, extra: Record<string, unknown> = {}) =>
+  chat({
+    model: 'sonnet',
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: 'hi' },
+    ],
+    ...extra,
+  });
 
 function envelope(res: request.Response, status: number, code: string, type?: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -45,7 +60,11 @@ describe('bad input never gets a 500', () => {
     assert.match(res.body.error.message, /sonnet/);
   });
   it('a model the CLI does not know → 404 from the CLI result', async () => {
-    envelope(await chat({ model: 'claude-nonexistent-9', messages: [{ role: 'user', content: '[[fake:unknown-model]]' }] }), 404, 'model_not_found');
+    envelope(
+      await chat({ model: 'claude-nonexistent-9', messages: [{ role: 'user', content: '[[fake:unknown-model]]' }] }),
+      404,
+      'model_not_found',
+    );
   });
 });
 
@@ -96,10 +115,19 @@ describe('CLI failures map to the error catalogue', () => {
   });
   it('EPIPE: a CLI that exits at once while a multi-megabyte prompt is written → clean 5xx, server keeps serving', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await chat({ model: 'sonnet', messages: [{ role: 'system', content: '[[fake:exit-early]]' }, { role: 'user', content: 'y'.repeat(8 * 1024 * 1024) }] });
+      const res = await chat({
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: '[[fake:exit-early]]' },
+          { role: 'user', content: 'y'.repeat(8 * 1024 * 1024) },
+        ],
+      });
       envelope(res, 502, 'backend_error');
     }
-    assert.ok(t.logs.some((l) => l.event === 'stdin_write_error' && l.code === 'EPIPE'), 'the EPIPE happened and was logged, not thrown');
+    assert.ok(
+      t.logs.some((l) => l.event === 'stdin_write_error' && l.code === 'EPIPE'),
+      'the EPIPE happened and was logged, not thrown',
+    );
     assert.equal((await ask('still alive?')).status, 200);
   });
 });
@@ -110,7 +138,13 @@ describe('logging', () => {
     const id = res.headers['x-request-id'];
     const lines = t.logs.filter((l) => l.requestId === id && l.event === 'request');
     assert.equal(lines.length, 1);
-    const line = lines[0] as { key: string; model: string; status: number; durationMs: number; tokens: { prompt: number } };
+    const line = lines[0] as {
+      key: string;
+      model: string;
+      status: number;
+      durationMs: number;
+      tokens: { prompt: number };
+    };
     assert.deepEqual([line.key, line.model, line.status], ['tester', 'sonnet', 200]);
     assert.ok(line.durationMs >= 0 && line.tokens.prompt > 0);
     assert.ok(!JSON.stringify(t.logs).includes(t.token));
@@ -121,7 +155,10 @@ describe('a missing or broken CLI binary', () => {
   it('not found → 503 backend_not_installed; /health says so', async () => {
     const d = await startTestDaemon({ config: { claudeBin: '/nonexistent/claude', codexBin: '/nonexistent/codex' } });
     try {
-      const res = await request(d.url).post('/v1/chat/completions').set('authorization', `Bearer ${d.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
+      const res = await request(d.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${d.token}`)
+        .send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
       envelope(res, 503, 'backend_not_installed', 'server_error');
       assert.match(res.body.error.message, /--claude-bin/);
       assert.equal(res.headers['x-should-retry'], 'false');
@@ -137,7 +174,10 @@ describe('a missing or broken CLI binary', () => {
     writeFileSync(bin, '#!/bin/sh\necho hi\n', { mode: 0o644 });
     const d = await startTestDaemon({ config: { claudeBin: bin } });
     try {
-      const res = await request(d.url).post('/v1/chat/completions').set('authorization', `Bearer ${d.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
+      const res = await request(d.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${d.token}`)
+        .send({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] });
       envelope(res, 503, 'backend_not_installed');
     } finally {
       await d.close();

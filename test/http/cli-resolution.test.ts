@@ -33,7 +33,10 @@ describe('CLI resolution', () => {
 
   it("runs the user's claude even when olp's pinned one comes first on PATH", async () => {
     const userDir = userClaude();
-    const t = await startTestDaemon({ config: { claudeBin: 'claude' }, hostEnv: { PATH: `${ownBin}:${userDir}:${process.env.PATH ?? ''}` } });
+    const t = await startTestDaemon({
+      config: { claudeBin: 'claude' },
+      hostEnv: { PATH: `${ownBin}:${userDir}:${process.env.PATH ?? ''}` },
+    });
     try {
       const res = await fetch(`${t.baseURL}/chat/completions`, {
         method: 'POST',

@@ -14,19 +14,42 @@ import { composeDaemon } from '../../src/serve.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-core-'));
-const config = parseConfig({ readFile: false, env: {}, overrides: { stateDir: join(base, 'state'), claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, logLevel: 'silent', fallbacks: { 'claude-opus-4-8': ['codex'] } } });
-const core = composeDaemon({ config, logger: createLogger('silent'), hostEnv: { PATH: process.env.PATH ?? '', HOME: join(base, 'home') } });
+const config = parseConfig({
+  readFile: false,
+  env: {},
+  overrides: {
+    stateDir: join(base, 'state'),
+    claudeBin: FAKE_CLAUDE,
+    codexBin: FAKE_CODEX,
+    logLevel: 'silent',
+    fallbacks: { 'claude-opus-4-8': ['codex'] },
+  },
+});
+const core = composeDaemon({
+  config,
+  logger: createLogger('silent'),
+  hostEnv: { PATH: process.env.PATH ?? '', HOME: join(base, 'home') },
+});
 const { key, token } = core.store.keys.add('me', 'owner');
 const principal = { keyId: key.id, name: key.name, role: key.role, policy: key.policy };
 let n = 0;
-const meta = (stream = false) => ({ requestId: `req_core${n++}`, endpoint: 'chat.completions' as const, stream, log: createLogger('silent'), startedAt: Date.now(), started: performance.now() });
+const meta = (stream = false) => ({
+  requestId: `req_core${n++}`,
+  endpoint: 'chat.completions' as const,
+  stream,
+  log: createLogger('silent'),
+  startedAt: Date.now(),
+  started: performance.now(),
+});
 
 after(async () => {
   await core.close();
   rmSync(base, { recursive: true, force: true });
 });
 
-async function drain(gen: AsyncGenerator<ConversationEvent, ConversationResult>): Promise<{ events: ConversationEvent[]; result: ConversationResult }> {
+async function drain(
+  gen: AsyncGenerator<ConversationEvent, ConversationResult>,
+): Promise<{ events: ConversationEvent[]; result: ConversationResult }> {
   const events: ConversationEvent[] = [];
   let step = await gen.next();
   while (!step.done) {
@@ -49,31 +72,61 @@ describe('the conversation core, driven directly', () => {
   it('yields started once, then the text; its result carries usage, session and status; one ledger row', async () => {
     const m = meta();
     const conv = openConversation(core.conversation, principal, m);
-    const { events, result } = await drain(conv.run({ model: 'sonnet', messages: [{ role: 'user', content: 'core hello' }] }, new AbortController().signal));
+    const { events, result } = await drain(
+      conv.run({ model: 'sonnet', messages: [{ role: 'user', content: 'core hello' }] }, new AbortController().signal),
+    );
     assert.equal(events[0]?.type, 'started');
     assert.equal(events.filter((e) => e.type === 'started').length, 1);
-    assert.equal(events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : '')).join(''), 'Hello from fake claude. You said: core hello');
-    assert.deepEqual([result.outcome, result.status, result.backend, result.servedModel, result.error], ['ok', 200, 'claude', 'sonnet', null]);
+    assert.equal(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => (e.type === 'text' ? e.text : ''))
+        .join(''),
+      'Hello from fake claude. You said: core hello',
+    );
+    assert.deepEqual(
+      [result.outcome, result.status, result.backend, result.servedModel, result.error],
+      ['ok', 200, 'claude', 'sonnet', null],
+    );
     assert.ok(result.usage && result.usage.promptTokens > 0);
     assert.equal(result.session?.mode, 'fresh');
     assert.equal(conv.result, result);
     assert.ok(Object.isFrozen(result));
     const r = await row(m.requestId);
-    assert.deepEqual([r.outcome, r.endpoint, r.provider, r.usage.total_tokens], ['ok', 'chat.completions', 'claude-cli', result.usage.totalTokens]);
+    assert.deepEqual(
+      [r.outcome, r.endpoint, r.provider, r.usage.total_tokens],
+      ['ok', 'chat.completions', 'claude-cli', result.usage.totalTokens],
+    );
   });
 
   it('falls back before any output and says which model answered', async () => {
     const conv = openConversation(core.conversation, principal, meta());
-    const { events, result } = await drain(conv.run({ model: 'claude-opus-4-8', messages: [{ role: 'system', content: '[[fake-claude:not-logged-in]]' }, { role: 'user', content: 'fall back please' }] }, new AbortController().signal));
+    const { events, result } = await drain(
+      conv.run(
+        {
+          model: 'claude-opus-4-8',
+          messages: [
+            { role: 'system', content: '[[fake-claude:not-logged-in]]' },
+            { role: 'user', content: 'fall back please' },
+          ],
+        },
+        new AbortController().signal,
+      ),
+    );
     const started = events.find((e) => e.type === 'started');
     assert.equal(started?.type === 'started' && started.model, 'codex');
-    assert.deepEqual([result.outcome, result.backend, result.servedModel, result.model], ['ok', 'codex', 'codex', 'claude-opus-4-8']);
+    assert.deepEqual(
+      [result.outcome, result.backend, result.servedModel, result.model],
+      ['ok', 'codex', 'codex', 'claude-opus-4-8'],
+    );
   });
 
   it('a refused request never throws: the result holds the error and the row says rejected', async () => {
     const m = meta();
     const conv = openConversation(core.conversation, principal, m);
-    const { events, result } = await drain(conv.run({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }, new AbortController().signal));
+    const { events, result } = await drain(
+      conv.run({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }, new AbortController().signal),
+    );
     assert.deepEqual(events, []);
     assert.deepEqual([result.outcome, result.status, result.error?.code], ['rejected', 404, 'model_not_found']);
     assert.equal((await row(m.requestId)).outcome, 'rejected');
@@ -83,7 +136,16 @@ describe('the conversation core, driven directly', () => {
     const m = meta(true);
     const conv = openConversation(core.conversation, principal, m);
     const stop = new AbortController();
-    const gen = conv.run({ model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'a long enough message to get several slow deltas' }] }, stop.signal);
+    const gen = conv.run(
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: '[[fake:slow]]' },
+          { role: 'user', content: 'a long enough message to get several slow deltas' },
+        ],
+      },
+      stop.signal,
+    );
     let texts = 0;
     for (let step = await gen.next(); !step.done; step = await gen.next()) {
       if (step.value.type === 'text' && ++texts === 2) stop.abort('client_disconnect');
@@ -97,8 +159,20 @@ describe('the conversation core, driven directly', () => {
 
 describe('two wire formats, one core (createApp in-process)', () => {
   it('chat and responses give the same answer for the same conversation, and rows per endpoint', async () => {
-    const chat = await request(core.app).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send({ model: 'codex', messages: [{ role: 'system', content: 'be kind' }, { role: 'user', content: 'same question' }] });
-    const resp = await request(core.app).post('/v1/responses').set('authorization', `Bearer ${token}`).send({ model: 'codex', instructions: 'be kind', input: 'same question' });
+    const chat = await request(core.app)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${token}`)
+      .send({
+        model: 'codex',
+        messages: [
+          { role: 'system', content: 'be kind' },
+          { role: 'user', content: 'same question' },
+        ],
+      });
+    const resp = await request(core.app)
+      .post('/v1/responses')
+      .set('authorization', `Bearer ${token}`)
+      .send({ model: 'codex', instructions: 'be kind', input: 'same question' });
     assert.equal(chat.status, 200);
     assert.equal(resp.status, 200);
     assert.equal(resp.body.output_text, chat.body.choices[0].message.content);
@@ -110,8 +184,14 @@ describe('two wire formats, one core (createApp in-process)', () => {
   });
 
   it('a failure before output is the same error envelope on both', async () => {
-    const chat = await request(core.app).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:rate-limited]] x' }] });
-    const resp = await request(core.app).post('/v1/responses').set('authorization', `Bearer ${token}`).send({ model: 'sonnet', input: '[[fake:rate-limited]] x' });
+    const chat = await request(core.app)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${token}`)
+      .send({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:rate-limited]] x' }] });
+    const resp = await request(core.app)
+      .post('/v1/responses')
+      .set('authorization', `Bearer ${token}`)
+      .send({ model: 'sonnet', input: '[[fake:rate-limited]] x' });
     assert.equal(chat.status, 429);
     assert.deepEqual(resp.status, chat.status);
     assert.equal(resp.body.error.code, chat.body.error.code);

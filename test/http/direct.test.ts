@@ -62,7 +62,10 @@ describe('routeDirect', () => {
     assert.equal((await request(app).post('/fast?x=1')).status, 200);
     assert.equal((await request(app).get('/fast')).status, 404);
     assert.equal((await request(app).post('/other')).status, 404);
-    assert.deepEqual(seen.filter((s) => s.startsWith('router')), ['router POST /fast?x=1', 'router GET /fast', 'router POST /other']);
+    assert.deepEqual(
+      seen.filter((s) => s.startsWith('router')),
+      ['router POST /fast?x=1', 'router GET /fast', 'router POST /other'],
+    );
   });
 
   it('sends a throw, a rejected promise and next(err) to the error handler, once', async () => {
@@ -98,13 +101,7 @@ describe('routeDirect', () => {
 
   it('reads next() as the router does: falsy is no error, a falsy rejection is one', async () => {
     const seen: string[] = [];
-    const app = appWith(
-      [
-        (_req, _res, next) => next(false as unknown as Error),
-        async () => Promise.reject(0),
-      ],
-      seen,
-    );
+    const app = appWith([(_req, _res, next) => next(false as unknown as Error), async () => Promise.reject(0)], seen);
     const res = await request(app).post('/fast');
     assert.equal(res.status, 500);
     assert.deepEqual(res.body, { error: 'Rejected promise' });
@@ -133,7 +130,19 @@ describe('routeDirect', () => {
 
   it('expressMessages: a server makes requests and responses with express prototypes from the start', async () => {
     const seen: string[] = [];
-    const app = appWith([(req, res) => res.json({ ip: req.ip, query: req.query, n: res.locals.n ?? null, isReq: req instanceof IncomingMessage, isRes: res instanceof ServerResponse })], seen);
+    const app = appWith(
+      [
+        (req, res) =>
+          res.json({
+            ip: req.ip,
+            query: req.query,
+            n: res.locals.n ?? null,
+            isReq: req instanceof IncomingMessage,
+            isRes: res instanceof ServerResponse,
+          }),
+      ],
+      seen,
+    );
     const born: boolean[] = [];
     const server = createServer({ ...expressMessages(app) }, (req, res) => {
       born.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response);

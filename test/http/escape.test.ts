@@ -73,7 +73,8 @@ describe('shutdown with an escaped grandchild in flight', () => {
       () => 'closed',
     );
     const deadline = Date.now() + 5000;
-    while (recordedPids(d.recordDir).grandchildren.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (recordedPids(d.recordDir).grandchildren.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const { runs, grandchildren } = recordedPids(d.recordDir);
     assert.equal(grandchildren.length, 1);
     const t0 = performance.now();
@@ -113,7 +114,10 @@ describe("a failing CLI's stderr", () => {
     const res = await fetch(`${t.baseURL}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:stderr-secret]] my bank PIN is 4921, keep it between us' }] }),
+      body: JSON.stringify({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: '[[fake:stderr-secret]] my bank PIN is 4921, keep it between us' }],
+      }),
     });
     const text = await res.text();
     assert.equal(res.status, 502, text);

@@ -7,7 +7,11 @@ import request from 'supertest';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { OLP_BIN } from '../support/paths.js';
 
-const body = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'sonnet', messages: [{ role: 'user', content }], ...extra });
+const body = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'sonnet',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 // `.then` sends at once: a supertest request is lazy until someone awaits it.
 const chat = (t: TestDaemon, token: string, b: object): Promise<request.Response> =>
   request(t.url)
@@ -59,8 +63,19 @@ describe('per-key limits at their boundary', () => {
     const t = await startTestDaemon();
     try {
       const { token } = t.daemon.store.keys.add('kid', 'member', { concurrency: 2 });
-      const slow = [0, 1].map((i) => chat(t, token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: `slow ${i}` }] }));
-      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 2);
+      const slow = [0, 1].map((i) =>
+        chat(t, token, {
+          model: 'sonnet',
+          messages: [
+            { role: 'system', content: '[[fake:slow]]' },
+            { role: 'user', content: `slow ${i}` },
+          ],
+        }),
+      );
+      await until(
+        async () =>
+          (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 2,
+      );
       is429(await chat(t, token, body('third')), 'concurrency_limit_exceeded');
       for (const r of await Promise.all(slow)) assert.equal(r.status, 200);
       assert.equal((await chat(t, token, body('after'))).status, 200, 'slots come back');
@@ -75,7 +90,10 @@ describe('per-key limits at their boundary', () => {
       const { token } = t.daemon.store.keys.add('kid', 'member', { models: ['haiku', 'claude-haiku-*'] });
       const res = await chat(t, token, body('x'));
       assert.equal(res.status, 403);
-      assert.deepEqual([res.body.error.code, res.body.error.type, res.body.error.param], ['model_not_allowed', 'permission_error', 'model']);
+      assert.deepEqual(
+        [res.body.error.code, res.body.error.type, res.body.error.param],
+        ['model_not_allowed', 'permission_error', 'model'],
+      );
       assert.equal((await chat(t, token, { ...body('x'), model: 'haiku' })).status, 200);
       assert.equal((await chat(t, token, { ...body('x'), model: 'claude-haiku-4-5' })).status, 200);
     } finally {
@@ -99,7 +117,10 @@ describe('per-key limits at their boundary', () => {
       assert.equal(second.headers['x-ratelimit-limit-tokens'], String(2 * size));
       const third = await chat(t, token, body('same prompt'));
       is429(third, 'budget_exceeded');
-      assert.match(third.body.error.message, /daily token budget of \d+ is spent\. It resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/);
+      assert.match(
+        third.body.error.message,
+        /daily token budget of \d+ is spent\. It resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/,
+      );
       assert.equal(third.headers['x-ratelimit-remaining-tokens'], '0');
       assert.match(third.headers['x-ratelimit-reset-tokens'] ?? '', /^(\d+h)?(\d+m)?\d+s$/);
       assert.equal(third.headers['x-should-retry'], 'false');
@@ -134,11 +155,17 @@ describe('key lifecycle without restart', () => {
   it('rotate and revoke from the CLI take effect on the next request; disabled and expired keys are refused', async () => {
     const t = await startTestDaemon();
     try {
-      const add = spawnSync(process.execPath, [OLP_BIN, 'keys', 'add', 'mum', '--state-dir', t.stateDir, '--rpm', '100', '--models', 'sonnet,haiku'], { encoding: 'utf8' });
+      const add = spawnSync(
+        process.execPath,
+        [OLP_BIN, 'keys', 'add', 'mum', '--state-dir', t.stateDir, '--rpm', '100', '--models', 'sonnet,haiku'],
+        { encoding: 'utf8' },
+      );
       assert.equal(add.status, 0, add.stderr);
       const old = add.stdout.trim().split('\n').at(-1)!;
       assert.equal((await chat(t, old, body('hi'))).status, 200);
-      const rotate = spawnSync(process.execPath, [OLP_BIN, 'keys', 'rotate', 'mum', '--state-dir', t.stateDir], { encoding: 'utf8' });
+      const rotate = spawnSync(process.execPath, [OLP_BIN, 'keys', 'rotate', 'mum', '--state-dir', t.stateDir], {
+        encoding: 'utf8',
+      });
       const fresh = rotate.stdout.trim().split('\n').at(-1)!;
       assert.notEqual(fresh, old);
       assert.equal((await chat(t, old, body('hi'))).status, 401);
@@ -147,13 +174,25 @@ describe('key lifecycle without restart', () => {
       spawnSync(process.execPath, [OLP_BIN, 'keys', 'set', 'mum', '--disable', '--state-dir', t.stateDir]);
       const disabled = await chat(t, fresh, body('hi'));
       assert.deepEqual([disabled.status, disabled.body.error.code], [403, 'key_disabled']);
-      spawnSync(process.execPath, [OLP_BIN, 'keys', 'set', 'mum', '--enable', '--expires', '2000-01-01', '--state-dir', t.stateDir]);
+      spawnSync(process.execPath, [
+        OLP_BIN,
+        'keys',
+        'set',
+        'mum',
+        '--enable',
+        '--expires',
+        '2000-01-01',
+        '--state-dir',
+        t.stateDir,
+      ]);
       const expired = await chat(t, fresh, body('hi'));
       assert.deepEqual([expired.status, expired.body.error.code], [401, 'key_expired']);
       spawnSync(process.execPath, [OLP_BIN, 'keys', 'set', 'mum', '--expires', 'never', '--state-dir', t.stateDir]);
       assert.equal((await chat(t, fresh, body('hi'))).status, 200);
 
-      const showKey = spawnSync(process.execPath, [OLP_BIN, 'keys', 'show', 'mum', '--state-dir', t.stateDir], { encoding: 'utf8' });
+      const showKey = spawnSync(process.execPath, [OLP_BIN, 'keys', 'show', 'mum', '--state-dir', t.stateDir], {
+        encoding: 'utf8',
+      });
       assert.match(showKey.stdout, /requests\/min\s+100/);
       assert.match(showKey.stdout, /models\s+sonnet, haiku/);
       assert.match(showKey.stdout, /daily tokens\s+\d+ used of -/);
@@ -172,7 +211,10 @@ describe('key lifecycle without restart', () => {
       const { token } = t.daemon.store.keys.add('kid', 'member', { dailyTokens: 5000 });
       await chat(t, token, body('hello'));
       const denied = await request(t.url).get('/olp/keys').set('authorization', `Bearer ${token}`);
-      assert.deepEqual([denied.status, denied.body.error.code, denied.body.error.type], [403, 'owner_only', 'permission_error']);
+      assert.deepEqual(
+        [denied.status, denied.body.error.code, denied.body.error.type],
+        [403, 'owner_only', 'permission_error'],
+      );
       const me = await request(t.url).get('/olp/me').set('authorization', `Bearer ${token}`);
       assert.equal(me.body.name, 'kid');
       assert.ok(me.body.usage.tokens_today > 0);
@@ -196,13 +238,18 @@ describe('the shared queue', () => {
       const admitted = () => t.logs.filter((l) => l.event === 'admitted').map((l) => l.key as string);
       await request(t.url).get('/health'); // warm the CLI detection cache
       const burst = Array.from({ length: 30 }, (_, i) => chat(t, a, body(`a${i}`)));
-      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued >= 20);
+      await until(
+        async () =>
+          (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued >= 20,
+      );
       const aBefore = admitted().filter((k) => k === 'a').length;
       const single = await chat(t, b, body('b alone'));
       assert.equal(single.status, 200);
       const order = admitted();
       const aAhead = order.slice(0, order.indexOf('b')).filter((k) => k === 'a').length - aBefore;
-      ctx.diagnostic(`fairness: ${aAhead} of key A's queued requests were admitted between B's arrival and B's admission (A had 20 queued)`);
+      ctx.diagnostic(
+        `fairness: ${aAhead} of key A's queued requests were admitted between B's arrival and B's admission (A had 20 queued)`,
+      );
       assert.ok(aAhead <= 1, `B waited behind ${aAhead} of A's requests`);
       for (const r of await Promise.all(burst)) assert.equal(r.status, 200);
     } finally {
@@ -213,8 +260,18 @@ describe('the shared queue', () => {
   it('a queued client that disconnects leaves the queue at once and frees its place', async () => {
     const t = await startTestDaemon({ config: { maxConcurrency: 1 } });
     try {
-      const stats = async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli as { running: number; queued: number };
-      const running = chat(t, t.token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'hold the slot' }] });
+      const stats = async () =>
+        (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli as {
+          running: number;
+          queued: number;
+        };
+      const running = chat(t, t.token, {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: '[[fake:slow]]' },
+          { role: 'user', content: 'hold the slot' },
+        ],
+      });
       await until(async () => (await stats()).running === 1);
       const controller = new AbortController();
       const queued = fetch(`${t.baseURL}/chat/completions`, {
@@ -240,10 +297,22 @@ describe('the shared queue', () => {
   it('a full queue answers 429 server_busy; a long wait answers 429 queue_timeout', async () => {
     const t = await startTestDaemon({ config: { maxConcurrency: 1, queueSize: 1, queueTimeout: 1, idleTimeout: 3 } });
     try {
-      const hold = chat(t, t.token, { model: 'sonnet', messages: [{ role: 'system', content: '[[fake:hang]]' }, { role: 'user', content: 'x' }] });
-      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 1);
+      const hold = chat(t, t.token, {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: '[[fake:hang]]' },
+          { role: 'user', content: 'x' },
+        ],
+      });
+      await until(
+        async () =>
+          (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 1,
+      );
       const waiting = chat(t, t.token, body('queued'));
-      await until(async () => (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued === 1);
+      await until(
+        async () =>
+          (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.queued === 1,
+      );
       is429(await chat(t, t.token, body('no room')), 'server_busy');
       is429(await waiting, 'queue_timeout');
       assert.equal((await hold).status, 504);

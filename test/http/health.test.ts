@@ -11,7 +11,13 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { leftoverWorkspaces } from '../support/procs.js';
 import { runDirFor } from '../../src/workspace/index.js';
 
-const SECRETS = { GITHUB_TOKEN: 'ghp_secret', ANTHROPIC_API_KEY: 'sk-ant-secret', OPENAI_API_KEY: 'sk-openai-secret', AWS_SECRET_ACCESS_KEY: 'aws-secret', SOME_OTHER_VAR: 'x' };
+const SECRETS = {
+  GITHUB_TOKEN: 'ghp_secret',
+  ANTHROPIC_API_KEY: 'sk-ant-secret',
+  OPENAI_API_KEY: 'sk-openai-secret',
+  AWS_SECRET_ACCESS_KEY: 'aws-secret',
+  SOME_OTHER_VAR: 'x',
+};
 
 /** What the fake CLIs' status commands wrote about themselves (FAKE_*_PROBE_DUMP). */
 interface Dump {
@@ -36,7 +42,11 @@ mkdirSync(codexDump);
 
 let t: TestDaemon;
 before(async () => {
-  t = await startTestDaemon({ hostEnv: SECRETS, claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: claudeDump }, codexEnv: { FAKE_CODEX_PROBE_DUMP: codexDump } });
+  t = await startTestDaemon({
+    hostEnv: SECRETS,
+    claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: claudeDump },
+    codexEnv: { FAKE_CODEX_PROBE_DUMP: codexDump },
+  });
   // The operator is logged into both CLIs.
   mkdirSync(join(t.operatorHome, '.claude'), { recursive: true });
   writeFileSync(join(t.operatorHome, '.claude', '.credentials.json'), '{"claudeAiOauth":{}}');
@@ -67,17 +77,35 @@ describe('/health', () => {
   it('with an owner key: CLI paths, versions, logins and the load', async () => {
     const res = await owner();
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['backends', 'cli', 'inflight', 'memory', 'processes', 'spawn', 'status', 'workers']);
+    assert.deepEqual(Object.keys(res.body).sort(), [
+      'backends',
+      'cli',
+      'inflight',
+      'memory',
+      'processes',
+      'spawn',
+      'status',
+      'workers',
+    ]);
     assert.equal(typeof res.body.processes.live, 'number', 'every CLI process olp holds');
     assert.ok(Number.isInteger(res.body.processes.max) && res.body.processes.max >= 1, 'and their cap');
     assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
     // The test process was not started as `olp serve`: V8's own heap settings, and its real size.
     assert.equal(res.body.memory.heapTuned, false);
     assert.equal(res.body.memory.mallocArenas, null);
-    assert.ok(res.body.memory.heapUsedMb > 1 && res.body.memory.heapUsedMb < res.body.memory.rssMb, JSON.stringify(res.body.memory));
+    assert.ok(
+      res.body.memory.heapUsedMb > 1 && res.body.memory.heapUsedMb < res.body.memory.rssMb,
+      JSON.stringify(res.body.memory),
+    );
     assert.deepEqual(res.body.workers, { max: 0, live: [] }, 'workers are off in this daemon');
     assert.equal(res.body.status, 'ok');
-    assert.deepEqual(res.body.backends.claude, { found: true, path: res.body.backends.claude.path, version: '2.1.197 (Claude Code)', login: 'logged_in', ready: true });
+    assert.deepEqual(res.body.backends.claude, {
+      found: true,
+      path: res.body.backends.claude.path,
+      version: '2.1.197 (Claude Code)',
+      login: 'logged_in',
+      ready: true,
+    });
     assert.match(res.body.backends.claude.path, /claude$/);
     assert.equal(res.body.backends.codex.login, 'logged_in');
     assert.equal(typeof res.body.inflight, 'number');
@@ -116,7 +144,11 @@ describe('the status commands behind /health', () => {
   it('get a provider key the operator names with --claude-pass-env (the login is then the key)', async () => {
     const dir = join(scratch, 'pass');
     mkdirSync(dir);
-    const d = await startTestDaemon({ hostEnv: SECRETS, config: { claudePassEnv: ['ANTHROPIC_API_KEY'] }, claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: dir } });
+    const d = await startTestDaemon({
+      hostEnv: SECRETS,
+      config: { claudePassEnv: ['ANTHROPIC_API_KEY'] },
+      claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: dir },
+    });
     try {
       const res = await request(d.url).get('/health').set('authorization', `Bearer ${d.token}`);
       assert.equal(res.body.backends.claude.login, 'api_key');

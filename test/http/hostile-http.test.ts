@@ -17,7 +17,9 @@ const TIMEOUT_MARGIN_MS = 1500;
 let t: Awaited<ReturnType<typeof startScriptedServer>>;
 before(async () => {
   // Only the slow-turn test reaches the conversation; each of its deltas waits 400 ms.
-  t = await startScriptedServer({ config: { bodyTimeout: BODY_TIMEOUT_S, maxClientConnections: MAX_CONNECTIONS, bodyLimit: BODY_LIMIT } });
+  t = await startScriptedServer({
+    config: { bodyTimeout: BODY_TIMEOUT_S, maxClientConnections: MAX_CONNECTIONS, bodyLimit: BODY_LIMIT },
+  });
 });
 after(async () => {
   await t.close();
@@ -45,7 +47,11 @@ function parseResponse(buf: Buffer): Omit<Answer, 'ms' | 'closed'> | undefined {
   }
   const length = Number(headers['content-length'] ?? 0);
   if (buf.length < end + 4 + length) return undefined;
-  return { status: Number(statusLine.split(' ')[1]), headers, body: buf.subarray(end + 4, end + 4 + length).toString('utf8') };
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    body: buf.subarray(end + 4, end + 4 + length).toString('utf8'),
+  };
 }
 
 /**
@@ -68,7 +74,12 @@ function exchange(parts: (string | Buffer)[], opts: { gapMs?: number; waitMs?: n
       clearInterval(drip);
       socket.destroy();
       if (answer) resolve({ ...answer, closed });
-      else reject(new Error(`no answer within ${waitMs} ms (connection ${closed ? 'closed' : 'open'}); got ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`));
+      else
+        reject(
+          new Error(
+            `no answer within ${waitMs} ms (connection ${closed ? 'closed' : 'open'}); got ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`,
+          ),
+        );
     };
     const timer = setTimeout(() => finish(false), waitMs);
     socket.on('data', (d: Buffer) => {
@@ -99,7 +110,12 @@ const auth = () => `Authorization: Bearer ${t.token}\r\n`;
 /** A chat request with these body bytes and extra header lines, framed by Content-Length. */
 function chatRequest(body: string | Buffer, headers = 'Content-Type: application/json\r\n'): Buffer {
   const b = typeof body === 'string' ? Buffer.from(body) : body;
-  return Buffer.concat([Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}${headers}Content-Length: ${b.length}\r\n\r\n`), b]);
+  return Buffer.concat([
+    Buffer.from(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}${headers}Content-Length: ${b.length}\r\n\r\n`,
+    ),
+    b,
+  ]);
 }
 const get = (path: string, headers = '') => `GET ${path} HTTP/1.1\r\nHost: olp\r\n${auth()}${headers}\r\n`;
 const valid = JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
@@ -120,42 +136,177 @@ interface Case {
 
 const timedOut = BODY_TIMEOUT_S * 1000 + TIMEOUT_MARGIN_MS;
 const cases: Case[] = [
-  { name: 'gzip body that does not decode', status: 400, code: 'invalid_encoding', send: () => [chatRequest('not gzip at all', 'Content-Type: application/json\r\nContent-Encoding: gzip\r\n')] },
-  { name: 'truncated gzip body', status: 400, code: 'invalid_encoding', send: () => [chatRequest(gzipSync(valid).subarray(0, 20), 'Content-Type: application/json\r\nContent-Encoding: gzip\r\n')] },
-  { name: 'deflate body that does not decode', status: 400, code: 'invalid_encoding', send: () => [chatRequest('not deflate', 'Content-Type: application/json\r\nContent-Encoding: deflate\r\n')] },
-  { name: 'br body that does not decode', status: 400, code: 'invalid_encoding', send: () => [chatRequest('not brotli at all', 'Content-Type: application/json\r\nContent-Encoding: br\r\n')] },
-  { name: 'unknown Content-Encoding', status: 400, code: 'invalid_encoding', send: () => [chatRequest(valid, 'Content-Type: application/json\r\nContent-Encoding: compress\r\n')] },
-  { name: 'unsupported charset', status: 400, code: 'invalid_encoding', send: () => [chatRequest(valid, 'Content-Type: application/json; charset=latin1\r\n')] },
+  {
+    name: 'gzip body that does not decode',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [chatRequest('not gzip at all', 'Content-Type: application/json\r\nContent-Encoding: gzip\r\n')],
+  },
+  {
+    name: 'truncated gzip body',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [
+      chatRequest(gzipSync(valid).subarray(0, 20), 'Content-Type: application/json\r\nContent-Encoding: gzip\r\n'),
+    ],
+  },
+  {
+    name: 'deflate body that does not decode',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [chatRequest('not deflate', 'Content-Type: application/json\r\nContent-Encoding: deflate\r\n')],
+  },
+  {
+    name: 'br body that does not decode',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [chatRequest('not brotli at all', 'Content-Type: application/json\r\nContent-Encoding: br\r\n')],
+  },
+  {
+    name: 'unknown Content-Encoding',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [chatRequest(valid, 'Content-Type: application/json\r\nContent-Encoding: compress\r\n')],
+  },
+  {
+    name: 'unsupported charset',
+    status: 400,
+    code: 'invalid_encoding',
+    send: () => [chatRequest(valid, 'Content-Type: application/json; charset=latin1\r\n')],
+  },
   { name: 'GET /v1/models/%ff', status: 400, code: 'invalid_path', send: () => [get('/v1/models/%ff')] },
   { name: 'GET /v1/chat/%E0%A4%A', status: 400, code: 'invalid_path', send: () => [get('/v1/chat/%E0%A4%A')] },
-  { name: 'POST /v1/chat/completions%ff', status: 400, code: 'invalid_path', send: () => [chatRequest(valid).toString().replace('/v1/chat/completions', '/v1/chat/completions%ff')] },
-  { name: 'GET /olp/keys/%c3%28 (invalid UTF-8)', status: 400, code: 'invalid_path', send: () => [get('/olp/keys/%c3%28')] },
-  { name: 'bad chunk size', status: 400, code: 'malformed_request', closes: true, send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`] },
-  { name: 'Content-Length with Transfer-Encoding', status: 400, code: 'malformed_request', closes: true, send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`] },
-  { name: 'Transfer-Encoding other than chunked', status: 400, code: 'malformed_request', closes: true, send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Transfer-Encoding: gzip\r\n\r\n{}`] },
-  { name: 'Content-Length that is not a number', status: 400, code: 'malformed_request', closes: true, send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: abc\r\n\r\n{}`] },
-  { name: 'two different Content-Lengths', status: 400, code: 'malformed_request', closes: true, send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`] },
-  { name: 'a request line that is not HTTP', status: 400, code: 'malformed_request', closes: true, send: () => ['HELLO THERE\r\n\r\n'] },
-  { name: 'a control character in a header', status: 400, code: 'malformed_request', closes: true, send: () => [`GET /v1/models HTTP/1.1\r\nHost: olp\r\nX-Bad: a\x01b\r\n\r\n`] },
-  { name: '100 KB header', status: 431, code: 'headers_too_large', closes: true, send: () => [get('/v1/models', `X-Big: ${'a'.repeat(100_000)}\r\n`)] },
-  { name: '100 KB URL', status: 431, code: 'headers_too_large', closes: true, send: () => [get(`/v1/models/${'a'.repeat(100_000)}`)] },
+  {
+    name: 'POST /v1/chat/completions%ff',
+    status: 400,
+    code: 'invalid_path',
+    send: () => [chatRequest(valid).toString().replace('/v1/chat/completions', '/v1/chat/completions%ff')],
+  },
+  {
+    name: 'GET /olp/keys/%c3%28 (invalid UTF-8)',
+    status: 400,
+    code: 'invalid_path',
+    send: () => [get('/olp/keys/%c3%28')],
+  },
+  {
+    name: 'bad chunk size',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    ],
+  },
+  {
+    name: 'Content-Length with Transfer-Encoding',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    ],
+  },
+  {
+    name: 'Transfer-Encoding other than chunked',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Transfer-Encoding: gzip\r\n\r\n{}`],
+  },
+  {
+    name: 'Content-Length that is not a number',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: abc\r\n\r\n{}`],
+  },
+  {
+    name: 'two different Content-Lengths',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+    ],
+  },
+  {
+    name: 'a request line that is not HTTP',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => ['HELLO THERE\r\n\r\n'],
+  },
+  {
+    name: 'a control character in a header',
+    status: 400,
+    code: 'malformed_request',
+    closes: true,
+    send: () => [`GET /v1/models HTTP/1.1\r\nHost: olp\r\nX-Bad: a\x01b\r\n\r\n`],
+  },
+  {
+    name: '100 KB header',
+    status: 431,
+    code: 'headers_too_large',
+    closes: true,
+    send: () => [get('/v1/models', `X-Big: ${'a'.repeat(100_000)}\r\n`)],
+  },
+  {
+    name: '100 KB URL',
+    status: 431,
+    code: 'headers_too_large',
+    closes: true,
+    send: () => [get(`/v1/models/${'a'.repeat(100_000)}`)],
+  },
   { name: 'non-JSON body', status: 400, code: 'invalid_json', send: () => [chatRequest('hello there')] },
-  { name: 'multipart body (wrong content type)', status: 400, code: 'invalid_json', send: () => [chatRequest('--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nsonnet\r\n--b--\r\n', 'Content-Type: multipart/form-data; boundary=b\r\n')] },
+  {
+    name: 'multipart body (wrong content type)',
+    status: 400,
+    code: 'invalid_json',
+    send: () => [
+      chatRequest(
+        '--b\r\nContent-Disposition: form-data; name="model"\r\n\r\nsonnet\r\n--b--\r\n',
+        'Content-Type: multipart/form-data; boundary=b\r\n',
+      ),
+    ],
+  },
   { name: 'JSON array', status: 400, code: 'invalid_request', send: () => [chatRequest('[{"model":"sonnet"}]')] },
   { name: 'JSON null', status: 400, code: 'invalid_request', send: () => [chatRequest('null')] },
   { name: 'empty body', status: 400, code: 'invalid_request', send: () => [chatRequest('')] },
-  { name: 'body over the limit', status: 413, code: 'request_too_large', send: () => [chatRequest(JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(BODY_LIMIT + 10) }] }))] },
-  { name: 'wrong method', status: 404, code: 'not_found', send: () => [`DELETE /v1/models HTTP/1.1\r\nHost: olp\r\n${auth()}\r\n`] },
-  { name: 'unknown route', status: 404, code: 'not_found', send: () => [chatRequest(valid).toString().replace('/v1/chat/completions', '/v1/completions')] },
-  // Refused from its header, well before the body timeout (it used to wait for it: 408).
-  ...(['/v1/chat/completions', '/v1/responses'] as const).map((path): Case => ({
-    name: `declared 50 MB body on ${path}, 1 byte sent`,
+  {
+    name: 'body over the limit',
     status: 413,
     code: 'request_too_large',
-    withinMs: BODY_TIMEOUT_S * 1000 - 200,
-    closes: true,
-    send: () => [`POST ${path} HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`],
-  })),
+    send: () => [
+      chatRequest(
+        JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'x'.repeat(BODY_LIMIT + 10) }] }),
+      ),
+    ],
+  },
+  {
+    name: 'wrong method',
+    status: 404,
+    code: 'not_found',
+    send: () => [`DELETE /v1/models HTTP/1.1\r\nHost: olp\r\n${auth()}\r\n`],
+  },
+  {
+    name: 'unknown route',
+    status: 404,
+    code: 'not_found',
+    send: () => [chatRequest(valid).toString().replace('/v1/chat/completions', '/v1/completions')],
+  },
+  // Refused from its header, well before the body timeout (it used to wait for it: 408).
+  ...(['/v1/chat/completions', '/v1/responses'] as const).map(
+    (path): Case => ({
+      name: `declared 50 MB body on ${path}, 1 byte sent`,
+      status: 413,
+      code: 'request_too_large',
+      withinMs: BODY_TIMEOUT_S * 1000 - 200,
+      closes: true,
+      send: () => [
+        `POST ${path} HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`,
+      ],
+    }),
+  ),
   {
     name: 'body dripped a byte every 100 ms',
     status: 408,
@@ -163,7 +314,10 @@ const cases: Case[] = [
     withinMs: timedOut,
     closes: true,
     gapMs: 100,
-    send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, ...'x'.repeat(1000)],
+    send: () => [
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+      ...'x'.repeat(1000),
+    ],
   },
   {
     name: 'chunked body dripped a chunk every 100 ms',
@@ -172,7 +326,10 @@ const cases: Case[] = [
     withinMs: timedOut,
     closes: true,
     gapMs: 100,
-    send: () => [`POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, ...Array.from({ length: 100 }, () => '1\r\nx\r\n')],
+    send: () => [
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: olp\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      ...Array.from({ length: 100 }, () => '1\r\nx\r\n'),
+    ],
   },
   {
     name: 'headers dripped a line every 100 ms',
@@ -183,7 +340,14 @@ const cases: Case[] = [
     gapMs: 100,
     send: () => ['GET /v1/models HTTP/1.1\r\n', ...Array.from({ length: 100 }, (_, i) => `X-Drip-${i}: y\r\n`)],
   },
-  { name: 'a connection that sends nothing', status: 408, code: 'request_timeout', withinMs: timedOut, closes: true, send: () => [] },
+  {
+    name: 'a connection that sends nothing',
+    status: 408,
+    code: 'request_timeout',
+    withinMs: timedOut,
+    closes: true,
+    send: () => [],
+  },
   {
     name: `connection ${MAX_CONNECTIONS + 1} from one address`,
     status: 429,
@@ -193,10 +357,14 @@ const cases: Case[] = [
       // Let earlier cases' connections finish closing, then hold the limit open.
       await new Promise((r) => setTimeout(r, 300));
       const held = await Promise.all(
-        Array.from({ length: MAX_CONNECTIONS }, () => new Promise<Socket>((resolve) => {
-          const s = connect(t.port, '127.0.0.1', () => resolve(s));
-          s.on('error', () => {});
-        })),
+        Array.from(
+          { length: MAX_CONNECTIONS },
+          () =>
+            new Promise<Socket>((resolve) => {
+              const s = connect(t.port, '127.0.0.1', () => resolve(s));
+              s.on('error', () => {});
+            }),
+        ),
       );
       try {
         return await exchange([get('/v1/models')], { waitMs: 3000 });
@@ -204,7 +372,8 @@ const cases: Case[] = [
         for (const s of held) s.destroy();
         // The server frees the slots when it sees the closes; later tests need them.
         const deadline = Date.now() + 3000;
-        while ((await exchange([get('/v1/models')])).status === 429 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        while ((await exchange([get('/v1/models')])).status === 429 && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
       }
     },
   },
@@ -243,10 +412,15 @@ describe('hostile HTTP gets a 4xx envelope, never a 5xx or a hung socket', () =>
   }
   it('summary: no 5xx over the whole table', () => {
     const fiveXX = answered.filter((a) => a.status >= 500);
-    console.log(`hostile HTTP table: ${cases.length} cases, ${answered.length} answered, ${fiveXX.length} answered 5xx`);
+    console.log(
+      `hostile HTTP table: ${cases.length} cases, ${answered.length} answered, ${fiveXX.length} answered 5xx`,
+    );
     assert.equal(answered.length, cases.length);
     assert.deepEqual(fiveXX, []);
-    assert.deepEqual(t.logs.filter((l) => l.msg === 'internal error'), []);
+    assert.deepEqual(
+      t.logs.filter((l) => l.msg === 'internal error'),
+      [],
+    );
   });
 });
 
@@ -262,13 +436,20 @@ describe('the body timeout bounds receiving a request, nothing else', () => {
     const ms = performance.now() - started;
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.match(body.choices[0]?.message.content ?? '', /take your time/);
-    assert.ok(ms > BODY_TIMEOUT_S * 1000 + 500, `the turn took only ${Math.round(ms)} ms; it must outlast the body timeout`);
+    assert.ok(
+      ms > BODY_TIMEOUT_S * 1000 + 500,
+      `the turn took only ${Math.round(ms)} ms; it must outlast the body timeout`,
+    );
   });
   it('a streamed CLI turn slower than the body timeout is not cut', async () => {
     const res = await fetch(`${t.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sonnet', stream: true, messages: [{ role: 'user', content: '[[fake:slow]] stream slowly' }] }),
+      body: JSON.stringify({
+        model: 'sonnet',
+        stream: true,
+        messages: [{ role: 'user', content: '[[fake:slow]] stream slowly' }],
+      }),
     });
     assert.equal(res.status, 200);
     const text = await res.text();

@@ -30,7 +30,10 @@ const HOST_ENV = {
 const SHELL_ADDED = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
 
 async function report(t: TestDaemon): Promise<Report> {
-  const res = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] });
+  const res = await request(t.url)
+    .post('/v1/chat/completions')
+    .set('authorization', `Bearer ${t.token}`)
+    .send({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:report-env]]' }] });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return JSON.parse(res.body.choices[0].message.content) as Report;
 }
@@ -96,7 +99,10 @@ describe('a CLI child sees only its workspace', () => {
 
 describe('operator opt-in', () => {
   it('an API key variable is passed only when the operator names it; nested-session markers never', async () => {
-    const t = await startTestDaemon({ hostEnv: HOST_ENV, config: { claudePassEnv: ['ANTHROPIC_API_KEY', 'CLAUDECODE'] } });
+    const t = await startTestDaemon({
+      hostEnv: HOST_ENV,
+      config: { claudePassEnv: ['ANTHROPIC_API_KEY', 'CLAUDECODE'] },
+    });
     try {
       const r = await report(t);
       assert.ok(r.env.includes('ANTHROPIC_API_KEY'));

@@ -15,14 +15,29 @@ type Kind = 'ok' | 'ok-stream' | 'cli-error' | 'timeout' | 'client-abort' | 'cra
 const KINDS: Kind[] = ['ok', 'ok-stream', 'cli-error', 'timeout', 'client-abort', 'crash-mid-stream', 'grandchild'];
 
 async function one(kind: Kind): Promise<string> {
-  const directive = { ok: '', 'ok-stream': '', 'cli-error': '[[fake:exit-nonzero]]', timeout: '[[fake:hang]]', 'client-abort': '[[fake:slow]]', 'crash-mid-stream': '[[fake:crash-mid-stream]]', grandchild: '[[fake:grandchild]]' }[kind];
+  const directive = {
+    ok: '',
+    'ok-stream': '',
+    'cli-error': '[[fake:exit-nonzero]]',
+    timeout: '[[fake:hang]]',
+    'client-abort': '[[fake:slow]]',
+    'crash-mid-stream': '[[fake:crash-mid-stream]]',
+    grandchild: '[[fake:grandchild]]',
+  }[kind];
   const stream = kind === 'ok-stream' || kind === 'client-abort' || kind === 'crash-mid-stream';
   const controller = new AbortController();
   const res = await fetch(`${t.baseURL}/chat/completions`, {
     method: 'POST',
     signal: controller.signal,
     headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sonnet', stream, messages: [{ role: 'system', content: directive || 'plain' }, { role: 'user', content: `leak test ${kind}, long enough for several deltas` }] }),
+    body: JSON.stringify({
+      model: 'sonnet',
+      stream,
+      messages: [
+        { role: 'system', content: directive || 'plain' },
+        { role: 'user', content: `leak test ${kind}, long enough for several deltas` },
+      ],
+    }),
   });
   if (kind === 'client-abort') {
     const reader = res.body!.getReader();
@@ -49,7 +64,11 @@ it('200 mixed requests leave zero workspaces and zero processes behind', async (
   );
   // Every kind ended the way it should.
   for (const key of Object.keys(statuses)) {
-    assert.match(key, /^(ok|ok-stream|grandchild|crash-mid-stream):200$|^cli-error:502$|^timeout:504$|^client-abort:aborted$/, JSON.stringify(statuses));
+    assert.match(
+      key,
+      /^(ok|ok-stream|grandchild|crash-mid-stream):200$|^cli-error:502$|^timeout:504$|^client-abort:aborted$/,
+      JSON.stringify(statuses),
+    );
   }
   // The last aborted request may still be being torn down: wait for in-flight work to end.
   const deadline = Date.now() + 10_000;
@@ -61,7 +80,9 @@ it('200 mixed requests leave zero workspaces and zero processes behind', async (
   const aliveGrandchildren = await waitGone(grandchildren);
   const workspaces = leftoverWorkspaces(t.stateDir);
   ctx.diagnostic(`statuses ${JSON.stringify(statuses)}`);
-  ctx.diagnostic(`spawned ${runs.length} CLI processes and ${grandchildren.length} grandchildren; alive after: ${aliveRuns.length} + ${aliveGrandchildren.length}; leftover workspaces: ${workspaces.length}`);
+  ctx.diagnostic(
+    `spawned ${runs.length} CLI processes and ${grandchildren.length} grandchildren; alive after: ${aliveRuns.length} + ${aliveGrandchildren.length}; leftover workspaces: ${workspaces.length}`,
+  );
   assert.equal(runs.length, 200);
   assert.ok(grandchildren.length >= 28);
   assert.deepEqual(aliveRuns, []);

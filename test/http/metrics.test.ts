@@ -6,7 +6,10 @@ import request from 'supertest';
 import { startTestDaemon } from '../support/daemon.js';
 
 /** A strict reading of the text exposition format: HELP/TYPE comments, then `name{labels} value` samples. */
-function parseExposition(text: string): { types: Map<string, string>; samples: { name: string; labels: Record<string, string>; value: number }[] } {
+function parseExposition(text: string): {
+  types: Map<string, string>;
+  samples: { name: string; labels: Record<string, string>; value: number }[];
+} {
   const types = new Map<string, string>();
   const samples: { name: string; labels: Record<string, string>; value: number }[] = [];
   for (const line of text.split('\n')) {
@@ -17,9 +20,14 @@ function parseExposition(text: string): { types: Map<string, string>; samples: {
       continue;
     }
     if (/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+$/.test(line)) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)$/.exec(line);
+    const m =
+      /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)$/.exec(
+        line,
+      );
     assert.ok(m, `not an exposition line: ${line}`);
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
+    const labels = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]),
+    );
     samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return { types, samples };
@@ -36,11 +44,17 @@ describe('GET /metrics', () => {
   });
 
   it('owner mode: owner keys only; the exposition counts requests and tokens by key and model, and reads the queue and CLIs', async () => {
-    const t = await startTestDaemon({ config: { metrics: 'owner' }, claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', utilization: 0.42, resetsIn: 3600 }) } });
+    const t = await startTestDaemon({
+      config: { metrics: 'owner' },
+      claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', utilization: 0.42, resetsIn: 3600 }) },
+    });
     try {
       const kid = t.daemon.store.keys.add('kid', 'member').token;
       for (const token of [t.token, kid, kid]) {
-        const r = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'count me' }] });
+        const r = await request(t.url)
+          .post('/v1/chat/completions')
+          .set('authorization', `Bearer ${token}`)
+          .send({ model: 'sonnet', messages: [{ role: 'user', content: 'count me' }] });
         assert.equal(r.status, 200);
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -50,9 +64,13 @@ describe('GET /metrics', () => {
       assert.equal(res.status, 200);
       assert.match(res.headers['content-type'] ?? '', /^text\/plain; version=0\.0\.4/);
       const { types, samples } = parseExposition(res.text);
-      const value = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+      const value = (name: string, labels: Record<string, string>) =>
+        samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
       assert.equal(types.get('olp_requests_total'), 'counter');
-      assert.equal(value('olp_requests_total', { key: 'kid', model: 'sonnet', backend: 'claude', status: '200', outcome: 'ok' }), 2);
+      assert.equal(
+        value('olp_requests_total', { key: 'kid', model: 'sonnet', backend: 'claude', status: '200', outcome: 'ok' }),
+        2,
+      );
       assert.equal(value('olp_requests_total', { key: 'tester', model: 'sonnet', status: '200' }), 1);
       assert.ok((value('olp_tokens_total', { key: 'kid', model: 'sonnet', kind: 'prompt' }) ?? 0) > 0);
       assert.equal(types.get('olp_request_duration_seconds'), 'histogram');
@@ -72,12 +90,31 @@ describe('GET /metrics', () => {
     const t = await startTestDaemon({ config: { metrics: 'open' } });
     try {
       for (let i = 0; i < 50; i++) {
-        const r = await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: `claude-made-up-${i}`, messages: [{ role: 'user', content: 'hi' }] });
+        const r = await request(t.url)
+          .post('/v1/chat/completions')
+          .set('authorization', `Bearer ${t.token}`)
+          .send({ model: `claude-made-up-${i}`, messages: [{ role: 'user', content: 'hi' }] });
         assert.equal(r.status, 200);
       }
       // A table id keeps its own label; an id no CLI takes is '(unresolved)'.
-      assert.equal((await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] })).status, 200);
-      assert.equal((await request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${t.token}`).send({ model: 'nobody-routes-this', messages: [{ role: 'user', content: 'hi' }] })).status, 404);
+      assert.equal(
+        (
+          await request(t.url)
+            .post('/v1/chat/completions')
+            .set('authorization', `Bearer ${t.token}`)
+            .send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] })
+        ).status,
+        200,
+      );
+      assert.equal(
+        (
+          await request(t.url)
+            .post('/v1/chat/completions')
+            .set('authorization', `Bearer ${t.token}`)
+            .send({ model: 'nobody-routes-this', messages: [{ role: 'user', content: 'hi' }] })
+        ).status,
+        404,
+      );
       await new Promise((r) => setTimeout(r, 50));
       const { samples } = parseExposition((await request(t.url).get('/metrics')).text);
       const series = samples.filter((s) => s.name === 'olp_requests_total' || s.name === 'olp_tokens_total');

@@ -6,14 +6,23 @@ import { describe, it } from 'node:test';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { recordedPids } from '../support/procs.js';
 
-async function ask(t: TestDaemon, model: string, content: string): Promise<{ status: number; body: { error?: { code: string; message: string } }; ms: number; headers: Headers }> {
+async function ask(
+  t: TestDaemon,
+  model: string,
+  content: string,
+): Promise<{ status: number; body: { error?: { code: string; message: string } }; ms: number; headers: Headers }> {
   const t0 = performance.now();
   const res = await fetch(`${t.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
   });
-  return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } }, ms: performance.now() - t0, headers: res.headers };
+  return {
+    status: res.status,
+    body: (await res.json()) as { error?: { code: string; message: string } },
+    ms: performance.now() - t0,
+    headers: res.headers,
+  };
 }
 
 for (const [backend, model, scenario] of [

@@ -15,9 +15,7 @@ const create = (input: string, extra: Record<string, unknown> = {}) =>
     .send({ model: 'sonnet', input, ...extra });
 
 /** The `event:` names and `data:` payloads of an SSE body. */
-function events(
-  text: string,
-): {
+function events(text: string): {
   event: string;
   data: { type: string; sequence_number: number; response?: { status: string; output_text: string } };
 }[] {

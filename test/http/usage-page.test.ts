@@ -15,14 +15,31 @@ before(async () => {
 after(async () => t.close());
 
 const get = (path: string, token: string) => request(t.url).get(path).set('authorization', `Bearer ${token}`);
-const chat = (token: string, content: string, model = 'sonnet') => request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${token}`).send({ model, messages: [{ role: 'user', content }] });
+const chat = (token: string, content: string, model = 'sonnet') =>
+  request(t.url)
+    .post('/v1/chat/completions')
+    .set('authorization', `Bearer ${token}`)
+    .send({ model, messages: [{ role: 'user', content }] });
 
 describe('GET /olp/me/usage', () => {
   it('an unused key: zeros, its budgets, no rows, no sessions', async () => {
     const res = await get('/olp/me/usage', mum);
     assert.equal(res.status, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
-    assert.deepEqual({ ...res.body, plan: undefined }, { object: 'usage', key: 'mum', role: 'member', days: 30, today: { tokens: 0, requests: 0, budget: null }, month: { tokens: 0, requests: 0, budget: null }, rows: [], sessions: [], plan: undefined });
+    assert.deepEqual(
+      { ...res.body, plan: undefined },
+      {
+        object: 'usage',
+        key: 'mum',
+        role: 'member',
+        days: 30,
+        today: { tokens: 0, requests: 0, budget: null },
+        month: { tokens: 0, requests: 0, budget: null },
+        rows: [],
+        sessions: [],
+        plan: undefined,
+      },
+    );
   });
 
   it("a member's own numbers only: today and this month against budgets, rows per day and model, sessions", async () => {
@@ -32,19 +49,40 @@ describe('GET /olp/me/usage', () => {
     await new Promise((r) => setTimeout(r, 50));
     const res = await get('/olp/me/usage?days=7', kid);
     assert.equal(res.status, 200);
-    const b = res.body as { days: number; today: { tokens: number; requests: number; budget: number }; month: { budget: number }; rows: { day: string; model: string; requests: number; promptTokens: number; key?: string }[]; sessions: { backend: string; turns: number }[] };
+    const b = res.body as {
+      days: number;
+      today: { tokens: number; requests: number; budget: number };
+      month: { budget: number };
+      rows: { day: string; model: string; requests: number; promptTokens: number; key?: string }[];
+      sessions: { backend: string; turns: number }[];
+    };
     assert.equal(b.days, 7);
     assert.equal(b.today.requests, 2);
     assert.ok(b.today.tokens > 0);
     assert.equal(b.today.budget, 100_000);
     assert.equal(b.month.budget, 1_000_000);
     const today = new Date().toISOString().slice(0, 10);
-    assert.deepEqual(b.rows.map((r) => [r.day, r.model, r.requests]), [[today, 'codex', 1], [today, 'sonnet', 1]]);
-    assert.ok(b.rows.every((r) => r.key === undefined), 'no key names in a member’s rows');
-    assert.deepEqual(b.sessions.map((s) => [s.backend, s.turns]).sort(), [['claude', 1], ['codex', 1]]);
+    assert.deepEqual(
+      b.rows.map((r) => [r.day, r.model, r.requests]),
+      [
+        [today, 'codex', 1],
+        [today, 'sonnet', 1],
+      ],
+    );
+    assert.ok(
+      b.rows.every((r) => r.key === undefined),
+      'no key names in a member’s rows',
+    );
+    assert.deepEqual(b.sessions.map((s) => [s.backend, s.turns]).sort(), [
+      ['claude', 1],
+      ['codex', 1],
+    ]);
     // The tokens the rows add up to are the ledger's.
     const ledger = [...t.daemon.store.usage.export({ scope: { all: true } })].filter((r) => r.key_name === 'kid');
-    assert.equal(b.rows.reduce((n, r) => n + r.promptTokens, 0), ledger.reduce((n, r) => n + r.usage.prompt_tokens, 0));
+    assert.equal(
+      b.rows.reduce((n, r) => n + r.promptTokens, 0),
+      ledger.reduce((n, r) => n + r.usage.prompt_tokens, 0),
+    );
   });
 
   it('bad days are a 400 naming the param; no key is a 401', async () => {
@@ -63,7 +101,11 @@ describe('GET /olp/usage', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
     const b = res.body as { keys: { name: string; today: { requests: number } }[]; rows: { key: string }[] };
-    assert.deepEqual(b.keys.map((k) => [k.name, k.today.requests]).sort(), [['kid', 2], ['mum', 1], ['tester', 0]]);
+    assert.deepEqual(b.keys.map((k) => [k.name, k.today.requests]).sort(), [
+      ['kid', 2],
+      ['mum', 1],
+      ['tester', 0],
+    ]);
     assert.deepEqual([...new Set(b.rows.map((r) => r.key))].sort(), ['kid', 'mum']);
     const refused = await get('/olp/usage', kid);
     assert.equal(refused.status, 403);

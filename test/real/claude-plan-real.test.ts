@@ -31,11 +31,21 @@ after(async () => {
 });
 
 const ask = (content: string) =>
-  fetch(`${t.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }] }) });
+  fetch(`${t.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content }] }),
+  });
 
 describe(`real claude ${REAL_CLAUDE_VERSION} on a subscription plan`, () => {
   it('a window past its warning threshold: the answer carries its status, window, reset and utilization', async () => {
-    api.plan = { status: 'allowed_warning', claim: 'five_hour', resetInS: 4 * 3600, utilization: 0.91, surpassedThreshold: 0.9 };
+    api.plan = {
+      status: 'allowed_warning',
+      claim: 'five_hour',
+      resetInS: 4 * 3600,
+      utilization: 0.91,
+      surpassedThreshold: 0.9,
+    };
     const res = await ask('how much is left?');
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-olp-plan-status'), 'allowed_warning');

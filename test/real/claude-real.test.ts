@@ -37,7 +37,13 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   it('answers a non-streaming request; the system prompt and the stdin prompt arrive; no tools are offered', async () => {
     api.mode = 'text';
     const before = api.requests.length;
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'system', content: 'You are terse. SYSTEM-MARK-1' }, { role: 'user', content: 'what is two plus two' }] });
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [
+        { role: 'system', content: 'You are terse. SYSTEM-MARK-1' },
+        { role: 'user', content: 'what is two plus two' },
+      ],
+    });
     assert.equal(res.choices[0]?.message.content, 'stand-in heard: what is two plus two');
     const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream);
     assert.ok(sent, 'claude called the Messages API');
@@ -45,13 +51,23 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
     assert.deepEqual(sent.body.tools ?? [], [], 'no built-in tools in chat mode');
     // The stand-in reports input 21 + cache creation 7 + cache read 11, output 9.
     assert.deepEqual(
-      [res.usage?.prompt_tokens, res.usage?.completion_tokens, res.usage?.prompt_tokens_details?.cached_tokens, res.usage?.total_tokens],
+      [
+        res.usage?.prompt_tokens,
+        res.usage?.completion_tokens,
+        res.usage?.prompt_tokens_details?.cached_tokens,
+        res.usage?.total_tokens,
+      ],
       [39, 9, 11, 48],
     );
   });
 
   it('streams deltas as they arrive and sends the usage chunk', async () => {
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'stream this' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'stream this' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let deltas = 0;
     let usage: OpenAI.CompletionUsage | null | undefined;
@@ -66,7 +82,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   });
 
   it('a prompt that starts with -- is text to the real CLI too', async () => {
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: '--help --version' }] });
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: '--help --version' }],
+    });
     assert.equal(res.choices[0]?.message.content, 'stand-in heard: --help --version');
   });
 
@@ -87,11 +106,21 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   });
 
   it('resumes its own session on the next turn: only the new text is sent, the CLI supplies the history', async () => {
-    const first = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'remember the word BANANA' }] });
+    const first = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'remember the word BANANA' }],
+    });
     const reply = first.choices[0]!.message.content!;
     const before = api.requests.length;
     const { data, response } = await client.chat.completions
-      .create({ model: 'sonnet', messages: [{ role: 'user', content: 'remember the word BANANA' }, { role: 'assistant', content: reply }, { role: 'user', content: 'which word?' }] })
+      .create({
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'remember the word BANANA' },
+          { role: 'assistant', content: reply },
+          { role: 'user', content: 'which word?' },
+        ],
+      })
       .withResponse();
     assert.equal(response.headers.get('x-olp-session-mode'), 'resumed');
     assert.equal(data.choices[0]?.message.content, 'stand-in heard: which word?');
@@ -104,11 +133,23 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
 
   it('/v1/responses: answers with usage, and previous_response_id resumes the real session', async () => {
     api.mode = 'text';
-    const first = await client.responses.create({ model: 'sonnet', input: 'remember MANGO', instructions: 'You are terse.' });
+    const first = await client.responses.create({
+      model: 'sonnet',
+      input: 'remember MANGO',
+      instructions: 'You are terse.',
+    });
     assert.equal(first.output_text, 'stand-in heard: remember MANGO');
-    assert.deepEqual([first.usage?.input_tokens, first.usage?.output_tokens, first.usage?.input_tokens_details.cached_tokens], [39, 9, 11]);
+    assert.deepEqual(
+      [first.usage?.input_tokens, first.usage?.output_tokens, first.usage?.input_tokens_details.cached_tokens],
+      [39, 9, 11],
+    );
     const before = api.requests.length;
-    const next = await client.responses.create({ model: 'sonnet', input: 'which fruit?', previous_response_id: first.id, instructions: 'You are terse.' });
+    const next = await client.responses.create({
+      model: 'sonnet',
+      input: 'which fruit?',
+      previous_response_id: first.id,
+      instructions: 'You are terse.',
+    });
     assert.equal(next.output_text, 'stand-in heard: which fruit?');
     const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream);
     // The CLI resumed its session: it sent the earlier turn to the API itself.
@@ -118,7 +159,18 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   it('an image travels to the Messages API as an image block (stream-json input)', async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
     const before = api.requests.length;
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'text', text: 'describe the picture' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }] });
+    const res = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'describe the picture' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          ],
+        },
+      ],
+    });
     assert.equal(res.choices[0]?.message.content, 'stand-in heard: describe the picture');
     const sent = JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages);
     assert.match(sent, /"type":"image"/);
@@ -128,7 +180,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   it('an API key the provider refuses → 503 that says how to log in', async () => {
     api.mode = '401';
     try {
-      await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && err.code === 'backend_not_logged_in');
+      await assert.rejects(
+        client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && err.code === 'backend_not_logged_in',
+      );
     } finally {
       api.mode = 'text';
     }
@@ -137,7 +192,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
   it('a provider 500 → 502 backend_error', async () => {
     api.mode = '500';
     try {
-      await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+      await assert.rejects(
+        client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 502,
+      );
     } finally {
       api.mode = 'text';
     }
@@ -145,13 +203,21 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
 
   it('a multi-megabyte prompt is written without crashing the daemon, which keeps serving', async () => {
     const big = `${'lorem ipsum '.repeat(300_000)}\nfinal line`;
-    const res = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: big }] }).then(
-      (r) => r.choices[0]?.message.content,
-      (err: unknown) => `${(err as { status?: number }).status} ${(err as { code?: string }).code}`,
-    );
+    const res = await client.chat.completions
+      .create({ model: 'sonnet', messages: [{ role: 'user', content: big }] })
+      .then(
+        (r) => r.choices[0]?.message.content,
+        (err: unknown) => `${(err as { status?: number }).status} ${(err as { code?: string }).code}`,
+      );
     // Either answered, or refused cleanly: claude itself rejects a prompt this far over its context window.
-    assert.ok(res === 'stand-in heard: final line' || res === '400 context_length_exceeded' || /^5\d\d /.test(String(res)), String(res));
-    const after = await client.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'still there?' }] });
+    assert.ok(
+      res === 'stand-in heard: final line' || res === '400 context_length_exceeded' || /^5\d\d /.test(String(res)),
+      String(res),
+    );
+    const after = await client.chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'still there?' }],
+    });
     assert.equal(after.choices[0]?.message.content, 'stand-in heard: still there?');
   });
 });

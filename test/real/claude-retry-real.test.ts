@@ -58,7 +58,9 @@ function assertCut(): void {
 }
 
 /** A streamed chat completion read off the wire: its text, and the in-band error if it ended in one. */
-async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promise<{ text: string; error?: { code: string; message: string }; done: boolean }> {
+async function streamChat(
+  messages: OpenAI.ChatCompletionMessageParam[],
+): Promise<{ text: string; error?: { code: string; message: string }; done: boolean }> {
   const res = await fetch(`${t.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
@@ -69,13 +71,19 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
   let error: { code: string; message: string } | undefined;
   let done = false;
   for (const block of (await res.text()).split('\n\n')) {
-    const data = block.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+    const data = block
+      .split('\n')
+      .find((l) => l.startsWith('data: '))
+      ?.slice(6);
     if (!data) continue;
     if (data === '[DONE]') {
       done = true;
       continue;
     }
-    const chunk = JSON.parse(data) as { error?: { code: string; message: string }; choices?: { delta: { content?: string } }[] };
+    const chunk = JSON.parse(data) as {
+      error?: { code: string; message: string };
+      choices?: { delta: { content?: string } }[];
+    };
     if (chunk.error) error = chunk.error;
     text += chunk.choices?.[0]?.delta.content ?? '';
   }
@@ -87,7 +95,11 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
  * client has goes on seamlessly; one that says something else ends the stream with the retryable
  * in-band error, after only what the client already had.
  */
-function assertStreamed(r: { text: string; error?: { code: string }; done: boolean }, answer: string, other: boolean): void {
+function assertStreamed(
+  r: { text: string; error?: { code: string }; done: boolean },
+  answer: string,
+  other: boolean,
+): void {
   if (!other) {
     assert.deepEqual(r, { text: answer, done: true }, 'the retry said the same again: the stream went on');
     return;
@@ -106,12 +118,19 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
       const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
       assertCut();
       assert.equal(r1.choices[0]?.message.content, standInReply(`first cut turn ${how}`));
-      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `second cut turn ${how}` });
+      messages.push(
+        { role: 'assistant', content: r1.choices[0]!.message.content! },
+        { role: 'user', content: `second cut turn ${how}` },
+      );
       cutOnce(how, true);
       const r2 = await client.chat.completions.create({ model: 'sonnet', messages });
       assertCut();
       assert.equal(r2.choices[0]?.message.content, standInReply(`second cut turn ${how}`));
-      assert.equal(runModes().slice(modes)[1], 'warm', `the second turn ran on the live worker: ${runModes().slice(modes).join(', ')}`);
+      assert.equal(
+        runModes().slice(modes)[1],
+        'warm',
+        `the second turn ran on the live worker: ${runModes().slice(modes).join(', ')}`,
+      );
     });
 
     for (const other of [false, true]) {
@@ -123,7 +142,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
         assertCut();
         const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `warm-up ${how} ${other}` }];
         const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
-        messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `warm streamed cut ${how} ${other}` });
+        messages.push(
+          { role: 'assistant', content: r1.choices[0]!.message.content! },
+          { role: 'user', content: `warm streamed cut ${how} ${other}` },
+        );
         cutOnce(how, other);
         const warm = warmTurns();
         assertStreamed(await streamChat(messages), standInReply(`warm streamed cut ${how} ${other}`), other);
@@ -134,9 +156,15 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
           const before = api.requests.length;
           const again = await client.chat.completions.create({ model: 'sonnet', messages });
           assert.match(again.choices[0]?.message.content ?? '', /^stand-in heard: /);
-          assert.match(JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages), new RegExp(`warm streamed cut ${how}`));
+          assert.match(
+            JSON.stringify(api.requests.slice(before).find((r) => r.body.stream)?.body.messages),
+            new RegExp(`warm streamed cut ${how}`),
+          );
         } else {
-          messages.push({ role: 'assistant', content: standInReply(`warm streamed cut ${how} ${other}`) }, { role: 'user', content: 'and after it' });
+          messages.push(
+            { role: 'assistant', content: standInReply(`warm streamed cut ${how} ${other}`) },
+            { role: 'user', content: 'and after it' },
+          );
           const next = await client.chat.completions.create({ model: 'sonnet', messages });
           assert.equal(next.choices[0]?.message.content, standInReply('and after it'));
           assert.equal(warmTurns(), warm + 2, 'the worker goes on with the conversation');
@@ -151,7 +179,11 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
       assert.equal(whole.output_text, standInReply(`responses cut ${how}`));
       for (const other of [false, true]) {
         cutOnce(how, other);
-        const stream = await client.responses.create({ model: 'sonnet', input: `responses streamed cut ${how} ${other}`, stream: true });
+        const stream = await client.responses.create({
+          model: 'sonnet',
+          input: `responses streamed cut ${how} ${other}`,
+          stream: true,
+        });
         let text = '';
         let end: OpenAI.Responses.Response | undefined;
         for await (const ev of stream) {

@@ -18,7 +18,17 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: a long conversation across rotatio
   for (const workers of [false, true]) {
     it(`30 turns of 8,000 characters with a turn cap of 8 are all answered (${workers ? 'live workers' : 'a process a turn'})`, async () => {
       assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
-      const r = await runLongConversation({ claudeBin: REAL_CLAUDE, turns: 30, turnCap: 8, userChars: 8000, charsPerToken: 2, limitTokens: 90_000, compactWindow: 100_000, contextOverflow: 'trim', workers });
+      const r = await runLongConversation({
+        claudeBin: REAL_CLAUDE,
+        turns: 30,
+        turnCap: 8,
+        userChars: 8000,
+        charsPerToken: 2,
+        limitTokens: 90_000,
+        compactWindow: 100_000,
+        contextOverflow: 'trim',
+        workers,
+      });
       assertUnderstood(r.logs);
       assert.deepEqual(r.failed, [], 'every turn answered');
       assert.equal(r.answered, 30);
@@ -33,7 +43,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: a long conversation across rotatio
 
   it('a changed system prompt is not forked: the resumed session would keep the old one (2.1.332), the re-sent conversation has the new', async () => {
     const api = await startAnthropicStandIn();
-    const t = await startTestDaemon({ config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30, sessionPool: 1 }, claudeEnv: claudeStandInEnv(api.url) });
+    const t = await startTestDaemon({
+      config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30, sessionPool: 1 },
+      claudeEnv: claudeStandInEnv(api.url),
+    });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'OLD-SYSTEM-MARK' }];
@@ -49,7 +62,11 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: a long conversation across rotatio
       assert.match(JSON.stringify(last.body.system), /NEW-SYSTEM-MARK/);
       assert.doesNotMatch(JSON.stringify(last.body.system), /OLD-SYSTEM-MARK/);
       const sent = JSON.stringify(last.body.messages);
-      assert.match(sent, /<conversation>[\s\S]*remember PAPAYA[\s\S]*and GUAVA[\s\S]*which fruits\?/, 'the whole conversation, re-sent');
+      assert.match(
+        sent,
+        /<conversation>[\s\S]*remember PAPAYA[\s\S]*and GUAVA[\s\S]*which fruits\?/,
+        'the whole conversation, re-sent',
+      );
       assertUnderstood(t.logs);
     } finally {
       await t.close();

@@ -36,7 +36,11 @@ after(async () => {
 
 const WEATHER: OpenAI.ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 
 function spawned(): number[] {
@@ -52,7 +56,12 @@ describe(`real claude ${REAL_CLAUDE_VERSION} with the client’s functions`, () 
     try {
       const before = spawned().length;
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris and Tokyo?' }];
-      const stream = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER], stream: true });
+      const stream = await client.chat.completions.create({
+        model: 'sonnet',
+        messages,
+        tools: [WEATHER],
+        stream: true,
+      });
       const calls: { id: string; name: string; arguments: string }[] = [];
       let finish: string | null = null;
       for await (const ch of stream) {
@@ -78,12 +87,27 @@ describe(`real claude ${REAL_CLAUDE_VERSION} with the client’s functions`, () 
       );
       const pid = spawned().at(-1)!;
       assert.ok(isAlive(pid), 'the CLI waits for the results');
-      messages.push({ role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) });
-      messages.push({ role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny in Paris' }, { role: 'tool', tool_call_id: calls[1]!.id, content: 'rain in Tokyo' });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      });
+      messages.push(
+        { role: 'tool', tool_call_id: calls[0]!.id, content: 'sunny in Paris' },
+        { role: 'tool', tool_call_id: calls[1]!.id, content: 'rain in Tokyo' },
+      );
       const started = performance.now();
       const res = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
       const ms = performance.now() - started;
-      assert.equal(res.choices[0]!.message.content, 'echo: sunny in Paris | rain in Tokyo', `continuation after ${Math.round(ms)} ms`);
+      assert.equal(
+        res.choices[0]!.message.content,
+        'echo: sunny in Paris | rain in Tokyo',
+        `continuation after ${Math.round(ms)} ms`,
+      );
       assert.equal(spawned().length - before, 1, 'one claude for the round trip');
     } finally {
       api.toolCalls = undefined;

@@ -55,7 +55,9 @@ async function live(): Promise<Live[]> {
 }
 
 function runModes(): string[] {
-  return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
+  return t.logs
+    .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+    .map((l) => String(l.run ?? '-'));
 }
 
 describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
@@ -82,11 +84,17 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
   it('a turn the provider fails retires the worker; the retried turn runs cold with the whole conversation', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'first of a failing chat' }];
     const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
-    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'second of a failing chat' });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'second of a failing chat' },
+    );
     const worker = (await live()).filter((w) => w.state === 'idle' && w.turns === 1).at(-1)!.pid;
     api.mode = '500';
     try {
-      await assert.rejects(client.chat.completions.create({ model: 'sonnet', messages }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 502);
+      await assert.rejects(
+        client.chat.completions.create({ model: 'sonnet', messages }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 502,
+      );
     } finally {
       api.mode = 'text';
     }
@@ -110,7 +118,10 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
     const spare = spares[0]!.pid;
     assert.ok(spare > 0 && isAlive(spare), 'a spare claude is up');
     await new Promise((r) => setTimeout(r, 1500)); // let it settle (its ping answered)
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are terse. SPARE-SYSTEM' }, { role: 'user', content: 'first words to a spare' }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are terse. SPARE-SYSTEM' },
+      { role: 'user', content: 'first words to a spare' },
+    ];
     const modesBefore = runModes().length;
     const before = api.requests.length;
     const started = performance.now();
@@ -119,18 +130,29 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
     assert.equal(r1.choices[0]!.message.content, 'stand-in heard: first words to a spare');
     const sent = api.requests.slice(before).find((r) => r.path === '/v1/messages' && r.body.stream)!;
     assert.match(JSON.stringify(sent.body.system), /SPARE-SYSTEM/, 'the system prompt came with initialize');
-    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'second words' });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'second words' },
+    );
     const r2 = await client.chat.completions.create({ model: 'sonnet', messages });
     assert.equal(r2.choices[0]!.message.content, 'stand-in heard: second words');
-    assert.deepEqual(runModes().slice(modesBefore), ['prestarted', 'warm'], `first turn took ${Math.round(firstMs)} ms`);
+    assert.deepEqual(
+      runModes().slice(modesBefore),
+      ['prestarted', 'warm'],
+      `first turn took ${Math.round(firstMs)} ms`,
+    );
     // The session the spare created is on disk in the slot: after it is killed, a cold resume
     // continues it. (claude writes a turn to its session file some ms after its `result`: a
     // SIGKILL before that loses the turn, so wait for it as a crash long after would.)
-    for (let i = 0; i < 200 && !sessionFileHolds(t.stateDir, 'second words'); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && !sessionFileHolds(t.stateDir, 'second words'); i++)
+      await new Promise((r) => setTimeout(r, 25));
     process.kill(spare, 'SIGKILL');
     for (let i = 0; i < 100 && isAlive(spare); i++) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 200));
-    messages.push({ role: 'assistant', content: r2.choices[0]!.message.content! }, { role: 'user', content: 'third words' });
+    messages.push(
+      { role: 'assistant', content: r2.choices[0]!.message.content! },
+      { role: 'user', content: 'third words' },
+    );
     const before3 = api.requests.length;
     const r3 = await client.chat.completions.create({ model: 'sonnet', messages });
     assert.equal(r3.choices[0]!.message.content, 'stand-in heard: third words');
@@ -141,7 +163,9 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
   });
 
   it('stopping olp stops every worker and leaves no workspace', async () => {
-    const alive = [...spawned(), ...t.logs.filter((l) => l.event === 'spare_started').map((l) => Number(l.pid))].filter(isAlive);
+    const alive = [...spawned(), ...t.logs.filter((l) => l.event === 'spare_started').map((l) => Number(l.pid))].filter(
+      isAlive,
+    );
     assert.ok(alive.length >= 1, 'workers are alive before shutdown');
     await t.close(true);
     for (const pid of alive) assert.ok(!isAlive(pid), `${pid} stopped`);

@@ -8,7 +8,12 @@ import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
-import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  CODEX_STAND_IN_ENV,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../support/responses-stand-in.js';
 
 let api: ResponsesStandIn;
 let t: TestDaemon;
@@ -40,31 +45,63 @@ describe('real codex CLI through olp', () => {
   it('answers, with the system prompt as developer instructions, no shell tool, and usage mapped', async () => {
     api.mode = 'text';
     const before = api.requests.length;
-    const res = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'system', content: 'SYSTEM-MARK-9 be brief' }, { role: 'user', content: 'what is 2+2' }] });
+    const res = await client.chat.completions.create({
+      model: 'codex',
+      messages: [
+        { role: 'system', content: 'SYSTEM-MARK-9 be brief' },
+        { role: 'user', content: 'what is 2+2' },
+      ],
+    });
     assert.equal(res.choices[0]?.message.content, 'responses stand-in heard: what is 2+2');
     const sent = api.requests.slice(before)[0]!;
     assert.match(JSON.stringify(sent), /SYSTEM-MARK-9/, 'developer instructions reached the model');
     const tools = JSON.stringify(sent.tools ?? []);
     assert.ok(!/"(shell|exec_command|local_shell)"/.test(tools), `no shell tool offered: ${tools.slice(0, 300)}`);
-    assert.deepEqual([res.usage?.prompt_tokens, res.usage?.prompt_tokens_details?.cached_tokens, res.usage?.completion_tokens, res.usage?.completion_tokens_details?.reasoning_tokens], [1200, 200, 12, 4]);
+    assert.deepEqual(
+      [
+        res.usage?.prompt_tokens,
+        res.usage?.prompt_tokens_details?.cached_tokens,
+        res.usage?.completion_tokens,
+        res.usage?.completion_tokens_details?.reasoning_tokens,
+      ],
+      [1200, 200, 12, 4],
+    );
   });
 
   it('streams', async () => {
-    const stream = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'stream it' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'codex',
+      messages: [{ role: 'user', content: 'stream it' }],
+      stream: true,
+    });
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
     assert.equal(text, 'responses stand-in heard: stream it');
   });
 
   it('resumes the thread on the next turn and reports that turn’s usage, not the running total', async () => {
-    const first = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'remember KIWI' }] });
+    const first = await client.chat.completions.create({
+      model: 'codex',
+      messages: [{ role: 'user', content: 'remember KIWI' }],
+    });
     const before = api.requests.length;
     const { data, response } = await client.chat.completions
-      .create({ model: 'codex', messages: [{ role: 'user', content: 'remember KIWI' }, { role: 'assistant', content: first.choices[0]!.message.content! }, { role: 'user', content: 'which fruit?' }] })
+      .create({
+        model: 'codex',
+        messages: [
+          { role: 'user', content: 'remember KIWI' },
+          { role: 'assistant', content: first.choices[0]!.message.content! },
+          { role: 'user', content: 'which fruit?' },
+        ],
+      })
       .withResponse();
     assert.equal(response.headers.get('x-olp-session-mode'), 'resumed');
     assert.equal(data.choices[0]?.message.content, 'responses stand-in heard: which fruit?');
-    assert.match(JSON.stringify(api.requests.slice(before)[0]?.input), /remember KIWI/, 'codex supplied the thread history itself');
+    assert.match(
+      JSON.stringify(api.requests.slice(before)[0]?.input),
+      /remember KIWI/,
+      'codex supplied the thread history itself',
+    );
     assert.equal(data.usage?.prompt_tokens, 1200, 'the thread total was 2400; this turn used 1200');
   });
 
@@ -83,9 +120,15 @@ describe('real codex CLI through olp', () => {
   it('a refused API key → 503 saying to run codex login; a usage limit → 429', async () => {
     try {
       api.mode = '401';
-      await assert.rejects(client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && /codex login/.test(err.message));
+      await assert.rejects(
+        client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'x' }] }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && /codex login/.test(err.message),
+      );
       api.mode = '429';
-      await assert.rejects(client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'y' }] }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 429);
+      await assert.rejects(
+        client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'y' }] }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status === 429,
+      );
     } finally {
       api.mode = 'text';
     }

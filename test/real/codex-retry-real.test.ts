@@ -8,7 +8,12 @@ import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
-import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  CODEX_STAND_IN_ENV,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../support/responses-stand-in.js';
 
 let api: ResponsesStandIn;
 let t: TestDaemon;
@@ -20,7 +25,14 @@ before(async () => {
   api.deltas = true;
   t = await startTestDaemon({
     // Stream retries on, as codex runs by default.
-    config: { codexBin: REAL_CODEX, timeout: 60, idleTimeout: 30, workers: true, prestart: false, codexConfig: codexStandInConfig(api.url, 2) },
+    config: {
+      codexBin: REAL_CODEX,
+      timeout: 60,
+      idleTimeout: 30,
+      workers: true,
+      prestart: false,
+      codexConfig: codexStandInConfig(api.url, 2),
+    },
     codexEnv: CODEX_STAND_IN_ENV,
   });
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
@@ -36,7 +48,12 @@ const heard = (text: string) => `responses stand-in heard: ${text}`;
 
 /** Cuts the next reply once, mid-message (after two deltas) or after the message is done. */
 function cutOnce(where: 'mid-message' | 'after-message'): void {
-  api.cut = { how: 'reset', afterDeltas: where === 'mid-message' ? 2 : 1000, times: 1, text: 'partial reply echo: abandoned attempt' };
+  api.cut = {
+    how: 'reset',
+    afterDeltas: where === 'mid-message' ? 2 : 1000,
+    times: 1,
+    text: 'partial reply echo: abandoned attempt',
+  };
 }
 
 function assertCut(): void {
@@ -46,7 +63,9 @@ function assertCut(): void {
 /** The codex workers olp holds: pid and state. */
 async function codexWorkers(): Promise<{ pid: number; state: string; turns: number }[]> {
   const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
-  const live = ((await res.json()) as { workers: { live: { pid: number; slot: string; state: string; turns: number }[] } }).workers.live;
+  const live = (
+    (await res.json()) as { workers: { live: { pid: number; slot: string; state: string; turns: number }[] } }
+  ).workers.live;
   return live.filter((l) => l.slot.includes('/codex/'));
 }
 
@@ -67,7 +86,9 @@ function warmTurns(): number {
 }
 
 /** A streamed chat completion off the wire: its text and its in-band error, if any. */
-async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promise<{ text: string; error?: { code: string }; done: boolean }> {
+async function streamChat(
+  messages: OpenAI.ChatCompletionMessageParam[],
+): Promise<{ text: string; error?: { code: string }; done: boolean }> {
   const res = await fetch(`${t.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${t.token}`, 'content-type': 'application/json' },
@@ -78,7 +99,10 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
   let error: { code: string } | undefined;
   let done = false;
   for (const block of (await res.text()).split('\n\n')) {
-    const data = block.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+    const data = block
+      .split('\n')
+      .find((l) => l.startsWith('data: '))
+      ?.slice(6);
     if (!data) continue;
     if (data === '[DONE]') done = true;
     else {
@@ -94,7 +118,10 @@ async function streamChat(messages: OpenAI.ChatCompletionMessageParam[]): Promis
 function assertNotGlued(r: { text: string; error?: { code: string }; done: boolean }, answer: string): void {
   if (r.error) {
     assert.equal(r.error.code, 'backend_retry_mid_stream');
-    assert.ok('partial reply echo: abandoned attempt'.startsWith(r.text), `only the abandoned attempt's text: ${JSON.stringify(r.text)}`);
+    assert.ok(
+      'partial reply echo: abandoned attempt'.startsWith(r.text),
+      `only the abandoned attempt's text: ${JSON.stringify(r.text)}`,
+    );
   } else assert.equal(r.text, answer);
 }
 
@@ -106,7 +133,10 @@ describe('real codex: the Responses stream cut once, codex retries', () => {
       const r1 = await coldThenWorker(() => client.chat.completions.create({ model: 'codex', messages }));
       assertCut();
       assert.equal(r1.choices[0]?.message.content, heard(`cold cut ${where}`));
-      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `warm cut ${where}` });
+      messages.push(
+        { role: 'assistant', content: r1.choices[0]!.message.content! },
+        { role: 'user', content: `warm cut ${where}` },
+      );
       cutOnce(where);
       const warm = warmTurns();
       const r2 = await client.chat.completions.create({ model: 'codex', messages });
@@ -117,11 +147,17 @@ describe('real codex: the Responses stream cut once, codex retries', () => {
 
     it(`chat, streamed, cold and warm (cut ${where}): one attempt's text, or the retryable in-band error`, async () => {
       cutOnce(where);
-      assertNotGlued(await streamChat([{ role: 'user', content: `cold streamed ${where}` }]), heard(`cold streamed ${where}`));
+      assertNotGlued(
+        await streamChat([{ role: 'user', content: `cold streamed ${where}` }]),
+        heard(`cold streamed ${where}`),
+      );
       assertCut();
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: `warm-up ${where}` }];
       const r1 = await coldThenWorker(() => client.chat.completions.create({ model: 'codex', messages }));
-      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: `warm streamed ${where}` });
+      messages.push(
+        { role: 'assistant', content: r1.choices[0]!.message.content! },
+        { role: 'user', content: `warm streamed ${where}` },
+      );
       cutOnce(where);
       const warm = warmTurns();
       assertNotGlued(await streamChat(messages), heard(`warm streamed ${where}`));
@@ -135,7 +171,11 @@ describe('real codex: the Responses stream cut once, codex retries', () => {
       assertCut();
       assert.equal(whole.output_text, heard(`responses cut ${where}`));
       cutOnce(where);
-      const stream = await client.responses.create({ model: 'codex', input: `responses streamed ${where}`, stream: true });
+      const stream = await client.responses.create({
+        model: 'codex',
+        input: `responses streamed ${where}`,
+        stream: true,
+      });
       let text = '';
       let end: OpenAI.Responses.Response | undefined;
       for await (const ev of stream) {

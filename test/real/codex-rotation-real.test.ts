@@ -17,7 +17,15 @@ for (const workers of [false, true]) {
     assert.ok(existsSync(REAL_CODEX), `the real codex CLI is missing at ${REAL_CODEX}: run npm ci`);
     const api = await startResponsesStandIn();
     const t = await startTestDaemon({
-      config: { codexBin: REAL_CODEX, timeout: 60, idleTimeout: 30, sessionPool: 1, sessionTurnCap: 2, codexConfig: codexStandInConfig(api.url), ...(workers ? { workers: true, prestart: false } : {}) },
+      config: {
+        codexBin: REAL_CODEX,
+        timeout: 60,
+        idleTimeout: 30,
+        sessionPool: 1,
+        sessionTurnCap: 2,
+        codexConfig: codexStandInConfig(api.url),
+        ...(workers ? { workers: true, prestart: false } : {}),
+      },
       codexEnv: CODEX_STAND_IN_ENV,
     });
     try {
@@ -31,7 +39,8 @@ for (const workers of [false, true]) {
         // The stand-in reports 1,200 input tokens a call: each turn's own, not the thread's running total.
         assert.equal(res.usage?.prompt_tokens, 1200, `turn ${i}'s usage`);
         const sent = JSON.stringify(api.requests.slice(before).at(-1)?.input);
-        for (let j = 1; j <= i; j++) assert.match(sent, new RegExp(`word number ${j}\\b`), `turn ${i} carried turn ${j}`);
+        for (let j = 1; j <= i; j++)
+          assert.match(sent, new RegExp(`word number ${j}\\b`), `turn ${i} carried turn ${j}`);
         assert.doesNotMatch(sent, /<conversation>/, 'never re-sent');
         messages.push({ role: 'assistant', content: res.choices[0]!.message.content! });
       }

@@ -10,7 +10,12 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
-import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  CODEX_STAND_IN_ENV,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../support/responses-stand-in.js';
 
 let api: ResponsesStandIn;
 let t: TestDaemon;
@@ -41,7 +46,11 @@ after(async () => {
 
 const WEATHER: OpenAI.ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 
 function spawned(): number[] {
@@ -63,19 +72,32 @@ describe('real codex CLI with the client’s functions', () => {
       assert.equal(choice.finish_reason, 'tool_calls');
       const calls = choice.message.tool_calls!.filter((c) => c.type === 'function');
       // codex starts parallel calls in either order.
-      assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
-        ['get_weather', { city: 'Oslo' }],
-        ['get_weather', { city: 'Paris' }],
-      ]);
+      assert.deepEqual(
+        calls
+          .map((c) => [c.function.name, JSON.parse(c.function.arguments)])
+          .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+        [
+          ['get_weather', { city: 'Oslo' }],
+          ['get_weather', { city: 'Paris' }],
+        ],
+      );
       // What the model was offered: the client's function in olp's namespace, as a function of its
       // own (not only reachable from inside codex's code-mode tool).
       const req = api.requests[requestsBefore]!;
-      const offered = JSON.stringify([req.tools ?? [], (req.input as { type?: string }[]).filter((i) => i.type === 'additional_tools')]);
+      const offered = JSON.stringify([
+        req.tools ?? [],
+        (req.input as { type?: string }[]).filter((i) => i.type === 'additional_tools'),
+      ]);
       assert.match(offered, /"type":"namespace","name":"mcp__olp"[^\]]*"type":"function","name":"get_weather"/);
       const pid = spawned().at(-1)!;
       assert.ok(isAlive(pid), 'codex waits for the results');
       messages.push(choice.message);
-      for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: `weather for ${(JSON.parse(c.function.arguments) as { city: string }).city}` });
+      for (const c of calls)
+        messages.push({
+          role: 'tool',
+          tool_call_id: c.id,
+          content: `weather for ${(JSON.parse(c.function.arguments) as { city: string }).city}`,
+        });
       const res = await client.chat.completions.create({ model: 'codex', messages, tools: [WEATHER] });
       assert.equal(res.choices[0]!.finish_reason, 'stop');
       const text = res.choices[0]!.message.content ?? '';

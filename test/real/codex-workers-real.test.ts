@@ -10,7 +10,12 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
-import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  CODEX_STAND_IN_ENV,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../support/responses-stand-in.js';
 
 let api: ResponsesStandIn;
 let t: TestDaemon;
@@ -58,7 +63,9 @@ async function codexWorker(): Promise<Live> {
 }
 
 function runModes(): string[] {
-  return t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
+  return t.logs
+    .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+    .map((l) => String(l.run ?? '-'));
 }
 
 describe('real codex app-server as a live worker', () => {
@@ -77,7 +84,11 @@ describe('real codex app-server as a live worker', () => {
       for (let j = 1; j < i; j++) assert.match(sent, new RegExp(`codex turn ${j}\\b`), `turn ${i} carries turn ${j}`);
       assert.match(sent, /CODEX-WORKER-MARK/, 'the developer instructions are still there');
       // The stand-in reports the same counts for every request: a turn's own share, not the thread's total.
-      if (i > 1) assert.ok(res.usage!.prompt_tokens > 0 && res.usage!.prompt_tokens < 3 * 1200, `turn ${i} usage ${JSON.stringify(res.usage)}`);
+      if (i > 1)
+        assert.ok(
+          res.usage!.prompt_tokens > 0 && res.usage!.prompt_tokens < 3 * 1200,
+          `turn ${i} usage ${JSON.stringify(res.usage)}`,
+        );
     }
     assert.deepEqual(runModes().slice(modesBefore), ['cold', 'warm', 'warm', 'warm']);
     assert.ok(worker && isAlive(worker.pid));
@@ -86,11 +97,17 @@ describe('real codex app-server as a live worker', () => {
   it('a failed turn retires the app-server worker; the retried turn runs cold', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'codex failing chat one' }];
     const r1 = await client.chat.completions.create({ model: 'codex', messages });
-    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'codex failing chat two' });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'codex failing chat two' },
+    );
     const worker = await codexWorker();
     api.mode = '500';
     try {
-      await assert.rejects(client.chat.completions.create({ model: 'codex', messages }), (err: unknown) => err instanceof OpenAI.APIError && err.status >= 500);
+      await assert.rejects(
+        client.chat.completions.create({ model: 'codex', messages }),
+        (err: unknown) => err instanceof OpenAI.APIError && err.status >= 500,
+      );
     } finally {
       api.mode = 'text';
     }
@@ -102,7 +119,9 @@ describe('real codex app-server as a live worker', () => {
 
   it('stopping olp stops every app-server and leaves no workspace', async () => {
     const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
-    const worker = ((await res.json()) as { workers: { live: Live[] } }).workers.live.find((l) => l.slot.includes('/codex/'))!;
+    const worker = ((await res.json()) as { workers: { live: Live[] } }).workers.live.find((l) =>
+      l.slot.includes('/codex/'),
+    )!;
     await t.close(true);
     assert.ok(!isAlive(worker.pid));
     assert.deepEqual(leftoverWorkspaces(t.stateDir), []);

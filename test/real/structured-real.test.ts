@@ -10,14 +10,23 @@ import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../suppor
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
 import { REAL_CLAUDE, REAL_CLAUDE_VERSION, REAL_CODEX } from '../support/paths.js';
-import { codexStandInConfig, CODEX_STAND_IN_ENV, startResponsesStandIn, type ResponsesStandIn } from '../support/responses-stand-in.js';
+import {
+  codexStandInConfig,
+  CODEX_STAND_IN_ENV,
+  startResponsesStandIn,
+  type ResponsesStandIn,
+} from '../support/responses-stand-in.js';
 
 let claudeApi: StandIn;
 let codexApi: ResponsesStandIn;
 let t: TestDaemon;
 let client: OpenAI;
 
-const SCHEMA = { type: 'object', properties: { heard: { type: 'string' }, mood: { type: 'string' } }, required: ['heard'] };
+const SCHEMA = {
+  type: 'object',
+  properties: { heard: { type: 'string' }, mood: { type: 'string' } },
+  required: ['heard'],
+};
 const FORMAT = { type: 'json_schema' as const, json_schema: { name: 'heard', schema: SCHEMA } };
 
 const tmpBefore = claudeTmp();
@@ -51,16 +60,31 @@ after(async () => {
 
 describe(`structured outputs on the real CLIs (claude ${REAL_CLAUDE_VERSION})`, () => {
   it('claude: the model is offered StructuredOutput with the schema, the system prompt is kept, and a continued turn keeps the schema', async () => {
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Answer in JSON. SCHEMA-SYSTEM' }, { role: 'user', content: 'first structured words' }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'Answer in JSON. SCHEMA-SYSTEM' },
+      { role: 'user', content: 'first structured words' },
+    ];
     const before = claudeApi.requests.length;
     const r1 = await client.chat.completions.create({ model: 'sonnet', messages, response_format: FORMAT });
     assert.deepEqual(JSON.parse(r1.choices[0]!.message.content!), { heard: 'first structured words' });
-    const sent = claudeApi.requests.slice(before).find((r) => r.body.stream && Array.isArray(r.body.tools) && r.body.tools.length > 0)!;
-    const tool = (sent.body.tools as { name: string; input_schema: unknown }[]).find((x) => x.name === 'StructuredOutput');
+    const sent = claudeApi.requests
+      .slice(before)
+      .find((r) => r.body.stream && Array.isArray(r.body.tools) && r.body.tools.length > 0)!;
+    const tool = (sent.body.tools as { name: string; input_schema: unknown }[]).find(
+      (x) => x.name === 'StructuredOutput',
+    );
     assert.deepEqual(tool?.input_schema, SCHEMA);
     assert.match(JSON.stringify(sent.body.system), /SCHEMA-SYSTEM/, 'the system prompt from the file is still there');
-    messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'second structured words' });
-    const stream = await client.chat.completions.create({ model: 'sonnet', messages, response_format: FORMAT, stream: true });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'second structured words' },
+    );
+    const stream = await client.chat.completions.create({
+      model: 'sonnet',
+      messages,
+      response_format: FORMAT,
+      stream: true,
+    });
     let text = '';
     for await (const ch of stream) text += ch.choices[0]?.delta.content ?? '';
     assert.deepEqual(JSON.parse(text), { heard: 'second structured words' });
@@ -70,7 +94,11 @@ describe(`structured outputs on the real CLIs (claude ${REAL_CLAUDE_VERSION})`, 
 
   it('codex: text.format carries the schema in the strict form', async () => {
     const before = codexApi.requests.length;
-    const res = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'codex structured words' }], response_format: FORMAT });
+    const res = await client.chat.completions.create({
+      model: 'codex',
+      messages: [{ role: 'user', content: 'codex structured words' }],
+      response_format: FORMAT,
+    });
     assert.deepEqual(JSON.parse(res.choices[0]!.message.content!), { heard: 'codex structured words' });
     const format = codexApi.requests.slice(before).find((r) => r.text?.format)!.text!.format!;
     assert.equal(format.type, 'json_schema');

@@ -35,7 +35,15 @@ export interface StandIn {
    * with an OAuth token (2.1.197): `rejected` answers 429 (the window is spent), the others answer
    * as usual with the window's status and utilization.
    */
-  plan?: { status: 'allowed' | 'allowed_warning' | 'rejected'; claim: 'five_hour' | 'seven_day'; resetInS: number; utilization?: number; surpassedThreshold?: number } | undefined;
+  plan?:
+    | {
+        status: 'allowed' | 'allowed_warning' | 'rejected';
+        claim: 'five_hour' | 'seven_day';
+        resetInS: number;
+        utilization?: number;
+        surpassedThreshold?: number;
+      }
+    | undefined;
   /**
    * Cuts the next `times` streamed text replies after `afterDeltas` text deltas (each cut counts
    * one down): `reset` destroys the connection, `malformed` sends an SSE event whose data is not
@@ -80,8 +88,12 @@ function planHeaders(plan: NonNullable<StandIn['plan']>): Record<string, string>
     [`${h}status`]: plan.status,
     [`${h}reset`]: reset,
     [`${h}representative-claim`]: plan.claim,
-    ...(plan.utilization !== undefined ? { [`${h}${short}-utilization`]: String(plan.utilization), [`${h}${short}-reset`]: reset } : {}),
-    ...(plan.surpassedThreshold !== undefined ? { [`${h}${short}-surpassed-threshold`]: String(plan.surpassedThreshold) } : {}),
+    ...(plan.utilization !== undefined
+      ? { [`${h}${short}-utilization`]: String(plan.utilization), [`${h}${short}-reset`]: reset }
+      : {}),
+    ...(plan.surpassedThreshold !== undefined
+      ? { [`${h}${short}-surpassed-threshold`]: String(plan.surpassedThreshold) }
+      : {}),
   };
 }
 
@@ -90,7 +102,10 @@ function lastUserText(body: RecordedRequest['body']): string {
   if (!last) return '';
   if (typeof last.content === 'string') return last.content;
   // claude 2.1.332 adds "[Image: source: <file>]" after an image block.
-  const texts = (last.content as { type: string; text?: string }[]).filter((b) => b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('[Image: source:'));
+  const texts = (last.content as { type: string; text?: string }[]).filter(
+    (b) =>
+      b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('[Image: source:'),
+  );
   return texts.map((b) => b.text).join('\n');
 }
 
@@ -99,7 +114,12 @@ function lastUserText(body: RecordedRequest['body']): string {
  * (the last line that is not one of olp's transcript tags, as a model answers the last turn).
  */
 export function standInReply(userText: string): string {
-  const tail = userText.trim().split('\n').filter((l) => l && !/^<\/?(user|assistant|conversation)>$/.test(l.trim())).pop() ?? '';
+  const tail =
+    userText
+      .trim()
+      .split('\n')
+      .filter((l) => l && !/^<\/?(user|assistant|conversation)>$/.test(l.trim()))
+      .pop() ?? '';
   return `stand-in heard: ${tail.slice(-60)}`;
 }
 
@@ -114,7 +134,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
  * a subscription-style token.
  */
 export function claudeStandInEnv(url: string, login: 'api-key' | 'oauth' = 'api-key'): Record<string, string> {
-  return { ANTHROPIC_BASE_URL: url, ...(login === 'oauth' ? { CLAUDE_CODE_OAUTH_TOKEN: 'oauth-dummy-000' } : { ANTHROPIC_API_KEY: 'sk-ant-dummy-000' }), CLAUDE_CODE_MAX_RETRIES: '0' };
+  return {
+    ANTHROPIC_BASE_URL: url,
+    ...(login === 'oauth' ? { CLAUDE_CODE_OAUTH_TOKEN: 'oauth-dummy-000' } : { ANTHROPIC_API_KEY: 'sk-ant-dummy-000' }),
+    CLAUDE_CODE_MAX_RETRIES: '0',
+  };
 }
 
 export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise<StandIn> {
@@ -138,79 +162,198 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     if (state.plan && !path.endsWith('/count_tokens')) {
       for (const [name, value] of Object.entries(planHeaders(state.plan))) res.setHeader(name, value);
       if (state.plan.status === 'rejected') {
-        res.writeHead(429, { 'content-type': 'application/json', 'request-id': 'req_stand_in_429' }).end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'stand-in: the plan window is spent' } }));
+        res.writeHead(429, { 'content-type': 'application/json', 'request-id': 'req_stand_in_429' }).end(
+          JSON.stringify({
+            type: 'error',
+            error: { type: 'rate_limit_error', message: 'stand-in: the plan window is spent' },
+          }),
+        );
         return;
       }
     }
     const counted = state.context ? Math.ceil(textChars(body) / state.context.charsPerToken) : undefined;
     if (path.endsWith('/count_tokens')) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: counted ?? Math.ceil(raw.length / 4) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ input_tokens: counted ?? Math.ceil(raw.length / 4) }));
       return;
     }
     if (state.context && counted! > state.context.limit) {
       state.context.refused++;
-      res
-        .writeHead(400, { 'content-type': 'application/json', 'request-id': 'req_stand_in_too_long' })
-        .end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${counted} tokens > ${state.context.limit} maximum` }, request_id: 'req_stand_in_too_long' }));
+      res.writeHead(400, { 'content-type': 'application/json', 'request-id': 'req_stand_in_too_long' }).end(
+        JSON.stringify({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message: `prompt is too long: ${counted} tokens > ${state.context.limit} maximum`,
+          },
+          request_id: 'req_stand_in_too_long',
+        }),
+      );
       return;
     }
     if (state.mode === '401' || state.mode === '429' || state.mode === '500') {
       const type = { '401': 'authentication_error', '429': 'rate_limit_error', '500': 'api_error' }[state.mode];
-      res.writeHead(Number(state.mode), { 'content-type': 'application/json', 'request-id': 'req_stand_in' }).end(JSON.stringify({ type: 'error', error: { type, message: `stand-in ${state.mode}` } }));
+      res
+        .writeHead(Number(state.mode), { 'content-type': 'application/json', 'request-id': 'req_stand_in' })
+        .end(JSON.stringify({ type: 'error', error: { type, message: `stand-in ${state.mode}` } }));
       return;
     }
     const id = `msg_standin_${requests.length}`;
     const offered = (body.tools ?? []) as { name?: string }[];
     const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-    const results = Array.isArray(lastUser?.content) ? (lastUser.content as { type: string; content?: unknown }[]).filter((b) => b.type === 'tool_result') : [];
+    const results = Array.isArray(lastUser?.content)
+      ? (lastUser.content as { type: string; content?: unknown }[]).filter((b) => b.type === 'tool_result')
+      : [];
     // Structured output: claude offers its StructuredOutput tool; the model calls it with
     // {"heard": <the last user line>} (one call: the CLI checks it and ends the turn).
     if (offered.some((t) => t.name === 'StructuredOutput') && body.stream) {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        'request-id': 'req_stand_in',
+      });
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       const usage = { input_tokens: 31, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 };
-      send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } });
-      send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: `toolu_structured_${requests.length}`, name: 'StructuredOutput', input: {} } });
-      for (const piece of JSON.stringify({ heard: lastUserText(body) }).match(/.{1,5}/gs) ?? []) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: piece } });
+      send('message_start', {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: {
+          type: 'tool_use',
+          id: `toolu_structured_${requests.length}`,
+          name: 'StructuredOutput',
+          input: {},
+        },
+      });
+      for (const piece of JSON.stringify({ heard: lastUserText(body) }).match(/.{1,5}/gs) ?? [])
+        send('content_block_delta', {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        });
       send('content_block_stop', { type: 'content_block_stop', index: 0 });
-      send('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 8 } });
+      send('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 8 },
+      });
       send('message_stop', { type: 'message_stop' });
       res.end();
       return;
     }
     // A fresh turn carries earlier results rendered into its prompt: the model answers them.
-    const rendered = lastUserText(body).includes('</tool_result>') || JSON.stringify(lastUser?.content ?? '').includes('</tool_result>');
+    const rendered =
+      lastUserText(body).includes('</tool_result>') ||
+      JSON.stringify(lastUser?.content ?? '').includes('</tool_result>');
     if (state.toolCalls && offered.length > 0 && results.length === 0 && !rendered && body.stream) {
       if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        'request-id': 'req_stand_in',
+      });
       const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       const usage = { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 1 };
-      send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } });
+      send('message_start', {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      });
       for (const [i, call] of state.toolCalls.entries()) {
         const name = offered.find((t) => t.name === call.name || t.name?.endsWith(`__${call.name}`))?.name ?? call.name;
-        send('content_block_start', { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_standin_${requests.length}_${i}`, name, input: {} } });
+        send('content_block_start', {
+          type: 'content_block_start',
+          index: i,
+          content_block: { type: 'tool_use', id: `toolu_standin_${requests.length}_${i}`, name, input: {} },
+        });
         const json = JSON.stringify(call.input);
-        for (const piece of json.match(/.{1,5}/gs) ?? []) send('content_block_delta', { type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: piece } });
+        for (const piece of json.match(/.{1,5}/gs) ?? [])
+          send('content_block_delta', {
+            type: 'content_block_delta',
+            index: i,
+            delta: { type: 'input_json_delta', partial_json: piece },
+          });
         send('content_block_stop', { type: 'content_block_stop', index: i });
       }
-      send('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 6 } });
+      send('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 6 },
+      });
       send('message_stop', { type: 'message_stop' });
       res.end();
       return;
     }
-    const resultText = results.map((r) => (typeof r.content === 'string' ? r.content : Array.isArray(r.content) ? (r.content as { text?: string }[]).map((c) => c.text ?? '').join('') : '')).join(' | ');
+    const resultText = results
+      .map((r) =>
+        typeof r.content === 'string'
+          ? r.content
+          : Array.isArray(r.content)
+            ? (r.content as { text?: string }[]).map((c) => c.text ?? '').join('')
+            : '',
+      )
+      .join(' | ');
     const text = results.length ? `echo: ${resultText}` : standInReply(lastUserText(body));
-    const usage = counted !== undefined ? { input_tokens: counted, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } : { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
+    const usage =
+      counted !== undefined
+        ? { input_tokens: counted, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 }
+        : { input_tokens: 21, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 0 };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { ...usage, output_tokens: 9 } }),
+        JSON.stringify({
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content: [{ type: 'text', text }],
+          stop_reason: 'end_turn',
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: 9 },
+        }),
       );
       return;
     }
     if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_stand_in' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'request-id': 'req_stand_in',
+    });
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    send('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    send('message_start', {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    });
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
     const cut = state.cut && state.cut.times > 0 ? state.cut : undefined;
     if (cut) cut.times--;
@@ -222,13 +365,20 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
         // Let the deltas so far reach the CLI before the cut.
         await new Promise((r) => setTimeout(r, 50));
         if (cut.how === 'reset') res.socket?.resetAndDestroy();
-        else res.end('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_de\n\n');
+        else
+          res.end(
+            'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_de\n\n',
+          );
         return;
       }
       send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } });
     }
     send('content_block_stop', { type: 'content_block_stop', index: 0 });
-    send('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } });
+    send('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 9 },
+    });
     send('message_stop', { type: 'message_stop' });
     res.end();
   });

@@ -25,7 +25,13 @@ export interface TestDaemon {
 
 /** Starts a real listening olp (in this process) on the fake claude, with one owner key. */
 export async function startTestDaemon(
-  opts: { config?: Partial<Record<ConfigKey, unknown>>; claudeEnv?: Record<string, string>; codexEnv?: Record<string, string>; hostEnv?: Record<string, string>; base?: string } = {},
+  opts: {
+    config?: Partial<Record<ConfigKey, unknown>>;
+    claudeEnv?: Record<string, string>;
+    codexEnv?: Record<string, string>;
+    hostEnv?: Record<string, string>;
+    base?: string;
+  } = {},
 ): Promise<TestDaemon> {
   const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
   const stateDir = join(base, 'state');
@@ -36,7 +42,8 @@ export async function startTestDaemon(
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -57,7 +64,11 @@ export async function startTestDaemon(
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const daemon = await startDaemon({ config, logger, hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv } });
+  const daemon = await startDaemon({
+    config,
+    logger,
+    hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv },
+  });
   const token = opts.base ? '' : daemon.store.keys.add('tester', 'owner').token;
   return {
     url: daemon.url,

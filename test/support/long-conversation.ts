@@ -45,7 +45,9 @@ const FILLER = 'the quick brown fox jumps over the lazy dog while the band plays
 /** A user message of `n` characters that says which turn it is. */
 export function userMessage(i: number, n: number): string {
   const head = `turn ${i}: `;
-  return head + FILLER.repeat(Math.ceil(n / FILLER.length)).slice(0, Math.max(0, n - head.length - 12)) + `\nend of ${i}`;
+  return (
+    head + FILLER.repeat(Math.ceil(n / FILLER.length)).slice(0, Math.max(0, n - head.length - 12)) + `\nend of ${i}`
+  );
 }
 
 export async function runLongConversation(o: LongConversationOptions): Promise<LongConversationResult> {
@@ -68,7 +70,16 @@ export async function runLongConversation(o: LongConversationOptions): Promise<L
   try {
     const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0, timeout: 240_000 });
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are terse.' }];
-    const result: LongConversationResult = { answered: 0, failed: [], rotations: [], refused: 0, requests: 0, resent: 0, maxTokens: 0, logs };
+    const result: LongConversationResult = {
+      answered: 0,
+      failed: [],
+      rotations: [],
+      refused: 0,
+      requests: 0,
+      resent: 0,
+      maxTokens: 0,
+      logs,
+    };
     for (let i = 1; i <= o.turns; i++) {
       messages.push({ role: 'user', content: userMessage(i, o.userChars) });
       try {
@@ -85,12 +96,17 @@ export async function runLongConversation(o: LongConversationOptions): Promise<L
         o.onTurn?.(i, false, `${e.code}: ${String(e.message).slice(0, 200)}`);
       }
     }
-    result.rotations = logs.filter((l) => l.event === 'request' && typeof l.rotation === 'string' && l.rotation !== 'initial').map((l) => String(l.rotation));
+    result.rotations = logs
+      .filter((l) => l.event === 'request' && typeof l.rotation === 'string' && l.rotation !== 'initial')
+      .map((l) => String(l.rotation));
     result.refused = api.context.refused;
     const sent = api.requests.filter((r) => r.path === '/v1/messages');
     result.requests = sent.length;
     result.resent = sent.filter((r) => JSON.stringify(r.body.messages ?? []).includes('<conversation>')).length;
-    result.maxTokens = Math.max(0, ...sent.map((r) => Math.ceil(textCharsOf(r.body) / o.charsPerToken)).filter((n) => n <= o.limitTokens * 10));
+    result.maxTokens = Math.max(
+      0,
+      ...sent.map((r) => Math.ceil(textCharsOf(r.body) / o.charsPerToken)).filter((n) => n <= o.limitTokens * 10),
+    );
     return result;
   } finally {
     await t.close();

@@ -20,7 +20,19 @@ export const REAL_CLAUDE = current ? CLAUDE_CURRENT : CLAUDE_BASELINE;
 /** Its version, for test names. */
 export const REAL_CLAUDE_VERSION = (() => {
   try {
-    return (JSON.parse(readFileSync(join(ROOT, current ? 'node_modules/claude-code-current/package.json' : 'node_modules/@anthropic-ai/claude-code/package.json'), 'utf8')) as { version: string }).version;
+    return (
+      JSON.parse(
+        readFileSync(
+          join(
+            ROOT,
+            current
+              ? 'node_modules/claude-code-current/package.json'
+              : 'node_modules/@anthropic-ai/claude-code/package.json',
+          ),
+          'utf8',
+        ),
+      ) as { version: string }
+    ).version;
   } catch {
     return 'missing';
   }

@@ -9,7 +9,11 @@ import type { TestDaemon } from './daemon.js';
 /** Fails, naming them, when the CLI printed event types olp's parsers do not know (call it after the daemon stopped). */
 export function assertUnderstood(logs: TestDaemon['logs']): void {
   const unknown = logs.filter((l) => l.event === 'cli_unknown_event').map((l) => String(l.type));
-  assert.deepEqual(unknown, [], `the CLI printed event types olp does not understand: ${unknown.join(', ')} (read them, then handle or list them as ignored)`);
+  assert.deepEqual(
+    unknown,
+    [],
+    `the CLI printed event types olp does not understand: ${unknown.join(', ')} (read them, then handle or list them as ignored)`,
+  );
 }
 
 /** What is in the shared temp folder claude would use (<tmpdir>/claude-<uid>) now. */

@@ -9,7 +9,13 @@ export type ResponsesMode = 'text' | '401' | '429' | '500';
 export interface ResponsesStandIn {
   url: string;
   /** JSON bodies of every POST /v1/responses. */
-  requests: { input?: unknown; instructions?: string; model?: string; tools?: unknown[]; text?: { format?: Record<string, unknown> } }[];
+  requests: {
+    input?: unknown;
+    instructions?: string;
+    model?: string;
+    tools?: unknown[];
+    text?: { format?: Record<string, unknown> };
+  }[];
   mode: ResponsesMode;
   /** Simulated provider time before a reply starts (ms; default 0). */
   latencyMs: number;
@@ -37,7 +43,9 @@ export interface ResponsesStandIn {
 
 /** The text of the last user input item of a Responses request. */
 function lastUserText(body: { input?: unknown }): string {
-  const items = Array.isArray(body.input) ? (body.input as { role?: string; content?: { type?: string; text?: string }[] }[]) : [];
+  const items = Array.isArray(body.input)
+    ? (body.input as { role?: string; content?: { type?: string; text?: string }[] }[])
+    : [];
   const last = [...items].reverse().find((i) => i.role === 'user');
   const text = (last?.content ?? []).map((c) => c.text ?? '').join('\n');
   return text.trim().split('\n').filter(Boolean).pop() ?? '';
@@ -45,7 +53,10 @@ function lastUserText(body: { input?: unknown }): string {
 
 /** codex's config pointing it at a stand-in: a model provider of its own (the key in CODEX_API_KEY). */
 export function codexStandInConfig(url: string, streamRetries = 0): string[] {
-  return ['model_provider="standin"', `model_providers.standin={name="standin",base_url="${url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=${streamRetries}}`];
+  return [
+    'model_provider="standin"',
+    `model_providers.standin={name="standin",base_url="${url}/v1",env_key="CODEX_API_KEY",wire_api="responses",supports_websockets=false,request_max_retries=0,stream_max_retries=${streamRetries}}`,
+  ];
 }
 
 /** codex's environment for a stand-in: a dummy key. */
@@ -66,15 +77,32 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     state.requests.push(body);
     if (state.mode !== 'text') {
       const status = Number(state.mode);
-      const message = status === 401 ? 'Incorrect API key provided: sk-dummy.' : status === 429 ? "You've hit your usage limit." : 'stand-in failure';
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: status === 401 ? 'invalid_api_key' : null } }));
+      const message =
+        status === 401
+          ? 'Incorrect API key provided: sk-dummy.'
+          : status === 429
+            ? "You've hit your usage limit."
+            : 'stand-in failure';
+      res.writeHead(status, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: { message, type: 'invalid_request_error', code: status === 401 ? 'invalid_api_key' : null },
+        }),
+      );
       return;
     }
     if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
     const n = state.requests.length;
-    const items = Array.isArray(body.input) ? (body.input as { type?: string; output?: unknown; tools?: unknown }[]) : [];
-    const outputs = items.filter((i) => i.type === 'function_call_output').map((i) => (Array.isArray(i.output) ? ((i.output as { text?: string }[]).at(-1)?.text ?? '') : String(i.output ?? '')));
-    const offered = JSON.stringify([body.tools ?? [], items.filter((i) => i.type === 'additional_tools')]).includes('"name":"mcp__olp"');
+    const items = Array.isArray(body.input)
+      ? (body.input as { type?: string; output?: unknown; tools?: unknown }[])
+      : [];
+    const outputs = items
+      .filter((i) => i.type === 'function_call_output')
+      .map((i) =>
+        Array.isArray(i.output) ? ((i.output as { text?: string }[]).at(-1)?.text ?? '') : String(i.output ?? ''),
+      );
+    const offered = JSON.stringify([body.tools ?? [], items.filter((i) => i.type === 'additional_tools')]).includes(
+      '"name":"mcp__olp"',
+    );
     // A fresh turn carries earlier results rendered into its prompt: the model answers them.
     const rendered = JSON.stringify(body.input ?? '').includes('</tool_result>');
     const calls = state.toolCalls && offered && outputs.length === 0 && !rendered ? state.toolCalls : [];
@@ -89,41 +117,89 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     const events = [
       { type: 'response.created', response: { id: `resp_${n}` } },
       ...calls.flatMap((c, i) => {
-        const item = { type: 'function_call', id: `fc_${n}_${i}`, call_id: `call_${n}_${i}`, name: c.name, namespace: 'mcp__olp', arguments: JSON.stringify(c.arguments), status: 'completed' };
+        const item = {
+          type: 'function_call',
+          id: `fc_${n}_${i}`,
+          call_id: `call_${n}_${i}`,
+          name: c.name,
+          namespace: 'mcp__olp',
+          arguments: JSON.stringify(c.arguments),
+          status: 'completed',
+        };
         return [
-          { type: 'response.output_item.added', output_index: i, item: { ...item, arguments: '', status: 'in_progress' } },
+          {
+            type: 'response.output_item.added',
+            output_index: i,
+            item: { ...item, arguments: '', status: 'in_progress' },
+          },
           { type: 'response.output_item.done', output_index: i, item },
         ];
       }),
-      ...(calls.length > 0 ? [] : [{ type: 'response.output_item.done', item: { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text }] } }]),
+      ...(calls.length > 0
+        ? []
+        : [
+            {
+              type: 'response.output_item.done',
+              item: { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text }] },
+            },
+          ]),
       {
         type: 'response.completed',
-        response: { id: `resp_${n}`, usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 200 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 1212 } },
+        response: {
+          id: `resp_${n}`,
+          usage: {
+            input_tokens: 1200,
+            input_tokens_details: { cached_tokens: 200 },
+            output_tokens: 12,
+            output_tokens_details: { reasoning_tokens: 4 },
+            total_tokens: 1212,
+          },
+        },
       },
     ];
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const cut = calls.length === 0 && state.cut && state.cut.times > 0 ? state.cut : undefined;
     if (cut) cut.times--;
     if (calls.length === 0 && (state.deltas || cut)) {
-      const send = (e: Record<string, unknown>) => res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
+      const send = (e: Record<string, unknown>) =>
+        res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
       const said = cut?.text ?? text;
       const item = { type: 'message', role: 'assistant', id: `msg_${n}`, status: 'in_progress', content: [] };
       send(events[0]!);
       send({ type: 'response.output_item.added', output_index: 0, item });
-      send({ type: 'response.content_part.added', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      send({
+        type: 'response.content_part.added',
+        item_id: item.id,
+        output_index: 0,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
       for (const [i, piece] of (said.match(/.{1,6}/gs) ?? []).entries()) {
         if (cut && i === cut.afterDeltas) {
           // Let the deltas so far reach the CLI before the cut.
           await new Promise((r) => setTimeout(r, 50));
           if (cut.how === 'reset') res.socket?.resetAndDestroy();
-          else res.end('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"msg_\n\n');
+          else
+            res.end(
+              'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"msg_\n\n',
+            );
           return;
         }
         send({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: piece });
       }
       send({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text: said });
-      send({ type: 'response.content_part.done', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: said, annotations: [] } });
-      send({ type: 'response.output_item.done', output_index: 0, item: { ...item, status: 'completed', content: [{ type: 'output_text', text: said, annotations: [] }] } });
+      send({
+        type: 'response.content_part.done',
+        item_id: item.id,
+        output_index: 0,
+        content_index: 0,
+        part: { type: 'output_text', text: said, annotations: [] },
+      });
+      send({
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { ...item, status: 'completed', content: [{ type: 'output_text', text: said, annotations: [] }] },
+      });
       if (cut) {
         await new Promise((r) => setTimeout(r, 50));
         if (cut.how === 'reset') res.socket?.resetAndDestroy();

@@ -7,7 +7,15 @@ import type { ExitInfo } from '../../src/process/index.js';
 import { createLineSplitter } from '../../src/process/index.js';
 import { REFERENCE } from '../support/paths.js';
 
-const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({ reason: 'exit', exitCode: 0, signal: null, stderr: '', pid: 1, durationMs: 10, ...over });
+const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({
+  reason: 'exit',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  pid: 1,
+  durationMs: 10,
+  ...over,
+});
 
 /** Feeds a captured file through the line splitter in chunks of `size` bytes, then the parser. */
 function run(file: string, size: number, ex: Partial<ExitInfo> = {}) {
@@ -19,7 +27,10 @@ function run(file: string, size: number, ex: Partial<ExitInfo> = {}) {
     for (const line of splitter.push(bytes.subarray(off, off + size))) events.push(...parser.push(line));
   }
   for (const line of splitter.end()) events.push(...parser.push(line));
-  const text = events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('');
+  const text = events
+    .filter((e) => e.type === 'text')
+    .map((e) => (e as { text: string }).text)
+    .join('');
   return { events, text, outcome: parser.finish(exit(ex)) };
 }
 
@@ -30,9 +41,20 @@ describe('claude stream-json parser on captured CLI output', () => {
       assert.equal(text, 'echo: ps://claude.com/claude-code)\n</system-reminder>\n hello there');
       // Forwarded as deltas, not as one block at the end.
       assert.ok(events.filter((e) => e.type === 'text').length > 5);
-      assert.deepEqual(events[0], { type: 'session', sessionId: '11111111-2222-4333-8444-555555555555', model: 'claude-sonnet-4-5' });
+      assert.deepEqual(events[0], {
+        type: 'session',
+        sessionId: '11111111-2222-4333-8444-555555555555',
+        model: 'claude-sonnet-4-5',
+      });
       assert.equal(outcome.ok, true);
-      assert.deepEqual(outcome.usage && { p: outcome.usage.promptTokens, c: outcome.usage.completionTokens, k: outcome.usage.cachedTokens }, { p: 11, c: 7, k: 0 });
+      assert.deepEqual(
+        outcome.usage && {
+          p: outcome.usage.promptTokens,
+          c: outcome.usage.completionTokens,
+          k: outcome.usage.cachedTokens,
+        },
+        { p: 11, c: 7, k: 0 },
+      );
     });
   }
 
@@ -71,7 +93,11 @@ describe('claude stream-json parser on captured CLI output', () => {
   it('an unknown model is a 404 model_not_found', () => {
     const { outcome } = run('unknown-model.jsonl', 512, { exitCode: 1, stderr: '[claude-code:unrecognized_model]' });
     assert.equal(outcome.ok, false);
-    if (!outcome.ok) assert.deepEqual([outcome.error.status, outcome.error.code, outcome.error.param], [404, 'model_not_found', 'model']);
+    if (!outcome.ok)
+      assert.deepEqual(
+        [outcome.error.status, outcome.error.code, outcome.error.param],
+        [404, 'model_not_found', 'model'],
+      );
   });
 
   it('error_max_turns is a 502 carrying the CLI error text', () => {
@@ -88,7 +114,12 @@ describe('claude stream-json parser on captured CLI output', () => {
 
   it('usage keeps the raw counts and reports the partial usage of a failed run', () => {
     const { outcome } = run('claude-2.1.197-stream-error-max-turns.jsonl', 512, { exitCode: 1 });
-    assert.deepEqual(outcome.usage?.raw, { input_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 30 });
+    assert.deepEqual(outcome.usage?.raw, {
+      input_tokens: 12,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 30,
+    });
   });
 });
 
@@ -127,7 +158,9 @@ describe('claude parser without a result', () => {
   });
   it('api_retry lines (captured, claude 2.1.197) are retry events, not output', () => {
     const p = createClaudeParser();
-    const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-http401-after-10-retries.jsonl'), 'utf8').split('\n').filter((l) => l.includes('api_retry'));
+    const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-http401-after-10-retries.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('api_retry'));
     assert.equal(lines.length, 10);
     const events = lines.flatMap((l) => p.push(l));
     assert.equal(events.length, 10);
@@ -136,7 +169,9 @@ describe('claude parser without a result', () => {
   });
   it('ignores text of sub-agent (non top-level) messages', () => {
     const p = createClaudeParser();
-    const ev = p.push('{"type":"stream_event","parent_tool_use_id":"toolu_1","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"inner"}}}');
+    const ev = p.push(
+      '{"type":"stream_event","parent_tool_use_id":"toolu_1","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"inner"}}}',
+    );
     assert.deepEqual(ev, []);
   });
 });
@@ -176,7 +211,13 @@ function kept(events: ReturnType<ReturnType<typeof createClaudeParser>['push']>)
     if (e.type === 'abandoned') out.splice(out.length - e.events);
     else if (e.type === 'text' || e.type === 'tool_call' || e.type === 'tool_args') out.push(e);
   }
-  return { text: out.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), out };
+  return {
+    text: out
+      .filter((e) => e.type === 'text')
+      .map((e) => (e as { text: string }).text)
+      .join(''),
+    out,
+  };
 }
 
 describe('a message the CLI abandons when the provider stream breaks (captured, stand-in cuts once, the retry answers)', () => {
@@ -189,7 +230,14 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
         assert.deepEqual(abandoned, [{ type: 'abandoned', text: 'stand-in hea', events: 2 }]);
         // Said before anything of the retried message.
         const at = events.findIndex((e) => e.type === 'abandoned');
-        assert.equal(events.slice(0, at).filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), 'stand-in hea');
+        assert.equal(
+          events
+            .slice(0, at)
+            .filter((e) => e.type === 'text')
+            .map((e) => (e as { text: string }).text)
+            .join(''),
+          'stand-in hea',
+        );
         assert.equal(kept(events).text, answer);
         assert.equal(outcome.ok, true);
       });
@@ -197,41 +245,88 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
   }
 
   it('no captured run of a whole reply says abandoned', () => {
-    for (const file of readdirSync(REFERENCE).filter((f) => f.endsWith('.jsonl') && !f.includes('-cut-') && !f.startsWith('codex'))) {
+    for (const file of readdirSync(REFERENCE).filter(
+      (f) => f.endsWith('.jsonl') && !f.includes('-cut-') && !f.startsWith('codex'),
+    )) {
       const { events } = run(file, 4096);
-      assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [], file);
+      assert.deepEqual(
+        events.filter((e) => e.type === 'abandoned'),
+        [],
+        file,
+      );
     }
   });
 
-  const line = (event: Record<string, unknown>) => JSON.stringify({ type: 'stream_event', event, parent_tool_use_id: null });
-  const start = (id: string) => line({ type: 'message_start', message: { id, usage: { input_tokens: 3, output_tokens: 1 } } });
+  const line = (event: Record<string, unknown>) =>
+    JSON.stringify({ type: 'stream_event', event, parent_tool_use_id: null });
+  const start = (id: string) =>
+    line({ type: 'message_start', message: { id, usage: { input_tokens: 3, output_tokens: 1 } } });
   const delta = (text: string) => line({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
-  const end = (stop: string) => [line({ type: 'message_delta', delta: { stop_reason: stop }, usage: { output_tokens: 4 } }), line({ type: 'message_stop' })];
-  const result = (text: string) => JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 4 } });
+  const end = (stop: string) => [
+    line({ type: 'message_delta', delta: { stop_reason: stop }, usage: { output_tokens: 4 } }),
+    line({ type: 'message_stop' }),
+  ];
+  const result = (text: string) =>
+    JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: text,
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 3, output_tokens: 4 },
+    });
 
   it('tool calls streamed in an abandoned message are taken back and never become a tool step', () => {
     const p = createClaudeParser();
     const events = [
       start('msg_1'),
-      line({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'mcp__olp__get_weather' } }),
+      line({
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'mcp__olp__get_weather' },
+      }),
       line({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"ci' } }),
       // 2.1.332 closes the broken message itself, without a message_delta.
       line({ type: 'content_block_stop', index: 0 }),
       line({ type: 'message_stop' }),
     ].flatMap((l) => p.push(l));
     assert.equal(p.toolStep, undefined, 'a broken message is no tool step');
-    events.push(...p.push(JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, error_status: null, error: 'unknown' })));
+    events.push(
+      ...p.push(
+        JSON.stringify({
+          type: 'system',
+          subtype: 'api_retry',
+          attempt: 1,
+          max_retries: 10,
+          error_status: null,
+          error: 'unknown',
+        }),
+      ),
+    );
     events.push(
       ...[
         start('msg_2'),
-        line({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_2', name: 'mcp__olp__get_weather' } }),
-        line({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city":"Oslo"}' } }),
+        line({
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 'toolu_2', name: 'mcp__olp__get_weather' },
+        }),
+        line({
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: '{"city":"Oslo"}' },
+        }),
         line({ type: 'content_block_stop', index: 0 }),
         ...end('tool_use'),
       ].flatMap((l) => p.push(l)),
     );
-    assert.deepEqual(events.find((e) => e.type === 'abandoned'), { type: 'abandoned', text: '', events: 2 });
-    assert.deepEqual((p.toolStep as { calls: unknown[] } | undefined)?.calls, [{ id: 'toolu_2', name: 'get_weather', arguments: '{"city":"Oslo"}' }]);
+    assert.deepEqual(
+      events.find((e) => e.type === 'abandoned'),
+      { type: 'abandoned', text: '', events: 2 },
+    );
+    assert.deepEqual((p.toolStep as { calls: unknown[] } | undefined)?.calls, [
+      { id: 'toolu_2', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    ]);
     assert.deepEqual(kept(events).out, [
       { type: 'tool_call', index: 0, id: 'toolu_2', name: 'get_weather' },
       { type: 'tool_args', index: 0, text: '{"city":"Oslo"}' },
@@ -240,8 +335,21 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
 
   it('a finished message is never taken back; a new message_start after an unfinished one is', () => {
     const p = createClaudeParser();
-    const events = [start('msg_1'), delta('Hello'), ...end('end_turn'), start('msg_2'), delta('part'), start('msg_3'), delta('whole'), ...end('end_turn'), result('whole')].flatMap((l) => p.push(l));
-    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [{ type: 'abandoned', text: 'part', events: 1 }]);
+    const events = [
+      start('msg_1'),
+      delta('Hello'),
+      ...end('end_turn'),
+      start('msg_2'),
+      delta('part'),
+      start('msg_3'),
+      delta('whole'),
+      ...end('end_turn'),
+      result('whole'),
+    ].flatMap((l) => p.push(l));
+    assert.deepEqual(
+      events.filter((e) => e.type === 'abandoned'),
+      [{ type: 'abandoned', text: 'part', events: 1 }],
+    );
     assert.equal(kept(events).text, 'Hellowhole');
   });
 
@@ -250,7 +358,11 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
     const events = [
       start('msg_1'),
       delta('partial reply'),
-      JSON.stringify({ type: 'assistant', message: { id: 'msg_2', model: 'claude-sonnet-5', content: [{ type: 'text', text: 'the real answer' }] }, parent_tool_use_id: null }),
+      JSON.stringify({
+        type: 'assistant',
+        message: { id: 'msg_2', model: 'claude-sonnet-5', content: [{ type: 'text', text: 'the real answer' }] },
+        parent_tool_use_id: null,
+      }),
       result('the real answer'),
     ].flatMap((l) => p.push(l));
     assert.equal(kept(events).text, 'the real answer');
@@ -259,8 +371,19 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
   it('structured output: text held back in an abandoned message is dropped too', () => {
     const p = createClaudeParser();
     p.push(JSON.stringify({ type: 'system', subtype: 'init', session_id: 's', tools: ['StructuredOutput'] }));
-    const events = [start('msg_1'), delta('Sure, here'), start('msg_2'), delta('Plain answer'), ...end('end_turn'), result('Plain answer')].flatMap((l) => p.push(l));
+    const events = [
+      start('msg_1'),
+      delta('Sure, here'),
+      start('msg_2'),
+      delta('Plain answer'),
+      ...end('end_turn'),
+      result('Plain answer'),
+    ].flatMap((l) => p.push(l));
     assert.equal(kept(events).text, 'Plain answer');
-    assert.equal(events.some((e) => e.type === 'abandoned'), false, 'nothing held back was ever emitted');
+    assert.equal(
+      events.some((e) => e.type === 'abandoned'),
+      false,
+      'nothing held back was ever emitted',
+    );
   });
 });

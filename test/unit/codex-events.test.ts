@@ -10,14 +10,23 @@ import type { ExitInfo } from '../../src/process/index.js';
 import { createLineSplitter } from '../../src/process/index.js';
 import { REFERENCE } from '../support/paths.js';
 
-const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({ reason: 'exit', exitCode: 0, signal: null, stderr: '', pid: 1, durationMs: 10, ...over });
+const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({
+  reason: 'exit',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  pid: 1,
+  durationMs: 10,
+  ...over,
+});
 
 function run(file: string, size: number, ex: Partial<ExitInfo> = {}) {
   const bytes = readFileSync(join(REFERENCE, file));
   const splitter = createLineSplitter();
   const parser = createCodexParser();
   const events = [];
-  for (let off = 0; off < bytes.length; off += size) for (const line of splitter.push(bytes.subarray(off, off + size))) events.push(...parser.push(line));
+  for (let off = 0; off < bytes.length; off += size)
+    for (const line of splitter.push(bytes.subarray(off, off + size))) events.push(...parser.push(line));
   for (const line of splitter.end()) events.push(...parser.push(line));
   return { events, outcome: parser.finish(exit(ex)) };
 }
@@ -32,7 +41,15 @@ describe('codex exec --json parser on captured CLI output', () => {
       ]);
       assert.equal(outcome.ok, true);
       // input_tokens already includes the cached part (ARCHITECTURE section 6).
-      assert.deepEqual([outcome.usage?.promptTokens, outcome.usage?.cachedTokens, outcome.usage?.completionTokens, outcome.usage?.reasoningTokens], [1200, 200, 12, 4]);
+      assert.deepEqual(
+        [
+          outcome.usage?.promptTokens,
+          outcome.usage?.cachedTokens,
+          outcome.usage?.completionTokens,
+          outcome.usage?.reasoningTokens,
+        ],
+        [1200, 200, 12, 4],
+      );
     });
   }
 
@@ -48,25 +65,49 @@ describe('codex exec --json parser on captured CLI output', () => {
   it('a 500 "high demand" failure → retryable 503 overloaded', () => {
     const { outcome } = run('codex-0.171.0-exec-json-http500.jsonl', 100, { exitCode: 1 });
     assert.equal(outcome.ok, false);
-    if (!outcome.ok) assert.deepEqual([outcome.error.status, outcome.error.code, outcome.error.retryable], [503, 'backend_overloaded', true]);
+    if (!outcome.ok)
+      assert.deepEqual(
+        [outcome.error.status, outcome.error.code, outcome.error.retryable],
+        [503, 'backend_overloaded', true],
+      );
   });
 
   it('retry notices alone are not fatal; a run killed while waiting for the network is a failure, not a success', () => {
-    const { events, outcome } = run('codex-0.171.0-exec-json-no-network-300s.jsonl', 100, { exitCode: null, signal: 'SIGKILL' });
-    assert.deepEqual(events.filter((e) => e.type === 'text'), []);
+    const { events, outcome } = run('codex-0.171.0-exec-json-no-network-300s.jsonl', 100, {
+      exitCode: null,
+      signal: 'SIGKILL',
+    });
+    assert.deepEqual(
+      events.filter((e) => e.type === 'text'),
+      [],
+    );
     assert.equal(outcome.ok, false);
     // Every line after thread.started is a retry (Reconnecting…, the WebSocket fallback item): none is progress.
     const retries = events.filter((e) => e.type === 'retry');
     assert.equal(retries.length, 13);
-    assert.match(retries.at(-1)!.type === 'retry' ? retries.at(-1)!.message : '', /^Reconnecting\.\.\. waiting for network/);
+    assert.match(
+      retries.at(-1)!.type === 'retry' ? retries.at(-1)!.message : '',
+      /^Reconnecting\.\.\. waiting for network/,
+    );
   });
 
   it('stderr-only failures: input too large → 400, unknown thread → session_not_found', () => {
     const big = createCodexParser();
     big.push('{"type":"thread.started","thread_id":"t"}');
-    const o1 = big.finish(exit({ exitCode: 1, stderr: 'Error: turn/start: turn/start failed: Input exceeds the maximum length of 1048576 characters. (code -32602)' }));
+    const o1 = big.finish(
+      exit({
+        exitCode: 1,
+        stderr:
+          'Error: turn/start: turn/start failed: Input exceeds the maximum length of 1048576 characters. (code -32602)',
+      }),
+    );
     assert.equal(!o1.ok && o1.error.code, 'context_length_exceeded');
-    const o2 = createCodexParser().finish(exit({ exitCode: 1, stderr: 'Error: thread/resume: thread/resume failed: no rollout found for thread id abc (code -32600)' }));
+    const o2 = createCodexParser().finish(
+      exit({
+        exitCode: 1,
+        stderr: 'Error: thread/resume: thread/resume failed: no rollout found for thread id abc (code -32600)',
+      }),
+    );
     assert.equal(!o2.ok && o2.error.code, 'session_not_found');
   });
 
@@ -85,14 +126,29 @@ describe('codex exec --json parser on captured CLI output', () => {
       ...p.push('{"type":"item.completed","item":{"id":"a","type":"agent_message","text":"Hello"}}'),
       ...p.push('{"type":"item.completed","item":{"id":"b","type":"agent_message","text":"Second"}}'),
     ];
-    assert.deepEqual(ev.map((e) => (e as { text: string }).text), ['Hel', 'lo', '\n\nSecond']);
+    assert.deepEqual(
+      ev.map((e) => (e as { text: string }).text),
+      ['Hel', 'lo', '\n\nSecond'],
+    );
   });
 });
 
 describe('codex usage on resumed threads', () => {
   it('reports the difference from the thread’s previous total, never the running total', () => {
-    const second = { input_tokens: 2400, cached_input_tokens: 400, cache_write_input_tokens: 0, output_tokens: 24, reasoning_output_tokens: 8 };
-    const first = { input_tokens: 1200, cached_input_tokens: 200, cache_write_input_tokens: 0, output_tokens: 12, reasoning_output_tokens: 4 };
+    const second = {
+      input_tokens: 2400,
+      cached_input_tokens: 400,
+      cache_write_input_tokens: 0,
+      output_tokens: 24,
+      reasoning_output_tokens: 8,
+    };
+    const first = {
+      input_tokens: 1200,
+      cached_input_tokens: 200,
+      cache_write_input_tokens: 0,
+      output_tokens: 12,
+      reasoning_output_tokens: 4,
+    };
     const u = toCodexUsage(subtractUsage(second, first));
     assert.deepEqual([u?.promptTokens, u?.cachedTokens, u?.completionTokens, u?.totalTokens], [1200, 200, 12, 1212]);
   });
@@ -112,14 +168,20 @@ describe('codex 0.171: the provider stream cut once, codex asks again (captured 
   const answer = 'responses stand-in heard: say something please';
   it('exec, cut mid-message: no message of the cut attempt was printed; nothing to take back', () => {
     const { events, outcome } = run('codex-0.171.0-exec-json-cut-mid-message-retried.jsonl', 50);
-    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), []);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'abandoned'),
+      [],
+    );
     assert.equal(kept(events), answer);
     assert.equal(outcome.ok, true);
   });
 
   it('exec, cut after the message was done: the printed message is taken back at the retry, no blank-line glue', () => {
     const { events, outcome } = run('codex-0.171.0-exec-json-cut-after-message-retried.jsonl', 50);
-    assert.deepEqual(events.filter((e) => e.type === 'abandoned'), [{ type: 'abandoned', text: 'partial reply echo: abandoned attempt', events: 1 }]);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'abandoned'),
+      [{ type: 'abandoned', text: 'partial reply echo: abandoned attempt', events: 1 }],
+    );
     assert.equal(kept(events), answer);
     assert.equal(outcome.ok, true);
   });
@@ -127,10 +189,16 @@ describe('codex 0.171: the provider stream cut once, codex asks again (captured 
   for (const where of ['mid-message', 'after-message']) {
     it(`app-server, cut ${where}: the streamed part is taken back, the reply is the turn's message`, () => {
       const parser = createAppServerParser();
-      const events = readFileSync(join(REFERENCE, `codex-0.171.0-app-server-cut-${where}-retried.jsonl`), 'utf8').split('\n').filter(Boolean).flatMap((l) => parser.push(l));
+      const events = readFileSync(join(REFERENCE, `codex-0.171.0-app-server-cut-${where}-retried.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .flatMap((l) => parser.push(l));
       const gone = events.filter((e) => e.type === 'abandoned');
       assert.equal(gone.length, 1);
-      assert.equal((gone[0] as { text: string }).text, where === 'mid-message' ? 'partial repl' : 'partial reply echo: abandoned attempt');
+      assert.equal(
+        (gone[0] as { text: string }).text,
+        where === 'mid-message' ? 'partial repl' : 'partial reply echo: abandoned attempt',
+      );
       assert.equal(kept(events), answer);
       assert.equal(parser.finish(exit()).ok, true);
     });

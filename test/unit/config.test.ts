@@ -20,7 +20,10 @@ describe('config', () => {
   it('flags beat env, env beats the config file', () => {
     const stateDir = dir();
     writeFileSync(join(stateDir, 'config.json'), JSON.stringify({ port: 1111, host: '127.0.0.2', timeout: 5 }));
-    const c = parseConfig({ flags: { port: '3333' }, env: { OLP_STATE_DIR: stateDir, OLP_PORT: '2222', OLP_HOST: '127.0.0.3' } });
+    const c = parseConfig({
+      flags: { port: '3333' },
+      env: { OLP_STATE_DIR: stateDir, OLP_PORT: '2222', OLP_HOST: '127.0.0.3' },
+    });
     assert.deepEqual([c.port, c.host, c.timeout], [3333, '127.0.0.3', 5]);
   });
 
@@ -49,7 +52,11 @@ describe('config', () => {
   });
 
   it('reads lists and records', () => {
-    const c = parseConfig({ flags: { claudePassEnv: ['ANTHROPIC_API_KEY', 'A,B'] }, env: { OLP_CLAUDE_ENV: '{"X":"1"}' }, readFile: false });
+    const c = parseConfig({
+      flags: { claudePassEnv: ['ANTHROPIC_API_KEY', 'A,B'] },
+      env: { OLP_CLAUDE_ENV: '{"X":"1"}' },
+      readFile: false,
+    });
     assert.deepEqual(c.claudePassEnv, ['ANTHROPIC_API_KEY', 'A', 'B']);
     assert.deepEqual(c.claudeEnv, { X: '1' });
   });

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { ERROR_CATALOGUE, invalidRequest, ProxyError, routeNotFound, toErrorBody, type ErrorSpec } from '../../src/errors/index.js';
+import {
+  ERROR_CATALOGUE,
+  invalidRequest,
+  ProxyError,
+  routeNotFound,
+  toErrorBody,
+  type ErrorSpec,
+} from '../../src/errors/index.js';
 import { ROOT } from '../support/paths.js';
 
 interface DocRow {
@@ -74,7 +81,10 @@ describe('error catalogue', () => {
   it('a ProxyError cannot be constructed outside the factories', () => {
     const Ctor = ProxyError as unknown as new (...args: unknown[]) => ProxyError;
     assert.throws(() => new Ctor(Symbol('ProxyError'), 'invalid_json', 'x', {}), TypeError);
-    assert.throws(() => new Ctor({ status: 200, type: 'server_error', code: 'x', message: 'x', retryable: true }), TypeError);
+    assert.throws(
+      () => new Ctor({ status: 200, type: 'server_error', code: 'x', message: 'x', retryable: true }),
+      TypeError,
+    );
   });
 
   it('no file under src/ outside src/errors/ contains `new ProxyError`', () => {

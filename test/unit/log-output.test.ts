@@ -7,7 +7,12 @@ import { createLogger, createLogOutput, toTextLine } from '../../src/log/index.j
 /** A stream that takes nothing: its buffer only grows, as a pipe nobody reads. */
 function stalled(): Writable & { chunks: string[] } {
   const chunks: string[] = [];
-  const w = new Writable({ highWaterMark: 16, write(_chunk, _enc, _cb) { /* never calls back */ } }) as Writable & { chunks: string[] };
+  const w = new Writable({
+    highWaterMark: 16,
+    write(_chunk, _enc, _cb) {
+      /* never calls back */
+    },
+  }) as Writable & { chunks: string[] };
   w.chunks = chunks;
   return w;
 }
@@ -25,9 +30,28 @@ function collecting(): Writable & { text: string } {
 
 describe('log output', () => {
   it('text: time, level, message, the other fields; control characters escaped', () => {
-    const line = toTextLine(JSON.stringify({ level: 40, time: '2026-01-02T03:04:05.678Z', service: 'olp', event: 'fallback', model: 'x\u001b]0;pwned\u0007', msg: 'falling back' }));
+    const line = toTextLine(
+      JSON.stringify({
+        level: 40,
+        time: '2026-01-02T03:04:05.678Z',
+        service: 'olp',
+        event: 'fallback',
+        model: 'x\u001b]0;pwned\u0007',
+        msg: 'falling back',
+      }),
+    );
     assert.equal(line, '03:04:05 WARN  falling back model=x\\x1b]0;pwned\\x07\n');
-    assert.equal(toTextLine(JSON.stringify({ level: 50, time: '2026-01-02T03:04:05.678Z', err: { message: 'boom' }, msg: 'internal error' })), '03:04:05 ERROR internal error: boom\n');
+    assert.equal(
+      toTextLine(
+        JSON.stringify({
+          level: 50,
+          time: '2026-01-02T03:04:05.678Z',
+          err: { message: 'boom' },
+          msg: 'internal error',
+        }),
+      ),
+      '03:04:05 ERROR internal error: boom\n',
+    );
   });
 
   it('held lines wait for release and come after what was written meanwhile; the omitted events never come', () => {
@@ -40,7 +64,13 @@ describe('log output', () => {
     w.write('SUMMARY\n');
     out.release();
     logger.info('after');
-    assert.deepEqual(w.text.split('\n').filter(Boolean).map((l) => l.replace(/^\S+ \S+\s+/, '')), ['SUMMARY', 'swept', 'after']);
+    assert.deepEqual(
+      w.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(/^\S+ \S+\s+/, '')),
+      ['SUMMARY', 'swept', 'after'],
+    );
   });
 
   it('a reader that never reads holds at most a megabyte; settle() returns anyway', async () => {
@@ -58,7 +88,11 @@ describe('log output', () => {
   });
 
   it('a reader that has gone: writes end quietly', async () => {
-    const w = new Writable({ write(_c, _e, cb) { cb(Object.assign(new Error('EPIPE'), { code: 'EPIPE' })); } });
+    const w = new Writable({
+      write(_c, _e, cb) {
+        cb(Object.assign(new Error('EPIPE'), { code: 'EPIPE' }));
+      },
+    });
     const out = createLogOutput(w, 'json');
     const logger = createLogger('info', out);
     logger.info('first');

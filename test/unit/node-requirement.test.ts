@@ -9,7 +9,10 @@ import { ROOT } from '../support/paths.js';
 type Version = [number, number, number];
 
 function parse(v: string): Version {
-  const [a = 0, b = 0, c = 0] = v.replace(/^v/, '').split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : 0));
+  const [a = 0, b = 0, c = 0] = v
+    .replace(/^v/, '')
+    .split('.')
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : 0));
   return [a, b, c];
 }
 
@@ -21,7 +24,11 @@ function compare(a: Version, b: Version): number {
 function satisfies(version: string, range: string): boolean {
   const v = parse(version);
   return range.split('||').some((alternative) => {
-    const comparators = alternative.trim().replace(/([<>=^~]+)\s+/g, '$1').split(/\s+/).filter(Boolean);
+    const comparators = alternative
+      .trim()
+      .replace(/([<>=^~]+)\s+/g, '$1')
+      .split(/\s+/)
+      .filter(Boolean);
     return comparators.every((c) => {
       const m = /^([<>]=?|=|\^|~)?v?([\d.x*]+)$/.exec(c);
       if (!m) return c === '*';
@@ -30,7 +37,8 @@ function satisfies(version: string, range: string): boolean {
       const wild = parts.findIndex((p) => p === 'x' || p === '*');
       const base = parse(parts.map((p) => (p === 'x' || p === '*' ? '0' : p)).join('.'));
       const given = wild === -1 ? parts.length : wild;
-      const upper = (level: number): Version => (level === 0 ? [base[0] + 1, 0, 0] : level === 1 ? [base[0], base[1] + 1, 0] : [base[0], base[1], base[2] + 1]);
+      const upper = (level: number): Version =>
+        level === 0 ? [base[0] + 1, 0, 0] : level === 1 ? [base[0], base[1] + 1, 0] : [base[0], base[1], base[2] + 1];
       switch (op) {
         case '>=':
           return compare(v, base) >= 0;
@@ -52,7 +60,11 @@ function satisfies(version: string, range: string): boolean {
   });
 }
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string }; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 describe('the Node requirement', () => {
@@ -81,13 +93,21 @@ describe('the Node requirement', () => {
     for (const name of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) {
       let engines: string | undefined;
       try {
-        engines = (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node;
+        engines = (
+          JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+            engines?: { node?: string };
+          }
+        ).engines?.node;
       } catch {
         continue; // not installed here (an optional one): nothing to check
       }
       if (engines && !satisfies(minimum, engines)) refusing.push(name);
     }
     const unexplained = refusing.filter((name) => !readme.includes(`\`${name}\``));
-    assert.deepEqual(unexplained, [], `packages whose engines refuse Node ${minimum}: ${refusing.join(', ')}; the README must say what that means for them`);
+    assert.deepEqual(
+      unexplained,
+      [],
+      `packages whose engines refuse Node ${minimum}: ${refusing.join(', ')}; the README must say what that means for them`,
+    );
   });
 });

@@ -26,16 +26,34 @@ describe('olp doctor status probes', () => {
     const operatorHome = join(base, 'home');
     const claudeDump = join(base, 'claude-dump');
     const codexDump = join(base, 'codex-dump');
-    for (const d of [join(operatorHome, '.claude'), join(operatorHome, '.codex'), claudeDump, codexDump]) mkdirSync(d, { recursive: true });
+    for (const d of [join(operatorHome, '.claude'), join(operatorHome, '.codex'), claudeDump, codexDump])
+      mkdirSync(d, { recursive: true });
     writeFileSync(join(operatorHome, '.claude', '.credentials.json'), '{}');
     writeFileSync(join(operatorHome, '.codex', 'auth.json'), '{}');
     const stateDir = join(base, 'state-not-created');
     const config = parseConfig({
       readFile: false,
       env: {},
-      overrides: { stateDir, port: 0, claudeBin: FAKE_CLAUDE, codexBin: FAKE_CODEX, claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: claudeDump }, codexEnv: { FAKE_CODEX_PROBE_DUMP: codexDump } },
+      overrides: {
+        stateDir,
+        port: 0,
+        claudeBin: FAKE_CLAUDE,
+        codexBin: FAKE_CODEX,
+        claudeEnv: { FAKE_CLAUDE_PROBE_DUMP: claudeDump },
+        codexEnv: { FAKE_CODEX_PROBE_DUMP: codexDump },
+      },
     });
-    const hostEnv = { PATH: process.env.PATH ?? '', HOME: operatorHome, LANG: 'C.UTF-8', GITHUB_TOKEN: 'ghp_x', ANTHROPIC_API_KEY: 'sk-ant-x', CODEX_API_KEY: 'x', AWS_SECRET_ACCESS_KEY: 'x', CLAUDE_CODE_ENTRYPOINT: 'cli', CODEX_HOME: join(operatorHome, '.codex') };
+    const hostEnv = {
+      PATH: process.env.PATH ?? '',
+      HOME: operatorHome,
+      LANG: 'C.UTF-8',
+      GITHUB_TOKEN: 'ghp_x',
+      ANTHROPIC_API_KEY: 'sk-ant-x',
+      CODEX_API_KEY: 'x',
+      AWS_SECRET_ACCESS_KEY: 'x',
+      CLAUDE_CODE_ENTRYPOINT: 'cli',
+      CODEX_HOME: join(operatorHome, '.codex'),
+    };
     let text = '';
     const code = await runDoctor(config, hostEnv, (s) => (text += s));
     assert.equal(code, 0, text);
@@ -49,7 +67,14 @@ describe('olp doctor status probes', () => {
     assert.equal(claude.length, 2);
     assert.equal(codex.length, 2);
     for (const d of [...claude, ...codex]) {
-      for (const name of ['GITHUB_TOKEN', 'ANTHROPIC_API_KEY', 'CODEX_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'CLAUDE_CODE_ENTRYPOINT']) assert.ok(!d.env.includes(name), `${d.args.join(' ')} got ${name}`);
+      for (const name of [
+        'GITHUB_TOKEN',
+        'ANTHROPIC_API_KEY',
+        'CODEX_API_KEY',
+        'AWS_SECRET_ACCESS_KEY',
+        'CLAUDE_CODE_ENTRYPOINT',
+      ])
+        assert.ok(!d.env.includes(name), `${d.args.join(' ')} got ${name}`);
       assert.ok(d.env.includes('PATH') && d.env.includes('LANG'), 'the allow-listed host variables pass');
       assert.notEqual(d.home, operatorHome);
       assert.ok(d.home.startsWith(tmpdir()), d.home);

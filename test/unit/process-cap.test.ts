@@ -13,7 +13,10 @@ function fakeSupervisor() {
     run() {
       const pid = next++;
       let end!: () => void;
-      const exit = new Promise<ExitInfo>((resolve) => (end = () => resolve({ reason: 'done', exitCode: 0, signal: null, stderr: '', pid, durationMs: 0 })));
+      const exit = new Promise<ExitInfo>(
+        (resolve) =>
+          (end = () => resolve({ reason: 'done', exitCode: 0, signal: null, stderr: '', pid, durationMs: 0 })),
+      );
       // The real supervisor counts a process out before anyone else hears of its exit.
       void exit.finally(() => live.delete(pid));
       live.set(pid, end);
@@ -27,7 +30,8 @@ function fakeSupervisor() {
   return { supervisor, end: (pid: number) => live.get(pid)?.() };
 }
 
-const spawn = (cap: ReturnType<typeof createProcessCap>) => cap.supervisor.run({} as never, {} as never, new AbortController().signal).pid!;
+const spawn = (cap: ReturnType<typeof createProcessCap>) =>
+  cap.supervisor.run({} as never, {} as never, new AbortController().signal).pid!;
 
 describe('the process cap', () => {
   it('a turn at the cap retires what runs nothing, least valuable first, and gets the room once it exits', async () => {
@@ -68,7 +72,10 @@ describe('the process cap', () => {
     const f = fakeSupervisor();
     const cap = createProcessCap(f.supervisor, { max: 1, waitMs: 100, shed: [() => false] });
     const held = spawn(cap);
-    await assert.rejects(cap.acquire(new AbortController().signal), (err: unknown) => isProxyError(err) && err.code === 'queue_timeout' && err.status === 429);
+    await assert.rejects(
+      cap.acquire(new AbortController().signal),
+      (err: unknown) => isProxyError(err) && err.code === 'queue_timeout' && err.status === 429,
+    );
     const leaving = new AbortController();
     const gone = cap.acquire(leaving.signal);
     leaving.abort();

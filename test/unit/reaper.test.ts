@@ -13,7 +13,11 @@ after(() => rmSync(base, { recursive: true, force: true }));
 
 /** A `sleep` in a session of its own (out of any group olp could kill) with the given HOME. */
 function escaped(home: string): number {
-  const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: home } });
+  const child = spawn('sleep', ['300'], {
+    detached: true,
+    stdio: 'ignore',
+    env: { PATH: process.env.PATH ?? '', HOME: home },
+  });
   child.unref();
   return child.pid!;
 }

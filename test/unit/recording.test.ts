@@ -6,17 +6,29 @@ import { describe, it } from 'node:test';
 import { createClaudeParser } from '../../src/backends/index.js';
 import { scrubToolData } from '../../src/record/scrub.js';
 import { REFERENCE } from '../support/paths.js';
-import { createRecording, loadRecording, managedPath, openAppender, parseRecording, recordingsDir, redact } from '../../src/record/index.js';
+import {
+  createRecording,
+  loadRecording,
+  managedPath,
+  openAppender,
+  parseRecording,
+  recordingsDir,
+  redact,
+} from '../../src/record/index.js';
 
 const H = '{"type":"header","format":1,"olp_version":"0.1.0","created":"2026-12-02T00:00:00Z"}';
-const S = (i: number) => `{"type":"call_start","index":${i},"backend":"claude","model":"sonnet","invocation":{"command":"claude","args":[]},"prompt_sha256":"ab"}`;
+const S = (i: number) =>
+  `{"type":"call_start","index":${i},"backend":"claude","model":"sonnet","invocation":{"command":"claude","args":[]},"prompt_sha256":"ab"}`;
 const E = (i: number) => `{"type":"event","index":${i},"offset_ms":1,"line":"{}"}`;
 const END = (i: number) => `{"type":"call_end","index":${i},"exit_code":0,"signal":null,"duration_ms":2,"stderr":""}`;
 
 describe('recording format', () => {
   it('accepts interleaved concurrent calls', () => {
     const r = parseRecording([H, S(0), S(1), E(1), E(0), END(1), E(0), END(0)].join('\n') + '\n');
-    assert.deepEqual(r.calls.map((c) => c.events.length), [2, 1]);
+    assert.deepEqual(
+      r.calls.map((c) => c.events.length),
+      [2, 1],
+    );
   });
   const bad: [string, string[], RegExp][] = [
     ['duplicate header', [H, H], /line 2: a second header/],
@@ -28,7 +40,11 @@ describe('recording format', () => {
     ['ended twice', [H, S(0), END(0), END(0)], /line 4: call 0 ended twice/],
     ['unknown row', [H, '{"type":"mystery"}'], /line 2: unknown row type 'mystery'/],
     ['not JSON', [H, '{oops'], /line 2: not valid JSON/],
-    ['other format', ['{"type":"header","format":2,"olp_version":"9","created":""}'], /line 1: format 2 is not supported/],
+    [
+      'other format',
+      ['{"type":"header","format":2,"olp_version":"9","created":""}'],
+      /line 1: format 2 is not supported/,
+    ],
   ];
   for (const [name, lines, re] of bad) {
     it(`rejects: ${name}`, () => assert.throws(() => parseRecording(lines.join('\n')), re));
@@ -80,7 +96,8 @@ describe('recording files', () => {
     symlinkSync(outside, join(recordingsDir(state), 'link.jsonl'));
     assert.ok(lstatSync(join(recordingsDir(state), 'link.jsonl')).isSymbolicLink());
     assert.throws(() => loadRecording(state, 'link'), /symbolic link/);
-    for (const id of ['../x', 'a/b', '..', '.hidden']) assert.throws(() => managedPath(state, id), /not a valid recording id/);
+    for (const id of ['../x', 'a/b', '..', '.hidden'])
+      assert.throws(() => managedPath(state, id), /not a valid recording id/);
     assert.throws(() => createRecording(state, 'one', '0.1.0'), /EEXIST/);
   });
 
@@ -98,25 +115,51 @@ describe('recording files', () => {
 });
 
 describe('tool data in recordings', () => {
-  const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-mcp-tools-parallel.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(join(REFERENCE, 'claude-2.1.197-stream-mcp-tools-parallel.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
 
   it("keeps neither the model's tool arguments nor the client's results; a replay still shows the calls", () => {
     const scrubbed = lines.map(scrubToolData);
     const text = scrubbed.join('\n');
-    for (const secret of ['"city', '\\"Par', '"text":"sunny in Paris"', '"text":"sunny in Tokyo"']) assert.ok(!text.includes(secret), `${secret} is gone`);
+    for (const secret of ['"city', '\\"Par', '"text":"sunny in Paris"', '"text":"sunny in Tokyo"'])
+      assert.ok(!text.includes(secret), `${secret} is gone`);
     // Lines without tool data are kept byte for byte.
-    for (const [i, line] of lines.entries()) if (!/tool_use|tool_result|input_json_delta/.test(line)) assert.equal(scrubbed[i], line);
+    for (const [i, line] of lines.entries())
+      if (!/tool_use|tool_result|input_json_delta/.test(line)) assert.equal(scrubbed[i], line);
     const parser = createClaudeParser();
     const events = scrubbed.flatMap((l) => parser.push(l));
     const calls = events.filter((e) => e.type === 'tool_call');
-    assert.deepEqual(calls.map((c) => (c as { name: string }).name), ['get_weather', 'get_weather']);
-    const args = [0, 1].map((i) => events.filter((e) => e.type === 'tool_args' && e.index === i).map((e) => (e as { text: string }).text).join(''));
+    assert.deepEqual(
+      calls.map((c) => (c as { name: string }).name),
+      ['get_weather', 'get_weather'],
+    );
+    const args = [0, 1].map((i) =>
+      events
+        .filter((e) => e.type === 'tool_args' && e.index === i)
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    );
     assert.deepEqual(args, ['{}', '{}'], 'each call still has a JSON object of arguments');
   });
 
   it('takes codex tool items apart the same way and leaves garbage alone', () => {
-    const item = JSON.stringify({ type: 'item.completed', item: { id: 'item_5', type: 'mcp_tool_call', server: 'olp', tool: 'get_weather', arguments: { city: 'Oslo' }, result: { content: [{ type: 'text', text: 'snow' }], structured_content: null }, error: null, status: 'completed' } });
-    const out = JSON.parse(scrubToolData(item)) as { item: { arguments: unknown; result: { content: { text: string }[] }; tool: string } };
+    const item = JSON.stringify({
+      type: 'item.completed',
+      item: {
+        id: 'item_5',
+        type: 'mcp_tool_call',
+        server: 'olp',
+        tool: 'get_weather',
+        arguments: { city: 'Oslo' },
+        result: { content: [{ type: 'text', text: 'snow' }], structured_content: null },
+        error: null,
+        status: 'completed',
+      },
+    });
+    const out = JSON.parse(scrubToolData(item)) as {
+      item: { arguments: unknown; result: { content: { text: string }[] }; tool: string };
+    };
     assert.deepEqual(out.item.arguments, {});
     assert.equal(out.item.result.content[0]!.text, '[tool result omitted]');
     assert.equal(out.item.tool, 'get_weather');

@@ -3,10 +3,13 @@ import { describe, it } from 'node:test';
 import { sanitizeStderr } from '../../src/log/index.js';
 
 describe('CLI stderr sanitising', () => {
-  const prompt = '{"type":"user","message":{"role":"user","content":"my bank PIN is 4921 and my secret plan is to retire early"}}';
+  const prompt =
+    '{"type":"user","message":{"role":"user","content":"my bank PIN is 4921 and my secret plan is to retire early"}}';
 
   it('redacts tokens', () => {
-    const out = sanitizeStderr('fatal: could not refresh token=olpk_abcdefghijklmnop0123456789 (Bearer sk-ant-api03-abcdefghijklmnopqrstuv)\n');
+    const out = sanitizeStderr(
+      'fatal: could not refresh token=olpk_abcdefghijklmnop0123456789 (Bearer sk-ant-api03-abcdefghijklmnopqrstuv)\n',
+    );
     assert.doesNotMatch(out, /olpk_abcdef|sk-ant-api03/);
     assert.match(out, /\[REDACTED\]/);
   });
@@ -21,6 +24,9 @@ describe('CLI stderr sanitising', () => {
   it('drops any line that quotes a stretch of the input', () => {
     const out = sanitizeStderr(`warn: unexpected token near "my secret plan is to retire early"}}\n`, prompt);
     assert.doesNotMatch(out, /retire/);
-    assert.equal(sanitizeStderr('an ordinary error line that is long enough to be checked\n', prompt), 'an ordinary error line that is long enough to be checked\n');
+    assert.equal(
+      sanitizeStderr('an ordinary error line that is long enough to be checked\n', prompt),
+      'an ordinary error line that is long enough to be checked\n',
+    );
   });
 });

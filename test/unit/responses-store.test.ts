@@ -21,8 +21,21 @@ function freshDir(): string {
 /** A stored response with a message and a function call among its output items. */
 function response(keyId: string, n: number, previousResponseId: string | null): StoredResponse {
   const output = [
-    { id: `msg_${n}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `reply ${n}`, annotations: [] }] },
-    { id: `fc_${n}`, type: 'function_call', call_id: `call_${n}`, name: 'lookup', arguments: `{"n":${n}}`, status: 'completed' },
+    {
+      id: `msg_${n}`,
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: `reply ${n}`, annotations: [] }],
+    },
+    {
+      id: `fc_${n}`,
+      type: 'function_call',
+      call_id: `call_${n}`,
+      name: 'lookup',
+      arguments: `{"n":${n}}`,
+      status: 'completed',
+    },
   ];
   return {
     id: `resp_${n}`,
@@ -50,8 +63,14 @@ function checkLookups(store: ReturnType<typeof openStore>, keyId: string): void 
   assert.equal(found.get('fc_2')!.item.call_id, 'call_2');
   assert.ok(found.get('msg_1')!.bytes > 50);
   const chain = store.responses.chain(keyId, 'resp_3');
-  assert.deepEqual(chain.map((l) => l.outputText), ['reply 1', 'reply 2', 'reply 3']);
-  assert.deepEqual(chain.map((l) => l.toolCalls), [1, 2, 3].map((n) => [{ callId: `call_${n}`, name: 'lookup', arguments: `{"n":${n}}` }]));
+  assert.deepEqual(
+    chain.map((l) => l.outputText),
+    ['reply 1', 'reply 2', 'reply 3'],
+  );
+  assert.deepEqual(
+    chain.map((l) => l.toolCalls),
+    [1, 2, 3].map((n) => [{ callId: `call_${n}`, name: 'lookup', arguments: `{"n":${n}}` }]),
+  );
   assert.deepEqual(chain[0]!.messages, [{ role: 'user', content: 'ask 1' }]);
 }
 
@@ -76,7 +95,12 @@ describe('the stored responses index', () => {
     const dir = freshDir();
     let store = openStore(dir);
     const { key } = store.keys.add('kid');
-    for (const [n, prev] of [[1, null], [2, 'resp_1'], [3, 'resp_2']] as const) store.responses.save(response(key.id, n, prev));
+    for (const [n, prev] of [
+      [1, null],
+      [2, 'resp_1'],
+      [3, 'resp_2'],
+    ] as const)
+      store.responses.save(response(key.id, n, prev));
     store.close();
     // Back to the schema before the index, as an older olp left it.
     const db = new BetterSqlite3(join(dir, 'olp.db'));

@@ -8,7 +8,14 @@ import { after, describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
 import { createSessionPool, type Lease } from '../../src/sessions/index.js';
 import { openStore } from '../../src/store/index.js';
-import { createTokenCalibration, fitContext, TRIM_FRACTION, tryFitContext, type Transcript, type Turn } from '../../src/transcript/index.js';
+import {
+  createTokenCalibration,
+  fitContext,
+  TRIM_FRACTION,
+  tryFitContext,
+  type Transcript,
+  type Turn,
+} from '../../src/transcript/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'olp-rotation-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,11 +24,28 @@ describe('rotation: fork or re-send', () => {
   const store = openStore(dir);
   let clock = 1_000_000;
   const pool = (forks: boolean, turnCap = 2) =>
-    createSessionPool({ store: store.slots, size: 1, lifetimeMs: 3_600_000, turnCap, idleMs: 600_000, waitMs: 0, forks: (b) => (forks && b === 'claude' ? { keepsSource: false } : forks && b === 'codex' ? { keepsSource: true } : undefined), now: () => clock });
+    createSessionPool({
+      store: store.slots,
+      size: 1,
+      lifetimeMs: 3_600_000,
+      turnCap,
+      idleMs: 600_000,
+      waitMs: 0,
+      forks: (b) =>
+        forks && b === 'claude' ? { keepsSource: false } : forks && b === 'codex' ? { keepsSource: true } : undefined,
+      now: () => clock,
+    });
   const signal = new AbortController().signal;
 
   /** Runs one turn of a conversation through the pool: the plan, then the lease commits `reply` (or a failure). */
-  async function step(p: ReturnType<typeof pool>, keyId: string, turns: Turn[], system: string | null, ok = true, backend = 'claude'): Promise<Lease['plan']> {
+  async function step(
+    p: ReturnType<typeof pool>,
+    keyId: string,
+    turns: Turn[],
+    system: string | null,
+    ok = true,
+    backend = 'claude',
+  ): Promise<Lease['plan']> {
     const lease = await p.acquire(keyId, backend, { system, turns }, signal);
     const plan = lease.plan;
     lease.commit(ok ? { ok: true, reply: `reply ${turns.length}` } : { ok: false, aborted: false });
@@ -40,12 +64,22 @@ describe('rotation: fork or re-send', () => {
     assert.equal((await step(p, key.id, turns, 'sys')).mode, 'resumed');
     turns.push({ role: 'user', text: 'three' });
     const capped = await step(p, key.id, turns, 'sys');
-    assert.deepEqual([capped.mode, capped.reason, capped.forkOf, capped.text], ['fresh', 'turn_cap', first.sessionId, 'three']);
+    assert.deepEqual(
+      [capped.mode, capped.reason, capped.forkOf, capped.text],
+      ['fresh', 'turn_cap', first.sessionId, 'three'],
+    );
     assert.notEqual(capped.sessionId, first.sessionId);
-    assert.equal(capped.previousSessionId, undefined, 'the forked session’s files are not deleted before the fork reads them');
+    assert.equal(
+      capped.previousSessionId,
+      undefined,
+      'the forked session’s files are not deleted before the fork reads them',
+    );
     turns.push({ role: 'user', text: 'four' });
     const changed = await step(p, key.id, turns, 'another system prompt');
-    assert.deepEqual([changed.reason, changed.forkOf, changed.previousSessionId], ['system_changed', undefined, capped.sessionId]);
+    assert.deepEqual(
+      [changed.reason, changed.forkOf, changed.previousSessionId],
+      ['system_changed', undefined, capped.sessionId],
+    );
     assert.match(changed.text, /<conversation>[\s\S]*four/);
     clock += 700_000;
     turns.push({ role: 'user', text: 'five' });
@@ -88,7 +122,12 @@ describe('rotation: fork or re-send', () => {
     const commit = async (system: string | null, total: number) => {
       const lease = await p.acquire(key.id, 'codex', { system, turns: c }, signal);
       const plan = lease.plan;
-      lease.commit({ ok: true, reply: `reply ${c.length}`, rawUsage: { input_tokens: total }, sessionId: `0199aaaa-0000-7000-8000-00000000000${c.length}` });
+      lease.commit({
+        ok: true,
+        reply: `reply ${c.length}`,
+        rawUsage: { input_tokens: total },
+        sessionId: `0199aaaa-0000-7000-8000-00000000000${c.length}`,
+      });
       lease.release();
       c.push({ role: 'assistant', text: `reply ${c.length}` });
       return plan;
@@ -98,7 +137,10 @@ describe('rotation: fork or re-send', () => {
     await commit(null, 200);
     c.push({ role: 'user', text: 'three' });
     const capped = await commit(null, 300);
-    assert.deepEqual([capped.reason, capped.forkOf, capped.usageBase], ['turn_cap', '0199aaaa-0000-7000-8000-000000000001', { input_tokens: 200 }]);
+    assert.deepEqual(
+      [capped.reason, capped.forkOf, capped.usageBase],
+      ['turn_cap', '0199aaaa-0000-7000-8000-000000000001', { input_tokens: 200 }],
+    );
     c.push({ role: 'user', text: 'four' });
     const changed = await commit('new instructions', 100);
     assert.deepEqual([changed.reason, changed.forkOf], ['system_changed', undefined]);
@@ -120,7 +162,16 @@ describe('rotation: fork or re-send', () => {
     assert.equal(lease.plan.mode, 'resumed');
     lease.release();
     // A conversation no slot holds must be sent whole: refused, and the slot stays free.
-    await assert.rejects(p.acquire(key.id, 'claude', { system: null, turns: [{ role: 'user', text: 'z'.repeat(8000) }] }, signal, tryFitContext({ system: null, turns: [{ role: 'user', text: 'z'.repeat(8000) }] }, 1000, 'refuse')), (err: unknown) => err instanceof ProxyError && err.code === 'context_length_exceeded');
+    await assert.rejects(
+      p.acquire(
+        key.id,
+        'claude',
+        { system: null, turns: [{ role: 'user', text: 'z'.repeat(8000) }] },
+        signal,
+        tryFitContext({ system: null, turns: [{ role: 'user', text: 'z'.repeat(8000) }] }, 1000, 'refuse'),
+      ),
+      (err: unknown) => err instanceof ProxyError && err.code === 'context_length_exceeded',
+    );
     const again = await p.acquire(key.id, 'claude', full, signal, whole);
     assert.equal(again.plan.mode, 'resumed', 'the slot was not leased by the refused request');
     again.release();
@@ -128,7 +179,10 @@ describe('rotation: fork or re-send', () => {
 });
 
 describe('fitting a re-sent conversation', () => {
-  const turns: Turn[] = Array.from({ length: 20 }, (_, i) => ({ role: i % 2 === 0 ? ('user' as const) : ('assistant' as const), text: `${i} ${'w'.repeat(996)}` }));
+  const turns: Turn[] = Array.from({ length: 20 }, (_, i) => ({
+    role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+    text: `${i} ${'w'.repeat(996)}`,
+  }));
 
   it(`trim leaves the conversation at ${TRIM_FRACTION * 100} % of the window, not the whole window`, () => {
     // 20,000 characters: 5,000 tokens at four a token; the window 4,000.
@@ -144,7 +198,10 @@ describe('fitting a re-sent conversation', () => {
     const atTwo = fitContext({ system: null, turns }, 8000, 'trim', 2);
     const chars = atTwo.turns.reduce((n, t) => n + t.text.length, 0);
     assert.ok(atTwo.omitted > 0 && chars / 2 <= 8000 * TRIM_FRACTION);
-    assert.throws(() => fitContext({ system: null, turns }, 8000, 'refuse', 2), (err: unknown) => err instanceof ProxyError && err.code === 'context_length_exceeded');
+    assert.throws(
+      () => fitContext({ system: null, turns }, 8000, 'refuse', 2),
+      (err: unknown) => err instanceof ProxyError && err.code === 'context_length_exceeded',
+    );
   });
 });
 

@@ -1,10 +1,26 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { findExecutable, signalGroup, starterInfo, starters, type Child, type StartOptions } from '../../src/process/start.js';
+import {
+  findExecutable,
+  signalGroup,
+  starterInfo,
+  starters,
+  type Child,
+  type StartOptions,
+} from '../../src/process/start.js';
 import { ROOT } from '../support/paths.js';
 
 const base = mkdtempSync(join(tmpdir(), 'olp-start-'));
@@ -34,7 +50,8 @@ async function run(start: (o: StartOptions) => Child, opts: Partial<StartOptions
  * What /proc says of the shell the starter started, read by the shell itself (a `cat` would read
  * its own; and the shell blocks every signal while it forks one).
  */
-const STATUS = 'while read -r l; do echo "$l"; done </proc/self/status; echo; read -r l </proc/self/stat; echo "$l"; echo; ls /proc/$$/fd';
+const STATUS =
+  'while read -r l; do echo "$l"; done </proc/self/status; echo; read -r l </proc/self/stat; echo "$l"; echo; ls /proc/$$/fd';
 /** glibc's own signals (32, 33): posix_spawn leaves them ignored; glibc programs take them back at start-up. */
 const LIBC_INTERNAL = 0x180000000n;
 
@@ -68,10 +85,17 @@ for (const [name, start] of Object.entries(starters) as [string, ((o: StartOptio
     });
 
     it('runs in the given cwd with exactly the given environment', async () => {
-      const r = await run(start, { command: 'sh', args: ['-c', 'pwd; env | sort'], env: { PATH, HOME: '/nowhere', ODD: 'a=b c' } });
+      const r = await run(start, {
+        command: 'sh',
+        args: ['-c', 'pwd; env | sort'],
+        env: { PATH, HOME: '/nowhere', ODD: 'a=b c' },
+      });
       const [cwd, ...env] = r.stdout.trim().split('\n');
       assert.equal(cwd, base);
-      assert.deepEqual(env.filter((l) => !/^(PWD|SHLVL|_)=/.test(l)), ['HOME=/nowhere', 'ODD=a=b c', `PATH=${PATH}`]);
+      assert.deepEqual(
+        env.filter((l) => !/^(PWD|SHLVL|_)=/.test(l)),
+        ['HOME=/nowhere', 'ODD=a=b c', `PATH=${PATH}`],
+      );
     });
 
     it('gives the child a session of its own, default signal handling, an empty mask and only fds 0-2', async () => {
@@ -79,14 +103,21 @@ for (const [name, start] of Object.entries(starters) as [string, ((o: StartOptio
       const [status = '', stat = '', fds = ''] = r.stdout.split('\n\n');
       const field = (k: string) => new RegExp(`^${k}:\\s+(\\S+)`, 'm').exec(status)?.[1];
       assert.equal(field('SigBlk'), '0000000000000000');
-      assert.equal(BigInt(`0x${field('SigIgn')}`) & ~LIBC_INTERNAL, 0n, 'SIGPIPE and the rest are not ignored (Node ignores SIGPIPE)');
+      assert.equal(
+        BigInt(`0x${field('SigIgn')}`) & ~LIBC_INTERNAL,
+        0n,
+        'SIGPIPE and the rest are not ignored (Node ignores SIGPIPE)',
+      );
       // stat: pid (comm) state ppid pgrp session
       const [pid, , , , pgrp, session] = stat.split(' ');
       assert.equal(pgrp, pid, 'process group leader');
       assert.equal(session, pid, 'session leader');
       // Only what this test process itself inherited without close-on-exec may pass on (the
       // daemon closes those at start-up); nothing the starter or Node opened.
-      const leaks = fds.trim().split(/\s+/).filter((fd) => Number(fd) > 2 && !inheritedOpen().includes(fd));
+      const leaks = fds
+        .trim()
+        .split(/\s+/)
+        .filter((fd) => Number(fd) > 2 && !inheritedOpen().includes(fd));
       assert.deepEqual(leaks, [], 'no descriptor of the daemon leaks into the child');
     });
 
@@ -135,7 +166,8 @@ describe('the starter in use', () => {
   it('is posix_spawn on Linux when the native starter was built, and says why not otherwise', () => {
     const built = existsSync(join(ROOT, 'src/native/build/Release/olp_spawn.node'));
     const info = starterInfo();
-    if (process.platform === 'linux' && built && process.env.OLP_NATIVE_SPAWN !== '0') assert.deepEqual(info, { kind: 'posix_spawn' });
+    if (process.platform === 'linux' && built && process.env.OLP_NATIVE_SPAWN !== '0')
+      assert.deepEqual(info, { kind: 'posix_spawn' });
     else {
       assert.equal(info.kind, 'node');
       assert.ok(info.reason);
@@ -147,13 +179,25 @@ describe('signalGroup', () => {
   it("signals a child's whole group, and says false, without throwing, once the group is gone", async () => {
     const start = starters.native ?? starters.node;
     // A leader and a grandchild in its group; both must go.
-    const child = start({ command: 'sh', args: ['-c', 'sleep 30 & echo $!; wait'], env: { PATH: process.env.PATH ?? '' }, cwd: '/' });
+    const child = start({
+      command: 'sh',
+      args: ['-c', 'sleep 30 & echo $!; wait'],
+      env: { PATH: process.env.PATH ?? '' },
+      cwd: '/',
+    });
     child.stdin?.end();
-    const grandchild = Number(await new Promise<string>((resolve) => child.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()))));
+    const grandchild = Number(
+      await new Promise<string>((resolve) => child.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()))),
+    );
     assert.equal(signalGroup(child.pid!, 'SIGKILL'), true);
     const exit = await child.exited;
     assert.equal('signal' in exit ? exit.signal : undefined, 'SIGKILL');
-    for (let i = 0; i < 50 && existsSync(`/proc/${grandchild}`) && !readFileSync(`/proc/${grandchild}/stat`, 'utf8').includes(') Z'); i++) await new Promise((r) => setTimeout(r, 10));
+    for (
+      let i = 0;
+      i < 50 && existsSync(`/proc/${grandchild}`) && !readFileSync(`/proc/${grandchild}/stat`, 'utf8').includes(') Z');
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 10));
     const left = existsSync(`/proc/${grandchild}`) ? readFileSync(`/proc/${grandchild}/stat`, 'utf8') : '';
     assert.ok(left === '' || left.includes(') Z'), `the grandchild still runs: ${left}`);
     // (The killed grandchild stays in the group until init reaps it, which a sandbox may never do.)

@@ -19,7 +19,11 @@ describe('the state dir lock', () => {
     lock.publish({ port: 8080, url: 'http://127.0.0.1:8080', version: '1.2.3' });
     assert.throws(
       () => lockStateDir(dir),
-      (err: unknown) => err instanceof StateDirLocked && err.holder?.pid === process.pid && err.holder.port === 8080 && /in use by another olp \(pid \d+, port 8080: http:\/\/127\.0\.0\.1:8080\/v1\)/.test(err.message),
+      (err: unknown) =>
+        err instanceof StateDirLocked &&
+        err.holder?.pid === process.pid &&
+        err.holder.port === 8080 &&
+        /in use by another olp \(pid \d+, port 8080: http:\/\/127\.0\.0\.1:8080\/v1\)/.test(err.message),
     );
     assert.equal(findLockHolder(dir)?.holder?.version, '1.2.3');
     lock.release();
@@ -31,7 +35,15 @@ describe('the state dir lock', () => {
   it('a holder killed with SIGKILL leaves no lock behind (the kernel drops it)', async () => {
     const dir = join(base, 'killed');
     const lockModule = new URL('../../src/store/index.js', import.meta.url).href;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', `const { lockStateDir } = await import(${JSON.stringify(lockModule)}); lockStateDir(${JSON.stringify(dir)}); console.log('held'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { lockStateDir } = await import(${JSON.stringify(lockModule)}); lockStateDir(${JSON.stringify(dir)}); console.log('held'); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
     assert.equal(findLockHolder(dir)?.holder?.pid, child.pid);
     assert.throws(() => lockStateDir(dir), StateDirLocked);

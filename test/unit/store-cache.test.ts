@@ -21,7 +21,13 @@ describe('store caches', () => {
   it("the daemon's own slot writes show at once; another process's rotation within the watch", async () => {
     const [first] = daemon.slots.pool(key.id, 'claude', 3);
     assert.equal(first!.sessionId, null);
-    daemon.slots.save({ ...first!, sessionId: 'a1b2c3d4-0000-4000-8000-000000000001', fingerprint: 'f', msgCount: 2, turns: 1 });
+    daemon.slots.save({
+      ...first!,
+      sessionId: 'a1b2c3d4-0000-4000-8000-000000000001',
+      fingerprint: 'f',
+      msgCount: 2,
+      turns: 1,
+    });
     assert.equal(daemon.slots.pool(key.id, 'claude', 3)[0]!.sessionId, 'a1b2c3d4-0000-4000-8000-000000000001');
     // What the pool hands out is a copy: changing it changes nothing.
     daemon.slots.pool(key.id, 'claude', 3)[0]!.sessionId = 'changed';
@@ -35,15 +41,36 @@ describe('store caches', () => {
   });
 
   it("a slot's state is written behind: with the next ledger row, or a loop turn later, or before any other write of the slots", async () => {
-    const other = (slot: number) => cli.slots.list().find((r) => r.keyId === key.id && r.backend === 'codex' && r.slot === slot)!;
+    const other = (slot: number) =>
+      cli.slots.list().find((r) => r.keyId === key.id && r.backend === 'codex' && r.slot === slot)!;
     const pool = daemon.slots.pool(key.id, 'codex', 2);
     // With the request's ledger row, in its transaction.
     daemon.slots.save({ ...pool[0]!, sessionId: 'thread-aaaa-0001', turns: 1 });
     assert.equal(other(0).sessionId, null, 'not written yet');
     daemon.usage.record({
-      requestId: 'req_behind', ts: Date.now(), keyId: key.id, keyName: 'mum', backend: 'codex', model: 'gpt-5.5', servedModel: 'gpt-5.5', outcome: 'ok', errorCode: null,
-      status: 200, queueMs: 0, ttftMs: 1, durationMs: 2, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, rawUsage: null, partial: false,
-      costUsd: null, sessionId: 'thread-aaaa-0001', sessionMode: 'fresh', rotationReason: 'initial',
+      requestId: 'req_behind',
+      ts: Date.now(),
+      keyId: key.id,
+      keyName: 'mum',
+      backend: 'codex',
+      model: 'gpt-5.5',
+      servedModel: 'gpt-5.5',
+      outcome: 'ok',
+      errorCode: null,
+      status: 200,
+      queueMs: 0,
+      ttftMs: 1,
+      durationMs: 2,
+      promptTokens: 1,
+      completionTokens: 1,
+      cachedTokens: 0,
+      reasoningTokens: 0,
+      rawUsage: null,
+      partial: false,
+      costUsd: null,
+      sessionId: 'thread-aaaa-0001',
+      sessionMode: 'fresh',
+      rotationReason: 'initial',
     });
     assert.equal(other(0).sessionId, 'thread-aaaa-0001');
     // Alone: a turn of the loop later.
@@ -58,9 +85,29 @@ describe('store caches', () => {
     // A slot write that fails does not take the ledger row along (the slot stays marked leased).
     daemon.slots.save({ ...pool[0]!, turns: { not: 'a number' } as unknown as number });
     daemon.usage.record({
-      requestId: 'req_behind_2', ts: Date.now(), keyId: key.id, keyName: 'mum', backend: 'codex', model: 'gpt-5.5', servedModel: 'gpt-5.5', outcome: 'ok', errorCode: null,
-      status: 200, queueMs: 0, ttftMs: 1, durationMs: 2, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, rawUsage: null, partial: false,
-      costUsd: null, sessionId: null, sessionMode: 'fresh', rotationReason: 'initial',
+      requestId: 'req_behind_2',
+      ts: Date.now(),
+      keyId: key.id,
+      keyName: 'mum',
+      backend: 'codex',
+      model: 'gpt-5.5',
+      servedModel: 'gpt-5.5',
+      outcome: 'ok',
+      errorCode: null,
+      status: 200,
+      queueMs: 0,
+      ttftMs: 1,
+      durationMs: 2,
+      promptTokens: 1,
+      completionTokens: 1,
+      cachedTokens: 0,
+      reasoningTokens: 0,
+      rawUsage: null,
+      partial: false,
+      costUsd: null,
+      sessionId: null,
+      sessionMode: 'fresh',
+      rotationReason: 'initial',
     });
     assert.equal(cli.usage.get('req_behind_2')?.request_id, 'req_behind_2', 'the ledger row is written');
     // And when the store closes.

@@ -21,7 +21,15 @@ describe('the strict schema codex sends', () => {
       properties: {
         name: { type: 'string' },
         age: { type: ['integer', 'null'] },
-        tags: { type: 'array', items: { type: 'object', properties: { label: { type: ['string', 'null'] } }, required: ['label'], additionalProperties: false } },
+        tags: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { label: { type: ['string', 'null'] } },
+            required: ['label'],
+            additionalProperties: false,
+          },
+        },
         kind: { type: ['string', 'null'], enum: ['a', 'b', null] },
         either: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] },
       },
@@ -31,7 +39,15 @@ describe('the strict schema codex sends', () => {
   });
 
   it('leaves a schema already strict as it was', () => {
-    const s = { type: 'object', properties: { a: { type: 'string' }, b: { $ref: '#/$defs/b' } }, required: ['a', 'b'], additionalProperties: false, $defs: { b: { type: 'object', properties: { c: { type: 'number' } }, required: ['c'], additionalProperties: false } } };
+    const s = {
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { $ref: '#/$defs/b' } },
+      required: ['a', 'b'],
+      additionalProperties: false,
+      $defs: {
+        b: { type: 'object', properties: { c: { type: 'number' } }, required: ['c'], additionalProperties: false },
+      },
+    };
     assert.deepEqual(toStrictSchema(s), s);
   });
 });
@@ -40,10 +56,19 @@ describe("a strict-form reply made to fit the client's schema", () => {
   it('leaves out nulls of properties that were optional and not nullable, all the way down; keeps the rest', () => {
     const schema = {
       type: 'object',
-      properties: { a: { type: 'string' }, b: { type: ['string', 'null'] }, c: { type: 'string' }, list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } } } } },
+      properties: {
+        a: { type: 'string' },
+        b: { type: ['string', 'null'] },
+        c: { type: 'string' },
+        list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } } } },
+      },
       required: ['c'],
     };
-    assert.deepEqual(withoutAddedNulls({ a: null, b: null, c: null, list: [{ x: null }, { x: 1 }] }, schema), { b: null, c: null, list: [{}, { x: 1 }] });
+    assert.deepEqual(withoutAddedNulls({ a: null, b: null, c: null, list: [{ x: null }, { x: 1 }] }, schema), {
+      b: null,
+      c: null,
+      list: [{}, { x: 1 }],
+    });
   });
 });
 

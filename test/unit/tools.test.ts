@@ -4,32 +4,73 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log/index.js';
 import { choiceInstruction, createToolBridge, offeredTools, parseToolRequest } from '../../src/tools/index.js';
 
-const fn = (name: string, parameters?: unknown) => ({ type: 'function', function: { name, ...(parameters ? { parameters } : {}) } });
+const fn = (name: string, parameters?: unknown) => ({
+  type: 'function',
+  function: { name, ...(parameters ? { parameters } : {}) },
+});
 
 describe('parseToolRequest', () => {
   it('reads tools, tool_choice and parallel_tool_calls; none offers nothing', () => {
-    const t = parseToolRequest({ tools: [fn('a', { type: 'object', properties: { x: { type: 'string' } } }), fn('b')], tool_choice: { type: 'function', function: { name: 'b' } }, parallel_tool_calls: false })!;
+    const t = parseToolRequest({
+      tools: [fn('a', { type: 'object', properties: { x: { type: 'string' } } }), fn('b')],
+      tool_choice: { type: 'function', function: { name: 'b' } },
+      parallel_tool_calls: false,
+    })!;
     assert.deepEqual(t.choice, { name: 'b' });
     assert.equal(t.parallel, false);
-    assert.deepEqual(offeredTools(t).map((x) => x.name), ['b']);
-    assert.deepEqual(t.tools[1]!.parameters, { type: 'object', properties: {} }, 'no parameters: an empty object schema');
+    assert.deepEqual(
+      offeredTools(t).map((x) => x.name),
+      ['b'],
+    );
+    assert.deepEqual(
+      t.tools[1]!.parameters,
+      { type: 'object', properties: {} },
+      'no parameters: an empty object schema',
+    );
     assert.match(choiceInstruction(t)!, /"b"/);
     assert.equal(parseToolRequest({ tools: [fn('a')], tool_choice: 'none' }), undefined);
     assert.equal(parseToolRequest({}), undefined);
-    assert.equal(choiceInstruction(parseToolRequest({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'), true);
+    assert.equal(
+      choiceInstruction(parseToolRequest({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'),
+      true,
+    );
   });
 
   it('allowed_tools offers only the functions it names, with its mode', () => {
-    const t = parseToolRequest({ tools: [fn('a'), fn('b'), fn('c')], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'c' } }, { type: 'function', function: { name: 'a' } }] } } })!;
-    assert.deepEqual(offeredTools(t).map((x) => x.name), ['a', 'c']);
+    const t = parseToolRequest({
+      tools: [fn('a'), fn('b'), fn('c')],
+      tool_choice: {
+        type: 'allowed_tools',
+        allowed_tools: {
+          mode: 'required',
+          tools: [
+            { type: 'function', function: { name: 'c' } },
+            { type: 'function', function: { name: 'a' } },
+          ],
+        },
+      },
+    })!;
+    assert.deepEqual(
+      offeredTools(t).map((x) => x.name),
+      ['a', 'c'],
+    );
     assert.equal(t.choice, 'required');
     assert.match(choiceInstruction(t)!, /must answer by calling/);
-    const auto = parseToolRequest({ tools: [fn('a'), fn('b')], tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'b' } }] } } })!;
+    const auto = parseToolRequest({
+      tools: [fn('a'), fn('b')],
+      tool_choice: {
+        type: 'allowed_tools',
+        allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'b' } }] },
+      },
+    })!;
     assert.deepEqual([offeredTools(auto).map((x) => x.name), auto.choice], [['b'], 'auto']);
   });
 
   it('maps the legacy functions / function_call the same way', () => {
-    const t = parseToolRequest({ functions: [{ name: 'legacy', description: 'd' }], function_call: { name: 'legacy' } })!;
+    const t = parseToolRequest({
+      functions: [{ name: 'legacy', description: 'd' }],
+      function_call: { name: 'legacy' },
+    })!;
     assert.deepEqual([t.tools[0]!.name, t.tools[0]!.description, t.choice], ['legacy', 'd', { name: 'legacy' }]);
   });
 
@@ -50,14 +91,29 @@ describe('parseToolRequest', () => {
     assert.equal(param({ tools: [fn('a', [1])] }), 'tools[0].function.parameters');
     assert.equal(param({ tools: [fn('a', { type: 'array' })] }), 'tools[0].function.parameters');
     assert.equal(param({ tools: [fn('a')], tool_choice: 'sometimes' }), 'tool_choice');
-    assert.equal(param({ tools: [fn('a')], tool_choice: { type: 'function', function: { name: 'z' } } }), 'tool_choice');
+    assert.equal(
+      param({ tools: [fn('a')], tool_choice: { type: 'function', function: { name: 'z' } } }),
+      'tool_choice',
+    );
     assert.equal(param({ tool_choice: 'required' }), 'tool_choice');
-    const allowed = (spec: unknown) => ({ tools: [fn('a')], tool_choice: { type: 'allowed_tools', allowed_tools: spec } });
+    const allowed = (spec: unknown) => ({
+      tools: [fn('a')],
+      tool_choice: { type: 'allowed_tools', allowed_tools: spec },
+    });
     assert.equal(param(allowed(undefined)), 'tool_choice.allowed_tools');
-    assert.equal(param(allowed({ mode: 'sometimes', tools: [{ type: 'function', function: { name: 'a' } }] })), 'tool_choice.allowed_tools.mode');
+    assert.equal(
+      param(allowed({ mode: 'sometimes', tools: [{ type: 'function', function: { name: 'a' } }] })),
+      'tool_choice.allowed_tools.mode',
+    );
     assert.equal(param(allowed({ mode: 'auto', tools: [] })), 'tool_choice.allowed_tools.tools');
-    assert.equal(param(allowed({ mode: 'auto', tools: [{ type: 'function', name: 'a' }] })), 'tool_choice.allowed_tools.tools[0]');
-    assert.equal(param(allowed({ mode: 'auto', tools: [{ type: 'function', function: { name: 'z' } }] })), 'tool_choice');
+    assert.equal(
+      param(allowed({ mode: 'auto', tools: [{ type: 'function', name: 'a' }] })),
+      'tool_choice.allowed_tools.tools[0]',
+    );
+    assert.equal(
+      param(allowed({ mode: 'auto', tools: [{ type: 'function', function: { name: 'z' } }] })),
+      'tool_choice',
+    );
     assert.equal(param({ functions: [{ name: 'f' }], function_call: { name: 'g' } }), 'function_call');
   });
 });
@@ -65,8 +121,17 @@ describe('parseToolRequest', () => {
 describe('the MCP bridge', () => {
   const logger = createLogger('error', new Writable({ write: (_c, _e, cb) => cb() }));
 
-  async function rpc(url: string, method: string, params: Record<string, unknown> = {}, id = 1): Promise<{ result?: Record<string, unknown>; error?: unknown }> {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+  async function rpc(
+    url: string,
+    method: string,
+    params: Record<string, unknown> = {},
+    id = 1,
+  ): Promise<{ result?: Record<string, unknown>; error?: unknown }> {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
     return (await res.json()) as { result?: Record<string, unknown> };
   }
 
@@ -77,8 +142,14 @@ describe('the MCP bridge', () => {
       const s = bridge.open([{ name: 'get_weather', parameters: { type: 'object' } }]);
       const other = bridge.open([{ name: 'secret', parameters: { type: 'object' } }]);
       assert.match(s.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp\/[A-Za-z0-9_-]{32}$/);
-      assert.equal((await rpc(s.url, 'initialize', { protocolVersion: '2025-06-18' })).result?.protocolVersion, '2025-06-18');
-      assert.deepEqual(((await rpc(s.url, 'tools/list')).result?.tools as { name: string }[]).map((t) => t.name), ['get_weather']);
+      assert.equal(
+        (await rpc(s.url, 'initialize', { protocolVersion: '2025-06-18' })).result?.protocolVersion,
+        '2025-06-18',
+      );
+      assert.deepEqual(
+        ((await rpc(s.url, 'tools/list')).result?.tools as { name: string }[]).map((t) => t.name),
+        ['get_weather'],
+      );
       s.expect([
         { id: 'tu1', name: 'get_weather', arguments: '{"city":"Paris"}' },
         { id: 'tu2', name: 'get_weather', arguments: '{"city":"Tokyo"}' },
@@ -87,13 +158,31 @@ describe('the MCP bridge', () => {
       const tokyo = rpc(s.url, 'tools/call', { name: 'get_weather', arguments: { city: 'Tokyo' } });
       await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(s.waiting, [{ toolUseId: 'tu2', name: 'get_weather' }]);
-      s.provide(new Map([['tu1', 'sunny'], ['tu2', 'rain']]));
+      s.provide(
+        new Map([
+          ['tu1', 'sunny'],
+          ['tu2', 'rain'],
+        ]),
+      );
       assert.deepEqual((await tokyo).result, { content: [{ type: 'text', text: 'rain' }] });
       // The result was there first: answered at once.
-      assert.deepEqual((await rpc(s.url, 'tools/call', { name: 'get_weather', arguments: { city: 'Paris' }, _meta: { 'claudecode/toolUseId': 'tu1' } })).result, { content: [{ type: 'text', text: 'sunny' }] });
+      assert.deepEqual(
+        (
+          await rpc(s.url, 'tools/call', {
+            name: 'get_weather',
+            arguments: { city: 'Paris' },
+            _meta: { 'claudecode/toolUseId': 'tu1' },
+          })
+        ).result,
+        { content: [{ type: 'text', text: 'sunny' }] },
+      );
       // A function this run did not offer, and a wrong token.
       assert.equal((await rpc(s.url, 'tools/call', { name: 'secret', arguments: {} })).result?.isError, true);
-      assert.equal((await fetch(s.url.replace(/\/mcp\/.*/, '/mcp/wrong-token-wrong-token-wrong'), { method: 'POST', body: '{}' })).status, 404);
+      assert.equal(
+        (await fetch(s.url.replace(/\/mcp\/.*/, '/mcp/wrong-token-wrong-token-wrong'), { method: 'POST', body: '{}' }))
+          .status,
+        404,
+      );
       // Closing answers waiting calls with an error and refuses later ones.
       other.expect([{ id: 'x', name: 'secret', arguments: '{}' }]);
       const waiting = rpc(other.url, 'tools/call', { name: 'secret', arguments: {} });
@@ -113,19 +202,32 @@ describe('the MCP bridge', () => {
     try {
       const s = bridge.open([{ name: 'get_weather', parameters: { type: 'object' } }]);
       // Both calls reach the bridge before olp read either report, in the other order.
-      const oslo = rpc(s.endpoint, 'tools/call', { name: 'get_weather', arguments: { city: 'Oslo' }, _meta: { callId: 'call_x' } }).catch(() => undefined);
+      const oslo = rpc(s.endpoint, 'tools/call', {
+        name: 'get_weather',
+        arguments: { city: 'Oslo' },
+        _meta: { callId: 'call_x' },
+      }).catch(() => undefined);
       const bearer = (method: string, params: Record<string, unknown>) =>
-        fetch(s.endpoint, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method, params }) }).then((r) => r.json() as Promise<{ result?: Record<string, unknown> }>);
+        fetch(s.endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${s.token}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method, params }),
+        }).then((r) => r.json() as Promise<{ result?: Record<string, unknown> }>);
       const osloB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Oslo' } });
       const parisB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Paris' } });
       await new Promise((r) => setTimeout(r, 50));
       s.expect([{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }], { exact: true });
       assert.equal(s.unasked, 0, 'the Paris call was already there');
       s.expect([{ id: 'c2', name: 'get_weather', arguments: '{"city":"Oslo"}' }], { exact: true });
-      s.provide(new Map([['c1', 'sunny in Paris'], ['c2', 'snow in Oslo']]));
+      s.provide(
+        new Map([
+          ['c1', 'sunny in Paris'],
+          ['c2', 'snow in Oslo'],
+        ]),
+      );
       assert.deepEqual((await parisB).result, { content: [{ type: 'text', text: 'sunny in Paris' }] });
       assert.deepEqual((await osloB).result, { content: [{ type: 'text', text: 'snow in Oslo' }] });
-      assert.equal((await oslo), undefined, 'a call without the token never reached the session');
+      assert.equal(await oslo, undefined, 'a call without the token never reached the session');
       s.close();
     } finally {
       await bridge.close();

@@ -7,12 +7,27 @@ const prompt = (messages: unknown[]) => toPrompt(parseChatRequest({ model: 'm', 
 
 describe('transcript rendering', () => {
   it('sends a lone user message verbatim, system and developer messages as the system prompt', () => {
-    const p = prompt([{ role: 'system', content: 'one' }, { role: 'developer', content: 'two' }, { role: 'user', content: '--help me' }]);
+    const p = prompt([
+      { role: 'system', content: 'one' },
+      { role: 'developer', content: 'two' },
+      { role: 'user', content: '--help me' },
+    ]);
     assert.deepEqual(p, { system: 'one\n\ntwo', text: '--help me' });
   });
 
   it('joins text parts', () => {
-    assert.equal(prompt([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }]).text, 'a\nb');
+    assert.equal(
+      prompt([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      ]).text,
+      'a\nb',
+    );
   });
 
   it('wraps history in per-turn tags and ends on the last user turn', () => {
@@ -22,7 +37,10 @@ describe('transcript rendering', () => {
       { role: 'user', content: 'how are you' },
     ]);
     assert.equal(p.system, null);
-    assert.match(p.text, /<conversation>\n<user>\nhi\n<\/user>\n\n<assistant>\nhello\n<\/assistant>\n\n<user>\nhow are you\n<\/user>\n<\/conversation>$/);
+    assert.match(
+      p.text,
+      /<conversation>\n<user>\nhi\n<\/user>\n\n<assistant>\nhello\n<\/assistant>\n\n<user>\nhow are you\n<\/user>\n<\/conversation>$/,
+    );
   });
 
   it('stops message text from closing or opening transcript tags', () => {
@@ -38,7 +56,11 @@ describe('transcript rendering', () => {
   it('renders tool calls and results as delimited text', () => {
     const p = prompt([
       { role: 'user', content: 'weather?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'rainy' },
       { role: 'user', content: 'thanks' },
     ]);
@@ -47,16 +69,46 @@ describe('transcript rendering', () => {
   });
 
   it('asks to continue when the history ends with an assistant turn', () => {
-    assert.match(prompt([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'partial' }]).text, /continue it exactly where it stops/);
+    assert.match(
+      prompt([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'partial' },
+      ]).text,
+      /continue it exactly where it stops/,
+    );
   });
 
   it('refuses image parts with a 400 naming the part', () => {
-    assert.throws(() => prompt([{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] }]), (err: { status: number; param: string }) => err.status === 400 && err.param === 'messages.0.content.1');
+    assert.throws(
+      () =>
+        prompt([
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } },
+            ],
+          },
+        ]),
+      (err: { status: number; param: string }) => err.status === 400 && err.param === 'messages.0.content.1',
+    );
   });
 
   it('turns JSON mode into a system instruction; a schema is left to the CLI', () => {
-    assert.match(withResponseFormat({ system: 'x', text: 'y' }, { type: 'json_object' }).system ?? '', /^x\n\nReply with one valid JSON object/);
-    assert.match(withResponseFormat({ system: null, text: 'y' }, { type: 'json_schema', json_schema: { name: 'S' } }).system ?? '', /"S"/);
-    assert.equal(withResponseFormat({ system: 'x', text: 'y' }, { type: 'json_schema', json_schema: { name: 'S', schema: { type: 'object' } } }).system, 'x');
+    assert.match(
+      withResponseFormat({ system: 'x', text: 'y' }, { type: 'json_object' }).system ?? '',
+      /^x\n\nReply with one valid JSON object/,
+    );
+    assert.match(
+      withResponseFormat({ system: null, text: 'y' }, { type: 'json_schema', json_schema: { name: 'S' } }).system ?? '',
+      /"S"/,
+    );
+    assert.equal(
+      withResponseFormat(
+        { system: 'x', text: 'y' },
+        { type: 'json_schema', json_schema: { name: 'S', schema: { type: 'object' } } },
+      ).system,
+      'x',
+    );
   });
 });

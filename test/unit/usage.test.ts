@@ -6,7 +6,16 @@ import { toCompletionUsage } from '../../src/respond/index.js';
 
 describe('claude usage → OpenAI usage (ARCHITECTURE section 6)', () => {
   it('prompt_tokens sums the three disjoint input counts; cached_tokens is the cache read', () => {
-    const u = toClaudeUsage({ input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 3000, output_tokens: 42, output_tokens_details: { thinking_tokens: 7 } }, 0.5);
+    const u = toClaudeUsage(
+      {
+        input_tokens: 10,
+        cache_creation_input_tokens: 200,
+        cache_read_input_tokens: 3000,
+        output_tokens: 42,
+        output_tokens_details: { thinking_tokens: 7 },
+      },
+      0.5,
+    );
     const wire = toCompletionUsage(u) satisfies OpenAI.CompletionUsage;
     assert.deepEqual(wire, {
       prompt_tokens: 3210,
@@ -16,7 +25,12 @@ describe('claude usage → OpenAI usage (ARCHITECTURE section 6)', () => {
       completion_tokens_details: { reasoning_tokens: 7 },
     });
     assert.equal(u?.costUsd, 0.5);
-    assert.deepEqual(u?.raw, { input_tokens: 10, cache_creation_input_tokens: 200, cache_read_input_tokens: 3000, output_tokens: 42 });
+    assert.deepEqual(u?.raw, {
+      input_tokens: 10,
+      cache_creation_input_tokens: 200,
+      cache_read_input_tokens: 3000,
+      output_tokens: 42,
+    });
   });
   it('a usage without cache fields (older CLIs, no caching) maps input straight to prompt_tokens', () => {
     const u = toClaudeUsage({ input_tokens: 12, output_tokens: 5 });

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
 import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
-import { MAX_JSON_DEPTH, checkCallOutputs, parseChatRequest, parseResponsesRequest, toChatTools } from '../../src/validate/index.js';
+import {
+  MAX_JSON_DEPTH,
+  checkCallOutputs,
+  parseChatRequest,
+  parseResponsesRequest,
+  toChatTools,
+} from '../../src/validate/index.js';
 
 const ok = { model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] };
 
@@ -32,7 +38,11 @@ describe('parseChatRequest', () => {
         { role: 'developer', content: 'be kind' },
         { role: 'system', content: [{ type: 'text', text: 'sys' }] },
         { role: 'user', content: [{ type: 'text', text: 'a' }], name: 'bob' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'result' },
         { role: 'user', content: 'go on' },
       ],
@@ -54,20 +64,47 @@ describe('parseChatRequest', () => {
   const accepted: [string, unknown][] = [
     ['logit_bias null', { ...ok, logit_bias: null }],
     ['logit_bias token ids to biases', { ...ok, logit_bias: { '50256': -100, '1': 100, '42': 0.5 } }],
-    ['a tool result for a call two assistant turns back', {
-      model: 'sonnet',
-      messages: [
-        { role: 'user', content: 'q' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-        { role: 'assistant', content: 'thinking' },
-        { role: 'tool', tool_call_id: 'c1', content: 'late' },
-      ],
-    }],
-    ['a function result answering a tool call of that name', {
-      model: 'sonnet',
-      messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'function', name: 'f', content: 'r' }],
-    }],
-    ['a system message and an assistant message', { model: 'sonnet', messages: [{ role: 'system', content: 's' }, { role: 'assistant', content: 'Once upon' }] }],
+    [
+      'a tool result for a call two assistant turns back',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          { role: 'assistant', content: 'thinking' },
+          { role: 'tool', tool_call_id: 'c1', content: 'late' },
+        ],
+      },
+    ],
+    [
+      'a function result answering a tool call of that name',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          { role: 'function', name: 'f', content: 'r' },
+        ],
+      },
+    ],
+    [
+      'a system message and an assistant message',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'assistant', content: 'Once upon' },
+        ],
+      },
+    ],
   ];
   for (const [name, body] of accepted) {
     it(`accepts ${name}`, () => {
@@ -88,9 +125,23 @@ describe('parseChatRequest', () => {
     ['unknown role', { model: 'sonnet', messages: [{ role: 'wizard', content: 'x' }] }, 'messages.0.role'],
     ['content wrong type', { model: 'sonnet', messages: [{ role: 'user', content: 5 }] }, 'messages.0.content'],
     ['empty user content', { model: 'sonnet', messages: [{ role: 'user', content: '  ' }] }, 'messages.0.content'],
-    ['empty second message', { model: 'sonnet', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: '' }] }, 'messages.1.content'],
+    [
+      'empty second message',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: '' },
+        ],
+      },
+      'messages.1.content',
+    ],
     ['only a system message', { model: 'sonnet', messages: [{ role: 'system', content: 'a' }] }, 'messages'],
-    ['bad part type', { model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] }, 'messages.0.content.0.type'],
+    [
+      'bad part type',
+      { model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'video', url: 'x' }] }] },
+      'messages.0.content.0.type',
+    ],
     ['temperature too high', { ...ok, temperature: 3 }, 'temperature'],
     ['temperature not a number', { ...ok, temperature: 'hot' }, 'temperature'],
     ['top_p out of range', { ...ok, top_p: 1.5 }, 'top_p'],
@@ -99,13 +150,83 @@ describe('parseChatRequest', () => {
     ['stream not boolean', { ...ok, stream: 'yes' }, 'stream'],
     ['max_tokens zero', { ...ok, max_tokens: 0 }, 'max_tokens'],
     ['too many stops', { ...ok, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
-    ['only an orphan tool message', { model: 'sonnet', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.0.tool_call_id'],
-    ['only an orphan function message', { model: 'sonnet', messages: [{ role: 'function', name: 'f', content: 'r' }] }, 'messages.0.name'],
-    ['system and an orphan tool message', { model: 'sonnet', messages: [{ role: 'system', content: 's' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }] }, 'messages.1.tool_call_id'],
-    ['a tool result before any call', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }, { role: 'user', content: 'q2' }] }, 'messages.1.tool_call_id'],
-    ['a tool result answering an id nobody called', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c2', content: 'r' }] }, 'messages.2.tool_call_id'],
-    ['a tool result before its call', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }] }, 'messages.1.tool_call_id'],
-    ['a function result of a function nobody called', { model: 'sonnet', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }, { role: 'function', name: 'g', content: 'r' }] }, 'messages.2.name'],
+    [
+      'only an orphan tool message',
+      { model: 'sonnet', messages: [{ role: 'tool', tool_call_id: 'c1', content: 'r' }] },
+      'messages.0.tool_call_id',
+    ],
+    [
+      'only an orphan function message',
+      { model: 'sonnet', messages: [{ role: 'function', name: 'f', content: 'r' }] },
+      'messages.0.name',
+    ],
+    [
+      'system and an orphan tool message',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'tool', tool_call_id: 'c1', content: 'r' },
+        ],
+      },
+      'messages.1.tool_call_id',
+    ],
+    [
+      'a tool result before any call',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'tool', tool_call_id: 'c1', content: 'r' },
+          { role: 'user', content: 'q2' },
+        ],
+      },
+      'messages.1.tool_call_id',
+    ],
+    [
+      'a tool result answering an id nobody called',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c2', content: 'r' },
+        ],
+      },
+      'messages.2.tool_call_id',
+    ],
+    [
+      'a tool result before its call',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'tool', tool_call_id: 'c1', content: 'r' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+        ],
+      },
+      'messages.1.tool_call_id',
+    ],
+    [
+      'a function result of a function nobody called',
+      {
+        model: 'sonnet',
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } },
+          { role: 'function', name: 'g', content: 'r' },
+        ],
+      },
+      'messages.2.name',
+    ],
     ['only an assistant message', { model: 'sonnet', messages: [{ role: 'assistant', content: 'hello' }] }, 'messages'],
     ['logit_bias not an object', { ...ok, logit_bias: 'garbage' }, 'logit_bias'],
     ['logit_bias an array', { ...ok, logit_bias: [1, 2] }, 'logit_bias'],
@@ -117,7 +238,11 @@ describe('parseChatRequest', () => {
     ['seed not an integer', { ...ok, seed: 1.5 }, 'seed'],
     ['logprobs not boolean', { ...ok, logprobs: 'yes' }, 'logprobs'],
     ['top_logprobs above 20', { ...ok, top_logprobs: 21 }, 'top_logprobs'],
-    ['json_schema name with spaces', { ...ok, response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } }, 'response_format.json_schema.name'],
+    [
+      'json_schema name with spaces',
+      { ...ok, response_format: { type: 'json_schema', json_schema: { name: 'my schema' } } },
+      'response_format.json_schema.name',
+    ],
   ];
   for (const [name, body, param] of cases) {
     it(`400 for ${name} (param ${param})`, () => {
@@ -150,15 +275,75 @@ function rejection(run: () => unknown): ProxyError {
 describe('nesting depth is bounded before anything walks the body', () => {
   const deep = deepSchema(3_000);
   const cases: [string, () => unknown, string][] = [
-    ['chat response_format schema', () => parseChatRequest({ ...ok, response_format: { type: 'json_schema', json_schema: { name: 's', schema: deep } } }), 'response_format.json_schema.schema'],
-    ['chat tool parameters', () => parseChatRequest({ ...ok, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: deep } } } }] }), 'tools[0].function.parameters'],
-    ['chat legacy functions', () => parseChatRequest({ ...ok, functions: [{ name: 'f', parameters: deep }] }), 'functions[0].parameters'],
-    ['chat message content', () => parseChatRequest({ model: 'sonnet', messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: deep }] }] }), 'messages.0'],
+    [
+      'chat response_format schema',
+      () =>
+        parseChatRequest({ ...ok, response_format: { type: 'json_schema', json_schema: { name: 's', schema: deep } } }),
+      'response_format.json_schema.schema',
+    ],
+    [
+      'chat tool parameters',
+      () =>
+        parseChatRequest({
+          ...ok,
+          tools: [
+            { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: deep } } } },
+          ],
+        }),
+      'tools[0].function.parameters',
+    ],
+    [
+      'chat legacy functions',
+      () => parseChatRequest({ ...ok, functions: [{ name: 'f', parameters: deep }] }),
+      'functions[0].parameters',
+    ],
+    [
+      'chat message content',
+      () =>
+        parseChatRequest({
+          model: 'sonnet',
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'x', extra: deep }] }],
+        }),
+      'messages.0',
+    ],
     ['chat metadata', () => parseChatRequest({ ...ok, metadata: { a: deep } }), 'metadata'],
-    ['Responses text.format schema', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', text: { format: { type: 'json_schema', name: 's', schema: deep } } }), 'text.format.schema'],
-    ['Responses tool parameters', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: deep }] }), 'tools[0].parameters'],
-    ['Responses input item', () => parseResponsesRequest({ model: 'sonnet', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'c', output: [deep] }] }), 'input.1'],
-    ['a bare nested array', () => parseChatRequest({ ...ok, vendor: JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown }), 'vendor'],
+    [
+      'Responses text.format schema',
+      () =>
+        parseResponsesRequest({
+          model: 'sonnet',
+          input: 'hi',
+          text: { format: { type: 'json_schema', name: 's', schema: deep } },
+        }),
+      'text.format.schema',
+    ],
+    [
+      'Responses tool parameters',
+      () =>
+        parseResponsesRequest({
+          model: 'sonnet',
+          input: 'hi',
+          tools: [{ type: 'function', name: 'f', parameters: deep }],
+        }),
+      'tools[0].parameters',
+    ],
+    [
+      'Responses input item',
+      () =>
+        parseResponsesRequest({
+          model: 'sonnet',
+          input: [
+            { role: 'user', content: 'x' },
+            { type: 'function_call_output', call_id: 'c', output: [deep] },
+          ],
+        }),
+      'input.1',
+    ],
+    [
+      'a bare nested array',
+      () => parseChatRequest({ ...ok, vendor: JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown }),
+      'vendor',
+    ],
   ];
   for (const [name, run, param] of cases) {
     it(`${name}: 400 naming ${param}, no RangeError`, () => {
@@ -168,21 +353,75 @@ describe('nesting depth is bounded before anything walks the body', () => {
     });
   }
   it('a schema nested as deep as OpenAI allows in strict mode (and well past it) is accepted', () => {
-    parseChatRequest({ ...ok, response_format: { type: 'json_schema', json_schema: { name: 's', schema: deepSchema(40) } } });
-    parseResponsesRequest({ model: 'sonnet', input: 'hi', text: { format: { type: 'json_schema', name: 's', schema: deepSchema(40) } } });
+    parseChatRequest({
+      ...ok,
+      response_format: { type: 'json_schema', json_schema: { name: 's', schema: deepSchema(40) } },
+    });
+    parseResponsesRequest({
+      model: 'sonnet',
+      input: 'hi',
+      text: { format: { type: 'json_schema', name: 's', schema: deepSchema(40) } },
+    });
   });
 });
 
-describe('wrong types are named as such, in OpenAI\'s words', () => {
+describe("wrong types are named as such, in OpenAI's words", () => {
   const cases: [string, () => unknown, string, string][] = [
-    ['chat stream', () => parseChatRequest({ ...ok, stream: 'yes' }), 'stream', "Invalid type for 'stream': expected a boolean, but got a string instead."],
-    ['chat model', () => parseChatRequest({ ...ok, model: 5 }), 'model', "Invalid type for 'model': expected a string, but got an integer instead."],
-    ['chat temperature', () => parseChatRequest({ ...ok, temperature: 'hot' }), 'temperature', "Invalid type for 'temperature': expected a number, but got a string instead."],
-    ['chat messages', () => parseChatRequest({ model: 'sonnet', messages: { role: 'user' } }), 'messages', "Invalid type for 'messages': expected an array, but got an object instead."],
-    ['Responses stream', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', stream: 'yes' }), 'stream', "Invalid type for 'stream': expected a boolean, but got a string instead."],
-    ['Responses model', () => parseResponsesRequest({ model: 5, input: 'hi' }), 'model', "Invalid type for 'model': expected a string, but got an integer instead."],
-    ['Responses store', () => parseResponsesRequest({ model: 'sonnet', input: 'hi', store: 1.5 }), 'store', "Invalid type for 'store': expected a boolean, but got a decimal instead."],
-    ['Responses call_id', () => parseResponsesRequest({ model: 'sonnet', input: [{ role: 'user', content: 'q' }, { type: 'function_call', call_id: 7, name: 'f', arguments: '{}' }] }), 'input.1.call_id', "Invalid type for 'input.1.call_id': expected a string, but got an integer instead."],
+    [
+      'chat stream',
+      () => parseChatRequest({ ...ok, stream: 'yes' }),
+      'stream',
+      "Invalid type for 'stream': expected a boolean, but got a string instead.",
+    ],
+    [
+      'chat model',
+      () => parseChatRequest({ ...ok, model: 5 }),
+      'model',
+      "Invalid type for 'model': expected a string, but got an integer instead.",
+    ],
+    [
+      'chat temperature',
+      () => parseChatRequest({ ...ok, temperature: 'hot' }),
+      'temperature',
+      "Invalid type for 'temperature': expected a number, but got a string instead.",
+    ],
+    [
+      'chat messages',
+      () => parseChatRequest({ model: 'sonnet', messages: { role: 'user' } }),
+      'messages',
+      "Invalid type for 'messages': expected an array, but got an object instead.",
+    ],
+    [
+      'Responses stream',
+      () => parseResponsesRequest({ model: 'sonnet', input: 'hi', stream: 'yes' }),
+      'stream',
+      "Invalid type for 'stream': expected a boolean, but got a string instead.",
+    ],
+    [
+      'Responses model',
+      () => parseResponsesRequest({ model: 5, input: 'hi' }),
+      'model',
+      "Invalid type for 'model': expected a string, but got an integer instead.",
+    ],
+    [
+      'Responses store',
+      () => parseResponsesRequest({ model: 'sonnet', input: 'hi', store: 1.5 }),
+      'store',
+      "Invalid type for 'store': expected a boolean, but got a decimal instead.",
+    ],
+    [
+      'Responses call_id',
+      () =>
+        parseResponsesRequest({
+          model: 'sonnet',
+          input: [
+            { role: 'user', content: 'q' },
+            { type: 'function_call', call_id: 7, name: 'f', arguments: '{}' },
+          ],
+        }),
+      'input.1.call_id',
+      "Invalid type for 'input.1.call_id': expected a string, but got an integer instead.",
+    ],
   ];
   for (const [name, run, param, message] of cases) {
     it(name, () => {
@@ -192,15 +431,25 @@ describe('wrong types are named as such, in OpenAI\'s words', () => {
     });
   }
   it('a field left out is still a missing parameter', () => {
-    assert.equal(rejection(() => parseChatRequest({ messages: ok.messages })).message, "Missing required parameter: 'model'.");
-    assert.equal(rejection(() => parseResponsesRequest({ model: 'sonnet' })).message, "Missing required parameter: 'input'.");
+    assert.equal(
+      rejection(() => parseChatRequest({ messages: ok.messages })).message,
+      "Missing required parameter: 'model'.",
+    );
+    assert.equal(
+      rejection(() => parseResponsesRequest({ model: 'sonnet' })).message,
+      "Missing required parameter: 'input'.",
+    );
   });
 });
 
 describe('checkCallOutputs', () => {
   const call = { type: 'function_call' as const, call_id: 'c1', name: 'f', arguments: '{}' };
   const output = (id: string) => ({ type: 'function_call_output' as const, call_id: id, output: 'r' });
-  const user = { type: 'message' as const, role: 'user' as const, content: [{ type: 'input_text' as const, text: 'q' }] };
+  const user = {
+    type: 'message' as const,
+    role: 'user' as const,
+    content: [{ type: 'input_text' as const, text: 'q' }],
+  };
   it('an output after its call in the input, or answering the previous response, passes', () => {
     checkCallOutputs([user, call, output('c1')], new Set());
     checkCallOutputs([output('c9')], new Set(['c9']));
@@ -215,20 +464,49 @@ describe('checkCallOutputs', () => {
   });
 });
 
-describe("Responses tool_choice in the Responses shape", () => {
-  const tools = [{ type: 'function', name: 'a' }, { type: 'function', name: 'b' }];
-  const parse = (tool_choice: unknown) => parseToolRequest(toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body));
+describe('Responses tool_choice in the Responses shape', () => {
+  const tools = [
+    { type: 'function', name: 'a' },
+    { type: 'function', name: 'b' },
+  ];
+  const parse = (tool_choice: unknown) =>
+    parseToolRequest(toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body));
   it('allowed_tools {mode, tools: [{type, name}]} offers only those, with the mode', () => {
     const t = parse({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] })!;
     assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
     assert.deepEqual(parse({ type: 'function', name: 'a' })!.choice, { name: 'a' });
   });
   const cases: [string, unknown, string, RegExp][] = [
-    ['an unknown choice, answered with the Responses shapes', { type: 'web_search' }, 'tool_choice', /\{"type": "function", "name": …\} or \{"type": "allowed_tools", "mode"/],
-    ['allowed_tools in the chat shape', { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } }, 'tool_choice.mode', /expected 'auto' or 'required'/],
-    ['allowed_tools without tools', { type: 'allowed_tools', mode: 'auto', tools: [] }, 'tool_choice.tools', /non-empty array/],
-    ['allowed_tools naming a hosted tool', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] }, 'tool_choice.tools.0.type', /function tools only/],
-    ['allowed_tools naming a function not given', { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'zz' }] }, 'tool_choice', /named 'zz'/],
+    [
+      'an unknown choice, answered with the Responses shapes',
+      { type: 'web_search' },
+      'tool_choice',
+      /\{"type": "function", "name": …\} or \{"type": "allowed_tools", "mode"/,
+    ],
+    [
+      'allowed_tools in the chat shape',
+      { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } },
+      'tool_choice.mode',
+      /expected 'auto' or 'required'/,
+    ],
+    [
+      'allowed_tools without tools',
+      { type: 'allowed_tools', mode: 'auto', tools: [] },
+      'tool_choice.tools',
+      /non-empty array/,
+    ],
+    [
+      'allowed_tools naming a hosted tool',
+      { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] },
+      'tool_choice.tools.0.type',
+      /function tools only/,
+    ],
+    [
+      'allowed_tools naming a function not given',
+      { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'zz' }] },
+      'tool_choice',
+      /named 'zz'/,
+    ],
   ];
   for (const [name, choice, param, message] of cases) {
     it(`${name}: 400 naming ${param}`, () => {

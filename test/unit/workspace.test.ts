@@ -1,5 +1,18 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, statfsSync, symlinkSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  statfsSync,
+  symlinkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -16,10 +29,18 @@ describe('workspaces', () => {
     const creds = join(dir, 'creds.json');
     writeFileSync(creds, '{}');
     const w = createWorkspaces(dir);
-    const ws = w.create({ keyId: 'k1', requestId: 'r1', links: [{ from: creds, to: '.claude/.credentials.json' }, { from: join(dir, 'missing'), to: 'x' }] });
+    const ws = w.create({
+      keyId: 'k1',
+      requestId: 'r1',
+      links: [
+        { from: creds, to: '.claude/.credentials.json' },
+        { from: join(dir, 'missing'), to: 'x' },
+      ],
+    });
     assert.equal(ws.home, join(dir, 'run/k1/r1/home'));
     assert.equal(ws.cwd, join(dir, 'run/k1/r1/work'));
-    for (const d of [join(dir, 'run'), join(dir, 'run/k1'), ws.dir, ws.home, ws.cwd]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
+    for (const d of [join(dir, 'run'), join(dir, 'run/k1'), ws.dir, ws.home, ws.cwd])
+      assert.equal(statSync(d).mode & 0o777, 0o700, d);
     assert.equal(readlinkSync(join(ws.home, '.claude/.credentials.json')), creds);
     assert.ok(!existsSync(join(ws.home, 'x')), 'missing sources are skipped');
     ws.writeFile('system-prompt.txt', 'hi');
@@ -27,7 +48,8 @@ describe('workspaces', () => {
     assert.throws(() => ws.writeFile('system-prompt.txt', 'again'), /EEXIST/);
     assert.throws(() => ws.path('../../escape'), /escapes/);
     // Plain names take a short cut; anything that could climb out is resolved and refused.
-    for (const bad of ['..', 'a/../../x', 'a/./../..', '/etc/passwd', '.', 'a/..']) assert.throws(() => ws.path(bad), /escapes/, bad);
+    for (const bad of ['..', 'a/../../x', 'a/./../..', '/etc/passwd', '.', 'a/..'])
+      assert.throws(() => ws.path(bad), /escapes/, bad);
     assert.equal(ws.path('a/../b'), join(ws.dir, 'b'));
     assert.equal(ws.path('.claude/projects'), join(ws.dir, '.claude/projects'));
     assert.equal(ws.path('..x/...'), join(ws.dir, '..x/...'));
@@ -40,7 +62,8 @@ describe('workspaces', () => {
 
   it('refuses path segments that could traverse', () => {
     const w = createWorkspaces(state());
-    for (const bad of ['..', '../x', 'a/b', '', '.hidden']) assert.throws(() => w.create({ keyId: bad, requestId: 'r' }), /unsafe/);
+    for (const bad of ['..', '../x', 'a/b', '', '.hidden'])
+      assert.throws(() => w.create({ keyId: bad, requestId: 'r' }), /unsafe/);
   });
 
   it('a slot gets a stable cwd and persistent dir that outlive the request; HOME stays fresh', () => {
@@ -59,13 +82,24 @@ describe('workspaces', () => {
     assert.ok(!existsSync(join(dir, 'slots/k/s0')));
   });
 
-  it("a slot reset sets the old session files aside at once and deletes them off the event loop; a sweep finds any left", async () => {
+  it('a slot reset sets the old session files aside at once and deletes them off the event loop; a sweep finds any left', async () => {
     const dir = state();
     const w = createWorkspaces(dir);
-    const a = w.create({ keyId: 'k', requestId: 'r1', slot: 's0', links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
+    const a = w.create({
+      keyId: 'k',
+      requestId: 'r1',
+      slot: 's0',
+      links: [{ from: 'projects', to: '.claude/projects', persistent: true }],
+    });
     writeFileSync(join(a.persistent, 'projects', 'old.jsonl'), 'x');
     a.remove();
-    const b = w.create({ keyId: 'k', requestId: 'r2', slot: 's0', resetSlot: {}, links: [{ from: 'projects', to: '.claude/projects', persistent: true }] });
+    const b = w.create({
+      keyId: 'k',
+      requestId: 'r2',
+      slot: 's0',
+      resetSlot: {},
+      links: [{ from: 'projects', to: '.claude/projects', persistent: true }],
+    });
     assert.deepEqual(readdirSync(join(b.persistent, 'projects')), [], 'the new session starts empty');
     await w.settled();
     assert.deepEqual(readdirSync(join(dir, 'slots/k/s0')).sort(), ['state', 'work']);

@@ -113,7 +113,8 @@ export function createClaudeParser(model?: string): EventParser {
       const topLevel = line.parent_tool_use_id == null;
       switch (line.type) {
         case 'system':
-          if (typeof line.subtype === 'string' && !KNOWN_SYSTEM.test(line.subtype)) unknown.add(`system/${line.subtype}`);
+          if (typeof line.subtype === 'string' && !KNOWN_SYSTEM.test(line.subtype))
+            unknown.add(`system/${line.subtype}`);
           // claude 2.1.197: one `api_retry` per failed API attempt (up to 10 by default, ~3 min in all).
           if (line.subtype === 'api_retry') return [{ type: 'retry', message: toRetryMessage(line) }];
           if (line.subtype === 'init' && Array.isArray(line.tools)) structured = line.tools.includes(STRUCTURED_TOOL);
@@ -138,7 +139,8 @@ export function createClaudeParser(model?: string): EventParser {
             stopReason = ev.delta.stop_reason;
             attempt = undefined;
           }
-          if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number') messageUsage.output_tokens = ev.usage.output_tokens;
+          if (ev.type === 'message_delta' && messageUsage && typeof ev.usage?.output_tokens === 'number')
+            messageUsage.output_tokens = ev.usage.output_tokens;
           const delta = textDeltaOf(ev);
           if (delta !== undefined) {
             if (currentMessage) streamed.add(currentMessage);
@@ -177,7 +179,10 @@ export function createClaudeParser(model?: string): EventParser {
           // Synthetic messages carry error text ("Not logged in"), never a reply; for a spent plan
           // window, the CLI's own words for it.
           if (msg?.model === '<synthetic>' && plan?.status === 'rejected') {
-            const said = (msg.content ?? []).map((c) => c.text ?? '').join('').trim();
+            const said = (msg.content ?? [])
+              .map((c) => c.text ?? '')
+              .join('')
+              .trim();
             if (said) {
               plan = { ...plan, message: said };
               return [{ type: 'plan', report: plan }];
@@ -214,7 +219,8 @@ export function createClaudeParser(model?: string): EventParser {
             if (checked !== undefined) return text(JSON.stringify(checked));
             if (held !== '') return text(held);
           }
-          if (emittedText === 0 && typeof result.result === 'string' && result.result !== '') return text(result.result);
+          if (emittedText === 0 && typeof result.result === 'string' && result.result !== '')
+            return text(result.result);
           return [];
         }
         default:

@@ -17,9 +17,19 @@ export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';
 // Ids the claude CLI 2.1.197 knows; the aliases resolve to whatever is current for the login
 // (observed: sonnet -> claude-sonnet-5, opus -> claude-opus-4-8, haiku -> claude-haiku-4-5).
 const CREATED = 1764547200; // 2025-12-01
-const MODELS: ModelEntry[] = ['sonnet', 'opus', 'haiku', 'claude-sonnet-5', 'claude-opus-4-8', 'claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5'].map(
-  (id) => ({ id, cliModel: id, created: CREATED }),
-);
+const MODELS: ModelEntry[] = [
+  'sonnet',
+  'opus',
+  'haiku',
+  'claude-sonnet-5',
+  'claude-opus-4-8',
+  'claude-opus-4-7',
+  'claude-opus-4-6',
+  'claude-sonnet-4-6',
+  'claude-opus-4-5',
+  'claude-sonnet-4-5',
+  'claude-haiku-4-5',
+].map((id) => ({ id, cliModel: id, created: CREATED }));
 
 /** Full claude model ids not in the table are passed to the CLI, which is the authority on them. */
 const PASS_THROUGH = /^claude-[a-z0-9][a-z0-9.-]{1,80}$/;
@@ -79,7 +89,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     links(turn) {
       const links: Link[] = [{ from: opts.credentials, to: '.claude/.credentials.json' }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
-      if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
+      if (turn.session && turn.session.mode !== 'ephemeral')
+        links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
       return links;
     },
     // claude 2.1.332 writes to <tmpdir>/claude-<uid>/ (an image it was sent, fswatch probes) and

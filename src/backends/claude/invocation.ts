@@ -16,7 +16,8 @@ function sessionArgs(turn: Turn): string[] {
   // A spare keeps its session, under the id it picks itself (reported in `system/init`).
   if (turn.prestart) return [];
   const s = turn.session;
-  if (s?.mode === 'fresh' && s.sessionId && s.forkOf) return ['--resume', s.forkOf, '--fork-session', '--session-id', s.sessionId];
+  if (s?.mode === 'fresh' && s.sessionId && s.forkOf)
+    return ['--resume', s.forkOf, '--fork-session', '--session-id', s.sessionId];
   if (s?.mode === 'fresh' && s.sessionId) return ['--session-id', s.sessionId];
   if (s?.mode === 'resumed' && s.sessionId) return ['--resume', s.sessionId];
   return ['--no-session-persistence'];
@@ -44,7 +45,13 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place, nextId
     '--tools=', // `=` form: --tools is variadic and would swallow a following value
     '--strict-mcp-config',
     // The client's functions: olp's own MCP server for this run, and only its tools allowed.
-    ...(turn.tools ? ['--mcp-config', place.path(MCP_CONFIG_FILE), `--allowedTools=${turn.tools.specs.map((t) => `mcp__olp__${t.name}`).join(',')}`] : []),
+    ...(turn.tools
+      ? [
+          '--mcp-config',
+          place.path(MCP_CONFIG_FILE),
+          `--allowedTools=${turn.tools.specs.map((t) => `mcp__olp__${t.name}`).join(',')}`,
+        ]
+      : []),
     '--setting-sources=',
     '--disable-slash-commands',
     ...sessionArgs(turn),
@@ -53,9 +60,23 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place, nextId
     ...(streamed || turn.prestart ? ['--input-format', 'stream-json'] : []),
   ];
   if (turn.prestart) return { invocation: { command: bin, args, stdin: toPing(nextId), live: true }, files: [] };
-  const mcp = turn.tools ? [{ name: MCP_CONFIG_FILE, content: JSON.stringify({ mcpServers: { olp: { type: 'http', url: turn.tools.url } } }) }] : [];
+  const mcp = turn.tools
+    ? [
+        {
+          name: MCP_CONFIG_FILE,
+          content: JSON.stringify({ mcpServers: { olp: { type: 'http', url: turn.tools.url } } }),
+        },
+      ]
+    : [];
   return {
-    invocation: { command: bin, args, stdin: streamed ? (turn.outputSchema ? toSchemaInit(turn.outputSchema) : '') + toUserLine(turn.prompt) : turn.prompt.text, ...(turn.live ? { live: true } : {}) },
+    invocation: {
+      command: bin,
+      args,
+      stdin: streamed
+        ? (turn.outputSchema ? toSchemaInit(turn.outputSchema) : '') + toUserLine(turn.prompt)
+        : turn.prompt.text,
+      ...(turn.live ? { live: true } : {}),
+    },
     files: [{ name: SYSTEM_PROMPT_FILE, content: turn.prompt.system ?? DEFAULT_SYSTEM_PROMPT }, ...mcp],
   };
 }
@@ -82,7 +103,11 @@ function control(nextId: NextId, request: Record<string, unknown>): string {
  * before its first user line (both then hold for the life of the process).
  */
 export function toInit(nextId: NextId, system: string | null, outputSchema?: Record<string, unknown>): string {
-  return control(nextId, { subtype: 'initialize', systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT, ...(outputSchema ? { jsonSchema: outputSchema } : {}) });
+  return control(nextId, {
+    subtype: 'initialize',
+    systemPrompt: system ?? DEFAULT_SYSTEM_PROMPT,
+    ...(outputSchema ? { jsonSchema: outputSchema } : {}),
+  });
 }
 
 /**
@@ -100,7 +125,9 @@ export function toPing(nextId: NextId): string {
 
 /** A `control_response` line (to a ping or an initialize). */
 export function isControlResponse(line: string): boolean {
-  return line.startsWith('{"type":"control_response"') || /^\{[^]*"type"\s*:\s*"control_response"/.test(line.slice(0, 200));
+  return (
+    line.startsWith('{"type":"control_response"') || /^\{[^]*"type"\s*:\s*"control_response"/.test(line.slice(0, 200))
+  );
 }
 
 /** One user turn on claude's stream-json input: text, then image blocks. */
@@ -109,7 +136,10 @@ export function toUserLine(prompt: Pick<Prompt, 'text' | 'images'>): string {
   const content = images.length
     ? [
         { type: 'text', text: prompt.text },
-        ...images.map((img) => ({ type: 'image', source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') } })),
+        ...images.map((img) => ({
+          type: 'image',
+          source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') },
+        })),
       ]
     : prompt.text;
   return `${JSON.stringify({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' })}\n`;

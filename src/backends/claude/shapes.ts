@@ -20,7 +20,11 @@ export interface Line {
     delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
     usage?: { output_tokens?: number };
   };
-  message?: { id?: string; model?: string; content?: { type?: string; text?: string; id?: string; name?: string; input?: unknown }[] };
+  message?: {
+    id?: string;
+    model?: string;
+    content?: { type?: string; text?: string; id?: string; name?: string; input?: unknown }[];
+  };
   error?: string;
   usage?: unknown;
   total_cost_usd?: unknown;
@@ -39,10 +43,13 @@ interface RateLimitInfo {
 /** A `rate_limit_event`'s rate_limit_info as a plan report; undefined when it is not one. */
 export function toPlanReport(raw: unknown): PlanReport | undefined {
   const info = raw as RateLimitInfo | undefined;
-  if (!info || (info.status !== 'allowed' && info.status !== 'allowed_warning' && info.status !== 'rejected')) return undefined;
+  if (!info || (info.status !== 'allowed' && info.status !== 'allowed_warning' && info.status !== 'rejected'))
+    return undefined;
   const window = typeof info.rateLimitType === 'string' ? info.rateLimitType : null;
   const unified = window ? info.unifiedWindows?.[window] : undefined;
-  const utilization = [unified?.utilization, info.utilization].find((u): u is number => typeof u === 'number' && u >= 0 && u <= 10);
+  const utilization = [unified?.utilization, info.utilization].find(
+    (u): u is number => typeof u === 'number' && u >= 0 && u <= 10,
+  );
   const status = unified?.status === 'allowed_warning' && info.status === 'allowed' ? 'allowed_warning' : info.status;
   return {
     status,
@@ -50,7 +57,9 @@ export function toPlanReport(raw: unknown): PlanReport | undefined {
     resetsAt: typeof info.resetsAt === 'number' && info.resetsAt > 0 ? info.resetsAt * 1000 : null,
     utilization: utilization ?? null,
     // `rejected` with extra usage allowed: the included usage is spent and turns draw on overage.
-    overage: info.isUsingOverage === true || (info.status === 'rejected' && (info.overageStatus === 'allowed' || info.overageStatus === 'allowed_warning')),
+    overage:
+      info.isUsingOverage === true ||
+      (info.status === 'rejected' && (info.overageStatus === 'allowed' || info.overageStatus === 'allowed_warning')),
   };
 }
 
@@ -58,9 +67,22 @@ export function toPlanReport(raw: unknown): PlanReport | undefined {
  * Line types olp reads nothing from on purpose (the reference's "also possible" list, and the
  * control protocol's lines on a live process); any other type is a newer CLI's, noted.
  */
-export const KNOWN_IGNORED = new Set(['user', 'control_response', 'control_request', 'control_cancel_request', 'keep_alive', 'tool_progress', 'auth_status', 'prompt_suggestion', 'tool_use_summary', 'streamlined_text', 'streamlined_tool_use_summary']);
+export const KNOWN_IGNORED = new Set([
+  'user',
+  'control_response',
+  'control_request',
+  'control_cancel_request',
+  'keep_alive',
+  'tool_progress',
+  'auth_status',
+  'prompt_suggestion',
+  'tool_use_summary',
+  'streamlined_text',
+  'streamlined_tool_use_summary',
+]);
 /** `system` subtypes olp knows (and mostly ignores). */
-export const KNOWN_SYSTEM = /^(init|api_retry|status|compact_boundary|permission_denied|hook_\w+|task_\w+|local_command_output|informational|files_persisted|elicitation_complete|notification)$/;
+export const KNOWN_SYSTEM =
+  /^(init|api_retry|status|compact_boundary|permission_denied|hook_\w+|task_\w+|local_command_output|informational|files_persisted|elicitation_complete|notification)$/;
 
 /** The tool claude offers the model for structured output (2.1.197). */
 export const STRUCTURED_TOOL = 'StructuredOutput';
@@ -83,7 +105,12 @@ export function toFinishReason(stop: string | null | undefined): FinishReason {
 export function rawCounts(u: Record<string, unknown> | undefined): Record<string, number> | undefined {
   if (!u) return undefined;
   const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-  return { input_tokens: n(u.input_tokens), cache_creation_input_tokens: n(u.cache_creation_input_tokens), cache_read_input_tokens: n(u.cache_read_input_tokens), output_tokens: n(u.output_tokens) };
+  return {
+    input_tokens: n(u.input_tokens),
+    cache_creation_input_tokens: n(u.cache_creation_input_tokens),
+    cache_read_input_tokens: n(u.cache_read_input_tokens),
+    output_tokens: n(u.output_tokens),
+  };
 }
 
 /** A turn's usage without what its tool steps already reported (each model call counted once). */
@@ -107,7 +134,9 @@ export function toToolStep(
   const step = { calls: calls.map((c) => ({ ...c, arguments: c.arguments || '{}' })), usage };
   // A call whose arguments never streamed (a function without parameters) still gets a
   // JSON object, as OpenAI's do.
-  const events = calls.flatMap((c, index) => (c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : []));
+  const events = calls.flatMap((c, index) =>
+    c.arguments === '' ? [{ type: 'tool_args' as const, index, text: '{}' }] : [],
+  );
   return { step, events };
 }
 
@@ -122,7 +151,8 @@ export function textDeltaOf(ev: StreamEvent): string | undefined {
 
 /** The JSON of a non-empty `input_json_delta` (a tool call's arguments); undefined for any other event. */
 export function jsonDeltaOf(ev: StreamEvent): string | undefined {
-  const d = ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' ? ev.delta.partial_json : undefined;
+  const d =
+    ev.type === 'content_block_delta' && ev.delta?.type === 'input_json_delta' ? ev.delta.partial_json : undefined;
   return typeof d === 'string' && d !== '' ? d : undefined;
 }
 

@@ -55,7 +55,10 @@ export function createCodexParser(model?: string): EventParser {
     const gone = attempt;
     attempt = { text: '', events: 0, messages: gone.messages };
     messages = gone.messages;
-    return [...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []), { type: 'retry', message }];
+    return [
+      ...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []),
+      { type: 'retry', message },
+    ];
   }
 
   /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
@@ -98,10 +101,21 @@ export function createCodexParser(model?: string): EventParser {
           // codex 0.171 reports an MCP call whole as it makes it (no streamed arguments), one
           // item per call; parallel calls start together. The step stays open (see ToolStep).
           const item = line.item;
-          if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id || started.has(item.id)) return [];
+          if (
+            item?.type !== 'mcp_tool_call' ||
+            item.server !== 'olp' ||
+            typeof item.tool !== 'string' ||
+            !item.id ||
+            started.has(item.id)
+          )
+            return [];
           started.add(item.id);
           const index = calls.length;
-          const call = { id: `call_${randomText(12, 'base64url')}`, name: item.tool, arguments: JSON.stringify(item.arguments ?? {}) };
+          const call = {
+            id: `call_${randomText(12, 'base64url')}`,
+            name: item.tool,
+            arguments: JSON.stringify(item.arguments ?? {}),
+          };
           calls.push(call);
           toolStep = { calls: [...calls], usage: null, open: true };
           return counted([
@@ -111,9 +125,11 @@ export function createCodexParser(model?: string): EventParser {
         }
         case 'item.updated':
         case 'item.completed':
-          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string') return counted(emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text));
+          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string')
+            return counted(emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text));
           // codex 0.171: a transport fallback is reported as an error item mid-retry.
-          if (line.item?.type === 'error') return retry(String((line.item as { message?: unknown }).message ?? 'error'));
+          if (line.item?.type === 'error')
+            return retry(String((line.item as { message?: unknown }).message ?? 'error'));
           return [];
         case 'turn.started':
           return [];

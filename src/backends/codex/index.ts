@@ -18,7 +18,18 @@ export { toCodexUsage, toRawCodexUsage, subtractUsage } from './usage.js';
 
 // Models codex-cli 0.171 knows; `codex` leaves the choice to the CLI (its configured default).
 const CREATED = 1764547200;
-const MODELS: ModelEntry[] = ['codex', 'gpt-6.2-sol', 'gpt-6.2-astra', 'gpt-6.1-sol', 'gpt-6.1-terra', 'gpt-6-sol', 'gpt-6-astra', 'gpt-6-luna', 'gpt-5.6-sol', 'gpt-5.5'].map((id) => ({
+const MODELS: ModelEntry[] = [
+  'codex',
+  'gpt-6.2-sol',
+  'gpt-6.2-astra',
+  'gpt-6.1-sol',
+  'gpt-6.1-terra',
+  'gpt-6-sol',
+  'gpt-6-astra',
+  'gpt-6-luna',
+  'gpt-5.6-sol',
+  'gpt-5.5',
+].map((id) => ({
   id,
   cliModel: id,
   created: CREATED,
@@ -72,13 +83,19 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     links(turn: Turn) {
       const links: Link[] = [{ from: opts.auth, to: '.codex/auth.json' }];
       // Rollouts (the thread transcripts `exec resume` reads) must outlive the run's home.
-      if (turn.session && turn.session.mode !== 'ephemeral') links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
+      if (turn.session && turn.session.mode !== 'ephemeral')
+        links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
       return links;
     },
     envPolicy(turn: Turn, place: Place): EnvPolicy {
       // CODEX_HOME is always the run's own; the host's (and its database home) never leak in.
       const tools: Record<string, string> = turn.tools ? { [TOOLS_TOKEN_VAR]: turn.tools.token } : {};
-      return toEnvPolicy({ ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1', ...tools }, opts.passEnv, API_KEY_VARS, (name) => name === 'CODEX_SQLITE_HOME');
+      return toEnvPolicy(
+        { ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1', ...tools },
+        opts.passEnv,
+        API_KEY_VARS,
+        (name) => name === 'CODEX_SQLITE_HOME',
+      );
     },
     prepare: (turn, place) => toCodexInvocation(opts.bin, turn, place, opts.config),
     createParser: () => createCodexParser(),

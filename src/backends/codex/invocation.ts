@@ -6,7 +6,17 @@ export const PROFILE = 'olp';
 export const PROFILE_FILE = `home/.codex/${PROFILE}.config.toml`;
 
 /** Agent features switched off in chat mode (from `codex features list`, codex-cli 0.171). */
-export const DISABLED_FEATURES = ['shell_tool', 'apps', 'plugins', 'browser_use', 'computer_use', 'in_app_browser', 'sleep_tool', 'skill_search', 'tool_suggest'];
+export const DISABLED_FEATURES = [
+  'shell_tool',
+  'apps',
+  'plugins',
+  'browser_use',
+  'computer_use',
+  'in_app_browser',
+  'sleep_tool',
+  'skill_search',
+  'tool_suggest',
+];
 
 /** A TOML basic string: JSON's escapes are a subset TOML accepts. */
 function tomlString(s: string): string {
@@ -18,12 +28,20 @@ function tomlString(s: string): string {
  * system prompt in a profile file (never in argv), a read-only sandbox, no approvals, the agent's
  * tools disabled; `exec resume <thread>` continues a session, `--ephemeral` keeps none.
  */
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const EXT: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 export function toCodexInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
   const s = turn.session;
   // Images go to codex as files in the workspace (`--image=<file>`, one per image).
-  const images = (turn.prompt.images ?? []).map((img, i) => ({ name: `images/${i}.${EXT[img.mediaType]}`, content: img.data }));
+  const images = (turn.prompt.images ?? []).map((img, i) => ({
+    name: `images/${i}.${EXT[img.mediaType]}`,
+    content: img.data,
+  }));
   const args = [
     'exec',
     ...images.map((f) => `--image=${place.path(f.name)}`),
@@ -40,14 +58,25 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...config.flatMap((c) => ['-c', c]),
     ...(turn.tools ? toolConfig(turn.tools).flatMap((c) => ['-c', c]) : []),
     ...(turn.outputSchema ? ['--output-schema', place.path(OUTPUT_SCHEMA_FILE)] : []),
-    ...(s?.mode === 'resumed' && s.sessionId ? ['resume', s.sessionId] : s?.mode === 'fresh' ? (s.forkOf ? ['fork', s.forkOf] : []) : ['--ephemeral']),
+    ...(s?.mode === 'resumed' && s.sessionId
+      ? ['resume', s.sessionId]
+      : s?.mode === 'fresh'
+        ? s.forkOf
+          ? ['fork', s.forkOf]
+          : []
+        : ['--ephemeral']),
     '-',
   ];
   // codex 0.171 has no setting for an output cap (--strict-config rejects model_max_output_tokens),
   // so max_tokens is documented as ignored for codex models.
   const profile = turn.prompt.system ? `developer_instructions = ${tomlString(turn.prompt.system)}` : '';
-  const schema = turn.outputSchema ? [{ name: OUTPUT_SCHEMA_FILE, content: JSON.stringify(toStrictSchema(turn.outputSchema)) }] : [];
-  return { invocation: { command: bin, args, stdin: turn.prompt.text }, files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images, ...schema] };
+  const schema = turn.outputSchema
+    ? [{ name: OUTPUT_SCHEMA_FILE, content: JSON.stringify(toStrictSchema(turn.outputSchema)) }]
+    : [];
+  return {
+    invocation: { command: bin, args, stdin: turn.prompt.text },
+    files: [{ name: PROFILE_FILE, content: `${profile}\n` }, ...images, ...schema],
+  };
 }
 
 /** The reply's JSON Schema, in the strict form the Responses API takes (see schema.ts). */

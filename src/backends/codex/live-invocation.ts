@@ -21,14 +21,33 @@ export function createTurnIds(): () => string {
 export function toAppServerInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
   const threadId = turn.session?.sessionId;
   if (!threadId) throw new Error('an app-server worker resumes an existing thread');
-  const args = ['app-server', ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]), '-c', 'approval_policy="never"', ...config.flatMap((c) => ['-c', c])];
+  const args = [
+    'app-server',
+    ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]),
+    '-c',
+    'approval_policy="never"',
+    ...config.flatMap((c) => ['-c', c]),
+  ];
   const lines = [
-    { id: 'olp-init', method: 'initialize', params: { clientInfo: { name: 'olp', title: null, version: '1' }, capabilities: { experimentalApi: false, requestAttestation: false } } },
+    {
+      id: 'olp-init',
+      method: 'initialize',
+      params: {
+        clientInfo: { name: 'olp', title: null, version: '1' },
+        capabilities: { experimentalApi: false, requestAttestation: false },
+      },
+    },
     { method: 'initialized' },
     {
       id: RESUME_ID,
       method: 'thread/resume',
-      params: { threadId, cwd: place.cwd, approvalPolicy: 'never', sandbox: 'read-only', ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}) },
+      params: {
+        threadId,
+        cwd: place.cwd,
+        approvalPolicy: 'never',
+        sandbox: 'read-only',
+        ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}),
+      },
     },
   ];
   return { invocation: { command: bin, args, stdin: lines.map((l) => `${JSON.stringify(l)}\n`).join('') }, files: [] };
@@ -55,7 +74,10 @@ export function toTurnStart(
 ): string {
   const input = [
     { type: 'text', text: prompt.text, text_elements: [] },
-    ...(prompt.images ?? []).map((img) => ({ type: 'image', url: `data:${img.mediaType};base64,${img.data.toString('base64')}` })),
+    ...(prompt.images ?? []).map((img) => ({
+      type: 'image',
+      url: `data:${img.mediaType};base64,${img.data.toString('base64')}`,
+    })),
   ];
   // outputSchema holds for this turn only (codex 0.171 TurnStartParams).
   const schema = outputSchema ? { outputSchema: toStrictSchema(outputSchema) } : {};

@@ -17,8 +17,14 @@ function strict(node: Schema): Schema {
   const out: Schema = { ...node };
   const props = isSchema(node.properties) ? node.properties : undefined;
   if (props || node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'))) {
-    const required = new Set(Array.isArray(node.required) ? (node.required as unknown[]).filter((r): r is string => typeof r === 'string') : []);
-    const entries = Object.entries(props ?? {}).map(([k, v]) => [k, isSchema(v) ? (required.has(k) ? strict(v) : nullable(strict(v))) : v] as const);
+    const required = new Set(
+      Array.isArray(node.required)
+        ? (node.required as unknown[]).filter((r): r is string => typeof r === 'string')
+        : [],
+    );
+    const entries = Object.entries(props ?? {}).map(
+      ([k, v]) => [k, isSchema(v) ? (required.has(k) ? strict(v) : nullable(strict(v))) : v] as const,
+    );
     out.properties = Object.fromEntries(entries);
     out.required = entries.map(([k]) => k);
     out.additionalProperties = false;
@@ -35,15 +41,26 @@ function strict(node: Schema): Schema {
   }
   for (const key of ['$defs', 'definitions']) {
     const defs = node[key];
-    if (isSchema(defs)) out[key] = Object.fromEntries(Object.entries(defs).map(([k, s]) => [k, isSchema(s) ? strict(s) : s]));
+    if (isSchema(defs))
+      out[key] = Object.fromEntries(Object.entries(defs).map(([k, s]) => [k, isSchema(s) ? strict(s) : s]));
   }
   return out;
 }
 
 function nullable(s: Schema): Schema {
-  if (typeof s.type === 'string') return s.type === 'null' ? s : { ...s, type: [s.type, 'null'], ...(Array.isArray(s.enum) && !s.enum.includes(null) ? { enum: [...s.enum, null] } : {}) };
+  if (typeof s.type === 'string')
+    return s.type === 'null'
+      ? s
+      : {
+          ...s,
+          type: [s.type, 'null'],
+          ...(Array.isArray(s.enum) && !s.enum.includes(null) ? { enum: [...s.enum, null] } : {}),
+        };
   if (Array.isArray(s.type)) return s.type.includes('null') ? s : { ...s, type: [...s.type, 'null'] };
-  if (Array.isArray(s.anyOf)) return (s.anyOf as unknown[]).some((x) => isSchema(x) && x.type === 'null') ? s : { ...s, anyOf: [...s.anyOf, { type: 'null' }] };
+  if (Array.isArray(s.anyOf))
+    return (s.anyOf as unknown[]).some((x) => isSchema(x) && x.type === 'null')
+      ? s
+      : { ...s, anyOf: [...s.anyOf, { type: 'null' }] };
   return { anyOf: [s, { type: 'null' }] };
 }
 
@@ -51,7 +68,9 @@ function nullable(s: Schema): Schema {
 function allowsNull(s: Schema): boolean {
   if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
   if (Array.isArray(s.enum) && s.enum.includes(null)) return true;
-  return ['anyOf', 'oneOf'].some((k) => Array.isArray(s[k]) && (s[k] as unknown[]).some((x) => isSchema(x) && allowsNull(x)));
+  return ['anyOf', 'oneOf'].some(
+    (k) => Array.isArray(s[k]) && (s[k] as unknown[]).some((x) => isSchema(x) && allowsNull(x)),
+  );
 }
 
 /**
@@ -59,7 +78,8 @@ function allowsNull(s: Schema): boolean {
  * optional (and not nullable) there, and came back null, is left out, all the way down.
  */
 export function withoutAddedNulls(value: unknown, schema: Schema): unknown {
-  if (Array.isArray(value)) return isSchema(schema.items) ? value.map((v) => withoutAddedNulls(v, schema.items as Schema)) : value;
+  if (Array.isArray(value))
+    return isSchema(schema.items) ? value.map((v) => withoutAddedNulls(v, schema.items as Schema)) : value;
   if (!value || typeof value !== 'object' || !isSchema(schema.properties)) return value;
   const props = schema.properties;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);

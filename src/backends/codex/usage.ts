@@ -34,6 +34,9 @@ export function toCodexUsage(raw: Record<string, number> | null): Usage | null {
 }
 
 /** This turn's share of a thread's running total: the counts minus the thread's previous snapshot. */
-export function subtractUsage(total: Record<string, number>, base: Readonly<Record<string, number>>): Record<string, number> {
+export function subtractUsage(
+  total: Record<string, number>,
+  base: Readonly<Record<string, number>>,
+): Record<string, number> {
   return Object.fromEntries(Object.entries(total).map(([k, v]) => [k, Math.max(0, v - (base[k] ?? 0))]));
 }
