@@ -1,5 +1,4 @@
 import { channel } from 'node:diagnostics_channel';
-import { existsSync } from 'node:fs';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
 import { createSessionPool } from './sessions/index.js';
@@ -12,16 +11,7 @@ import { openConversation, type ConversationDeps, type FinishedRequest } from '.
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
-import {
-  createRecording,
-  createRecordingSupervisor,
-  createReplaySupervisor,
-  loadRecording,
-  openAppender,
-  resolveRecording,
-  type Appender,
-} from './record/index.js';
+import { createCallLayer, runStartupChores } from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import {
@@ -46,37 +36,6 @@ export interface DaemonOptions {
   version?: string;
 }
 
-/** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
-function createCallLayer(
-  config: Config,
-  logger: Logger,
-  version: string | undefined,
-): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
-  const real = createProcessSupervisor(logger);
-  if (config.recordMode === 'off') return { supervisor: real };
-  if (!config.recordFile)
-    throw new Error(
-      `recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`,
-    );
-  if (config.recordMode === 'record') {
-    const target = resolveRecording(config.stateDir, config.recordFile);
-    // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600 in a 0700 recordings/).
-    if (target.managed && !existsSync(target.file))
-      createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
-    const appender = openAppender(target.file);
-    logger.info({ event: 'recording', file: appender.file }, `recording every CLI call to ${appender.file}`);
-    return { supervisor: createRecordingSupervisor(real, appender), appender };
-  }
-  const recording = loadRecording(config.stateDir, config.recordFile);
-  const replay = createReplaySupervisor(recording, config.replaySpeed);
-  logger.info(
-    { event: 'replaying', file: recording.file, calls: recording.calls.length },
-    `replaying ${recording.calls.length} recorded call(s) from ${recording.file}; no CLI will be spawned`,
-  );
-  return { supervisor: replay, replayBackends: replay.backends };
-}
-
-/** The composition root: builds every part from the config and starts listening. */
 /** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
 export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv'] {
   return { ...env, PATH: withoutOwnBins(env.PATH) };
@@ -104,51 +63,10 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     ...(config.runDir ? { runDir: config.runDir } : {}),
     path: hostEnv.PATH,
   });
-  const swept = workspaces.sweep();
-  if (swept.workspaces > 0 || swept.processes > 0) {
-    logger.warn(
-      { event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes },
-      `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`,
-    );
-  }
-
   const { backends, probes } = createBackends(config, hostEnv);
   // The CLIs' status checks count under the process cap (made below; asked only once serving).
   const detector = createDetector(hostEnv, probes, workspaces, { room: (n) => cap.tryTake(n) });
-  for (const b of backends) {
-    if (!detector.installed(b)) {
-      logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
-      continue;
-    }
-    for (const file of b.credentials) {
-      if (!existsSync(file))
-        logger.warn(
-          { event: 'credentials_missing', backend: b.id, file },
-          `${b.id}: credential file ${file} not found (fine if you use an API key)`,
-        );
-    }
-  }
-
-  const prune = () => {
-    if (config.usageRetentionDays <= 0) return;
-    const cutoff = Date.now() - config.usageRetentionDays * 86400_000;
-    const n = store.usage.prune(cutoff);
-    const responses = store.responses.prune(cutoff);
-    if (n + responses > 0)
-      logger.info(
-        { event: 'usage_pruned', rows: n, responses, olderThanDays: config.usageRetentionDays },
-        `pruned ${n} usage row(s) and ${responses} stored response(s)`,
-      );
-  };
-  prune();
-  const pruneTimer = setInterval(prune, 86400_000);
-  pruneTimer.unref();
-  const recovered = store.slots.recover();
-  if (recovered > 0)
-    logger.warn(
-      { event: 'session_recover', slots: recovered },
-      `${recovered} session slot(s) were in use when olp stopped; they will rotate`,
-    );
+  const pruneTimer = runStartupChores({ config, logger, store, workspaces, backends, detector });
   const sessions = config.sessions
     ? createSessionPool({
         store: store.slots,

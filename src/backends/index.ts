@@ -11,6 +11,7 @@ export type {
   Place,
   Prepared,
   EnvPolicy,
+  ForkSupport,
 } from './types.js';
 export { createBackends, type BackendSettings } from './registry.js';
 export {

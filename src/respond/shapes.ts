@@ -1,5 +1,5 @@
 import { randomText } from '../ids/index.js';
-import type { FinishReason, Usage } from '../backends/types.js';
+import type { FinishReason, Usage } from '../backends/index.js';
 
 // Wire shapes, named as the openai SDK names them (tests check them with `satisfies`).
 

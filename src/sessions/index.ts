@@ -1,44 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { SlotRecord, SlotStore } from '../store/index.js';
-import type { ForkSupport } from '../backends/types.js';
-import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
+import type { SlotRecord } from '../store/index.js';
+import type { Fitted, Transcript } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
-import { asWhole, FORKABLE, previousOf, wholePlan, type RotationReason } from './rotation.js';
+import { chooseSlot, type Hashes, type PoolOptions } from './choose.js';
+import { asWhole, previousOf, wholePlan } from './rotation.js';
 import type { Lease, SessionPlan } from './types.js';
 
 export { systemHash, toChain } from './fingerprint.js';
 export type { RotationReason } from './rotation.js';
+export type { PoolOptions } from './choose.js';
 
 export type { Lease, SessionMode, SessionPlan } from './types.js';
-
-/** A request's hash chain over its turns and its system prompt's hash, computed once per request. */
-interface Hashes {
-  chain: string[];
-  sys: string;
-}
-
-export interface PoolOptions {
-  store: SlotStore;
-  /** Slots per key and backend. */
-  size: number;
-  lifetimeMs: number;
-  turnCap: number;
-  idleMs: number;
-  /** How long to wait for a free slot before running ephemeral. */
-  waitMs: number;
-  /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
-  forks?: (backend: string) => ForkSupport | undefined;
-  now?: () => number;
-}
-
-/** The reason a matching slot cannot simply be resumed, if any. */
-function staleness(slot: SlotRecord, t: number, o: PoolOptions): RotationReason | undefined {
-  if (slot.createdAt !== null && t - slot.createdAt > o.lifetimeMs) return 'lifetime';
-  if (slot.turns >= o.turnCap) return 'turn_cap';
-  if (slot.lastUsedAt !== null && t - slot.lastUsedAt > o.idleMs) return 'idle';
-  return undefined;
-}
 
 /**
  * Per-key session pools (ARCHITECTURE section 4). A request that is exactly a free slot's
@@ -58,96 +31,6 @@ export function createSessionPool(o: PoolOptions) {
     const first = list?.shift();
     if (list && list.length === 0) waiters.delete(group(keyId, backend));
     first?.();
-  }
-
-  /** Picks a slot and a plan for this transcript among the free slots, or undefined if none is free. */
-  function choose(
-    keyId: string,
-    backend: string,
-    transcript: Transcript,
-    { chain, sys }: Hashes,
-    whole: Fitted,
-  ): { slot: SlotRecord; plan: SessionPlan } | undefined {
-    const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
-    if (slots.length === 0) return undefined;
-    const t = now();
-    const { turns } = transcript;
-    const full = (slot: SlotRecord, reason: RotationReason) => ({
-      slot,
-      plan: {
-        mode: 'fresh' as const,
-        sessionId: randomUUID(),
-        slot: slot.slot,
-        ...wholePlan(whole),
-        reason,
-        ...previousOf(slot, o.forks?.(backend)),
-      },
-    });
-
-    // The slot whose conversation this request continues: same turns, then only new user turns.
-    const continued = slots.find((s) => {
-      if (s.fingerprint === null || s.msgCount >= turns.length) return false;
-      if (chain[s.msgCount] !== s.fingerprint) return false;
-      return turns.slice(s.msgCount).every((x) => x.role === 'user');
-    });
-    if (continued) {
-      const fresh = continued.sessionId === null;
-      const reason: RotationReason | undefined = fresh
-        ? continued.lastReason === 'operator'
-          ? 'operator'
-          : 'initial'
-        : continued.dirty
-          ? continued.lastReason === 'aborted'
-            ? 'aborted'
-            : 'failed'
-          : continued.systemHash !== sys
-            ? 'system_changed'
-            : staleness(continued, t, o);
-      const delta: Turn[] = turns.slice(continued.msgCount);
-      if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
-        // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
-        // sent. A CLI that reports running totals carries the old session's into the fork.
-        const usageBase = continued.usageBase ? { usageBase: continued.usageBase } : {};
-        return {
-          slot: continued,
-          plan: {
-            mode: 'fresh',
-            sessionId: randomUUID(),
-            forkOf: continued.sessionId!,
-            slot: continued.slot,
-            text: renderTurns(delta),
-            turns: delta,
-            reason,
-            ...usageBase,
-          },
-        };
-      }
-      if (reason) return full(continued, reason);
-      return {
-        slot: continued,
-        plan: {
-          mode: 'resumed',
-          sessionId: continued.sessionId!,
-          slot: continued.slot,
-          text: renderTurns(delta),
-          turns: delta,
-          ...(continued.usageBase ? { usageBase: continued.usageBase } : {}),
-        },
-      };
-    }
-    // A new or edited conversation: evict the least recently used free slot.
-    const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
-    const reason: RotationReason =
-      lru.sessionId === null
-        ? lru.lastReason === 'operator'
-          ? 'operator'
-          : 'initial'
-        : lru.dirty
-          ? lru.lastReason === 'aborted'
-            ? 'aborted'
-            : 'failed'
-          : 'divergent';
-    return full(lru, reason);
   }
 
   function lease(
@@ -247,7 +130,8 @@ export function createSessionPool(o: PoolOptions) {
       const deadline = now() + o.waitMs;
       const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
       for (;;) {
-        const picked = choose(keyId, backend, transcript, hashes, whole);
+        const free = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
+        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), o);
         if (picked) return lease(picked.slot, picked.plan, transcript, hashes, whole);
         const left = deadline - now();
         if (left <= 0) return ephemeral(transcript, whole);

@@ -1,4 +1,4 @@
-import type { ForkSupport } from '../backends/types.js';
+import type { ForkSupport } from '../backends/index.js';
 import type { SlotRecord } from '../store/index.js';
 import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 

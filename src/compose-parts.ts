@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import type { Backend, Detector } from './backends/index.js';
+import type { Config } from './config/index.js';
+import type { Logger } from './log/index.js';
+import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
+import {
+  createRecording,
+  createRecordingSupervisor,
+  createReplaySupervisor,
+  loadRecording,
+  openAppender,
+  resolveRecording,
+  type Appender,
+} from './record/index.js';
+import type { Store } from './store/index.js';
+import type { Workspaces } from './workspace/index.js';
+
+// Parts of the composition root that stand alone: the spawn boundary for the mode, and the chores
+// of a start (the sweep's report, missing CLIs and logins, pruning, the slot recovery).
+
+/** The spawn boundary for the configured mode: real CLIs, real CLIs recorded, or a recording replayed. */
+export function createCallLayer(
+  config: Config,
+  logger: Logger,
+  version: string | undefined,
+): { supervisor: ProcessSupervisor; replayBackends?: Set<string>; appender?: Appender } {
+  const real = createProcessSupervisor(logger);
+  if (config.recordMode === 'off') return { supervisor: real };
+  if (!config.recordFile)
+    throw new Error(
+      `recordMode is ${config.recordMode} but no recordFile is set (use olp recordings ${config.recordMode})`,
+    );
+  if (config.recordMode === 'record') {
+    const target = resolveRecording(config.stateDir, config.recordFile);
+    // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600 in a 0700 recordings/).
+    if (target.managed && !existsSync(target.file))
+      createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
+    const appender = openAppender(target.file);
+    logger.info({ event: 'recording', file: appender.file }, `recording every CLI call to ${appender.file}`);
+    return { supervisor: createRecordingSupervisor(real, appender), appender };
+  }
+  const recording = loadRecording(config.stateDir, config.recordFile);
+  const replay = createReplaySupervisor(recording, config.replaySpeed);
+  logger.info(
+    { event: 'replaying', file: recording.file, calls: recording.calls.length },
+    `replaying ${recording.calls.length} recorded call(s) from ${recording.file}; no CLI will be spawned`,
+  );
+  return { supervisor: replay, replayBackends: replay.backends };
+}
+
+/** A start's chores, in order; returns the daily pruning's timer (cleared on close). */
+export function runStartupChores(d: {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  workspaces: Workspaces;
+  backends: readonly Backend[];
+  detector: Detector;
+}): NodeJS.Timeout {
+  const { config, logger, store, workspaces, backends, detector } = d;
+  const swept = workspaces.sweep();
+  if (swept.workspaces > 0 || swept.processes > 0) {
+    logger.warn(
+      { event: 'workspace_sweep', removed: swept.workspaces, killed: swept.processes },
+      `removed ${swept.workspaces} workspace(s) and stopped ${swept.processes} CLI process(es) left by an earlier run`,
+    );
+  }
+
+  for (const b of backends) {
+    if (!detector.installed(b)) {
+      logger.warn({ event: 'backend_missing', backend: b.id, bin: b.bin }, `${b.id} CLI not found at '${b.bin}'`);
+      continue;
+    }
+    for (const file of b.credentials) {
+      if (!existsSync(file))
+        logger.warn(
+          { event: 'credentials_missing', backend: b.id, file },
+          `${b.id}: credential file ${file} not found (fine if you use an API key)`,
+        );
+    }
+  }
+
+  const prune = () => {
+    if (config.usageRetentionDays <= 0) return;
+    const cutoff = Date.now() - config.usageRetentionDays * 86400_000;
+    const n = store.usage.prune(cutoff);
+    const responses = store.responses.prune(cutoff);
+    if (n + responses > 0)
+      logger.info(
+        { event: 'usage_pruned', rows: n, responses, olderThanDays: config.usageRetentionDays },
+        `pruned ${n} usage row(s) and ${responses} stored response(s)`,
+      );
+  };
+  prune();
+  const pruneTimer = setInterval(prune, 86400_000);
+  pruneTimer.unref();
+  const recovered = store.slots.recover();
+  if (recovered > 0)
+    logger.warn(
+      { event: 'session_recover', slots: recovered },
+      `${recovered} session slot(s) were in use when olp stopped; they will rotate`,
+    );
+  return pruneTimer;
+}
