@@ -1,5 +1,6 @@
 export { runCommand } from './command.js';
 export { createProcessSupervisor } from './spawn.js';
+export { stopProcess, type ProcessStop } from './stop.js';
 export type {
   CallMeta,
   CommandResult,

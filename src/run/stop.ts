@@ -1,4 +1,7 @@
 import { clientReadTimeout, type ProxyError } from '../errors/index.js';
+import { stopProcess } from '../process/index.js';
+
+export { stopProcess, type ProcessStop } from '../process/index.js';
 
 /**
  * Every way a request's run is stopped before it ends by itself. The route owns the controller
@@ -10,25 +13,6 @@ export type StopReason =
   | { type: 'client_disconnect' }
   /** The client left a streamed reply unread past `--client-timeout`: olp stops the reply with this error. */
   | { type: 'client_read_timeout'; error: ProxyError };
-
-/**
- * Why olp stops one CLI process of a run (its AbortController's reason, which the supervisor
- * turns into the exit's `EndReason`: `shutdown`, `timeout` and `retry_timeout` as they are, any
- * other as `aborted`).
- */
-export type ProcessStop =
-  /** The request was stopped (see `StopReason`). */
-  | 'aborted'
-  /** The daemon is stopping. */
-  | 'shutdown'
-  /** A live process's turn went over `--timeout` (a spawned one's own timer says so itself). */
-  | 'timeout'
-  /** The CLI only retried its provider for longer than `--retry-timeout`. */
-  | 'retry_timeout'
-  /** olp is done with the process: retired, not up in time, or showing no sign of life. */
-  | 'done'
-  /** The turn's consumer closed it before its end (the client left, or olp stopped reading). */
-  | 'turn_closed';
 
 /** A request's stop: its signal for the run, and the one reason it was stopped for. */
 export interface RunStop {
@@ -71,11 +55,6 @@ export function stopReasonOf(signal: AbortSignal): StopReason | undefined {
 export function toStopOutcome(reason: StopReason | undefined): { error: ProxyError } | { aborted: true } {
   if (reason?.type === 'client_read_timeout') return { error: reason.error };
   return { aborted: true };
-}
-
-/** Stops a CLI process for `reason` (its first reason stays). */
-export function stopProcess(life: AbortController, reason: ProcessStop): void {
-  life.abort(reason);
 }
 
 /** Stops `life` when the request's run is stopped, until the returned function is called. */

@@ -1,3 +1,4 @@
+import { stopProcess } from '../process/index.js';
 import type { RetireReason, Spare, Worker, WorkerPoolOptions } from './types.js';
 
 /** What a worker pool holds: its workers by slot, its spares, and the retirements still running. */
@@ -57,7 +58,7 @@ export function retire(s: PoolState, w: Worker, reason: RetireReason): Promise<v
     w.proc.endInput();
     // A revoked key's CLI gets no grace: nothing of its session is wanted any more.
     const grace = setTimeout(
-      () => w.life.abort(reason === 'shutdown' ? 'shutdown' : 'done'),
+      () => stopProcess(w.life, reason === 'shutdown' ? 'shutdown' : 'done'),
       reason === 'revoked' ? 0 : s.o.retireGraceMs,
     );
     await w.proc.exit;
