@@ -38,11 +38,17 @@ export function openConversation(deps: ConversationDeps, principal: Principal, m
   return {
     run: (input: ConversationInput, signal: AbortSignal) =>
       runConversation({ deps, principal, meta, input, p }, counted, signal),
-    reject(error: unknown): ConversationResult {
-      // Over its requests-per-minute, a key hears that first, whatever else is wrong.
-      p.error = toProxyError(counted.rateError ?? error);
-      if (p.error.code === 'internal_error') meta.log.error({ err: error }, 'internal error');
-      return finish(deps, principal, meta, p);
+    accept<T>(parse: () => T): T {
+      let parsed: T;
+      try {
+        parsed = parse();
+      } catch (error) {
+        // Over its requests-per-minute, a key hears that first, whatever else is wrong.
+        p.error = toProxyError(counted.rateError ?? error);
+        if (p.error.code === 'internal_error') meta.log.error({ err: error }, 'internal error');
+        throw finish(deps, principal, meta, p).error;
+      }
+      return parsed;
     },
     get result() {
       return p.result;

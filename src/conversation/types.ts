@@ -120,8 +120,12 @@ export interface FinishedRequest {
 export interface Conversation {
   /** Runs the conversation; never throws: every failure ends in the result's `error`. */
   run(input: ConversationInput, signal: AbortSignal): AsyncGenerator<ConversationEvent, ConversationResult>;
-  /** Ends a request refused before it could run (it failed validation): its ledger row. The result's error is the one to send. */
-  reject(error: unknown): ConversationResult;
+  /**
+   * The request's first stage: the adapter's parse of its body. What it returns goes on to `run`;
+   * a request it refuses (or one over its key's rate, which the key hears first) ends here with its
+   * ledger row, and the error to send is thrown.
+   */
+  accept<T>(parse: () => T): T;
   /** Set once the conversation has ended, however it ended. */
   readonly result: ConversationResult | undefined;
 }

@@ -69,14 +69,10 @@ export function createChatRoute(deps: EndpointDeps) {
     });
     c.conversation = conv;
     try {
-      let request;
-      let tools;
-      try {
-        request = parseChatRequest(req.body);
-        tools = parseToolRequest(req.body as Parameters<typeof parseToolRequest>[0]);
-      } catch (err) {
-        throw conv.reject(err).error;
-      }
+      const { request, tools } = conv.accept(() => ({
+        request: parseChatRequest(req.body),
+        tools: parseToolRequest(req.body as Parameters<typeof parseToolRequest>[0]),
+      }));
       const stop = disconnectSignal(res);
       const input = {
         model: request.model,

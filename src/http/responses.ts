@@ -10,12 +10,7 @@ import {
   type ResponseMeta,
 } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import {
-  parseResponsesRequest,
-  toChatTools,
-  type ChatMessage,
-  type ParsedResponsesRequest,
-} from '../validate/index.js';
+import { parseResponsesRequest, toChatTools, type ParsedResponsesRequest } from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 import { resolveReferences, toMessages } from './responses-input.js';
@@ -75,16 +70,14 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     });
     c.conversation = conv;
     try {
-      let parsed: ParsedResponsesRequest;
-      let messages: ChatMessage[];
-      let tools;
-      try {
-        parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
-        messages = toMessages(deps.store, principal.keyId, parsed);
-        tools = parseToolRequest(toChatTools(parsed.body));
-      } catch (err) {
-        throw conv.reject(err).error;
-      }
+      const { parsed, messages, tools } = conv.accept(() => {
+        const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
+        return {
+          parsed,
+          messages: toMessages(deps.store, principal.keyId, parsed),
+          tools: parseToolRequest(toChatTools(parsed.body)),
+        };
+      });
       const b = parsed.body;
       const meta = { ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs), keepaliveMs: deps.keepaliveMs ?? 0 };
       const messageId = newMessageId();

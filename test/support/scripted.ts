@@ -115,8 +115,13 @@ export function scriptedOpen(
         }
         return (result = resultOf(input, script.error ? 'error' : 'ok', script.error ?? null));
       },
-      reject(err) {
-        return (result = resultOf(null, 'rejected', toProxyError(err)));
+      accept<T>(parse: () => T): T {
+        try {
+          return parse();
+        } catch (err) {
+          result = resultOf(null, 'rejected', toProxyError(err));
+          throw result.error;
+        }
       },
       get result() {
         return result;
