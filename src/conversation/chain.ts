@@ -2,7 +2,7 @@ import { modelAllowed } from '../admit/index.js';
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
 import { backendNotLoggedIn, ClientAbortedError, type ProxyError } from '../errors/index.js';
 import { overagePolicy } from '../plan/index.js';
-import { runParked, runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
+import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
 import { offeredTools } from '../tools/index.js';
 import { outputSchemaOf } from '../transcript/index.js';
@@ -23,39 +23,30 @@ function isFallbackable(e: ProxyError): boolean {
   );
 }
 
-/**
- * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
- * Undefined when it is gone: the conversation then runs as usual, tools still offered.
- */
-export async function* continueParked(
-  s: Stage,
-  claimed: ParkedPlan,
-  signal: AbortSignal,
-): AsyncGenerator<ConversationEvent, RunOutcome | undefined> {
-  const { deps, meta, input, p } = s;
-  const route = deps.registry.resolve(input.model);
-  if (route.cliModel === claimed.turn.model) {
-    p.backend = route.backend.id;
-    p.servedModel = input.model;
-    p.session = { mode: 'ephemeral' };
-  }
-  const gen = runParked(claimed, route.cliModel, signal, meta.log);
-  try {
-    const outcome = yield* forward(s, gen, input.model, route.backend.id);
-    if (outcome?.parked) deps.parked?.park(outcome.parked);
-    if (outcome) p.run = outcome.run;
-    return outcome;
-  } finally {
-    await gen.return(undefined);
-  }
-}
-
 /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
 export async function* runChain(
   s: Stage,
   messages: readonly ChatMessage[],
   first: ModelTranscript,
   signal: AbortSignal,
+  claimed?: ParkedPlan,
+): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
+  // The turn parked on this request's tool results goes to the first model's run, which takes it
+  // (or retires it); one no run took waits on, as it did.
+  const parked = { plan: claimed };
+  try {
+    return yield* tryChain(s, messages, first, signal, parked);
+  } finally {
+    if (parked.plan) s.deps.parked?.park(parked.plan.turn);
+  }
+}
+
+async function* tryChain(
+  s: Stage,
+  messages: readonly ChatMessage[],
+  first: ModelTranscript,
+  signal: AbortSignal,
+  parked: { plan: ParkedPlan | undefined },
 ): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
   const { deps, principal, meta, input, p } = s;
   const chain = [
@@ -131,12 +122,10 @@ export async function* runChain(
       if (fallBack(last.error)) continue;
       return last;
     }
-    // A turn with the client's functions runs without a session: it may park on the calls.
     const tools = toolsFor(s);
-    const lease =
-      deps.sessions && !tools
-        ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole)
-        : ephemeral(transcript, conversation.whole);
+    const lease = deps.sessions
+      ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole)
+      : ephemeral(transcript, conversation.whole);
     if (signal.aborted) {
       // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
       lease.release();
@@ -162,6 +151,7 @@ export async function* runChain(
         signal,
         log: meta.log,
         ...(tools ? { tools: offeredTools(tools) } : {}),
+        ...(i === 0 && parked.plan ? { parked } : {}),
       });
       const outcome = yield* forward(s, gen, candidate, route.backend.id);
       p.session = toSessionNote(lease, outcome.sessionId);

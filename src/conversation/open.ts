@@ -5,7 +5,7 @@ import { ClientAbortedError, toProxyError, type ProxyError } from '../errors/ind
 import { planParked, stopReasonOf, toStopOutcome, type ParkedPlan } from '../run/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
-import { continueParked, runChain } from './chain.js';
+import { runChain } from './chain.js';
 import { transcriptFor, type ModelTranscript } from './fit.js';
 import { newProgress, toolsFor, type Progress, type Stage } from './progress.js';
 import { finish } from './result.js';
@@ -138,9 +138,7 @@ async function* runConversation(
     if (signal.aborted) throw new ClientAbortedError(); // left in the tick it was admitted
     const mine = claimed;
     claimed = undefined;
-    const outcome =
-      (mine ? yield* continueParked(s, mine, signal) : undefined) ??
-      (yield* runChain(s, messages, conversation, signal));
+    const outcome = yield* runChain(s, messages, conversation, signal, mine);
     if (outcome) {
       p.usage = outcome.usage;
       if (outcome.ok) p.finishReason = outcome.finishReason;

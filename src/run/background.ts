@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Prepared, Turn } from '../backends/index.js';
 import type { RunningProcess } from '../process/index.js';
 import { workerSlot, type Worker, type WorkerFit, type WorkerPool } from '../workers/index.js';
+import type { BridgeSession, ToolSpec } from '../tools/index.js';
 import type { Workspace } from '../workspace/index.js';
-import { openWorkspace, spawnIn } from './spawn.js';
+import { bridgeTools, openWorkspace, spawnIn } from './spawn.js';
 import type { Pooled, RunDeps, RunInput, RunOutcome } from './types.js';
 import { stopProcess } from './stop.js';
 
@@ -14,15 +15,24 @@ const READY_MS = 30_000;
  * Off the response path, after a turn of a slot that live workers serve: a worker for the next
  * turn when the cold process cannot be one (codex), and a spare for this key's next new conversation.
  */
-export function afterTurn(deps: RunDeps, input: RunInput, pooled: Pooled, outcome: RunOutcome): void {
+export function afterTurn(
+  deps: RunDeps,
+  input: RunInput,
+  pooled: Pooled,
+  outcome: RunOutcome,
+  withTools?: { tools: readonly ToolSpec[]; kept: boolean },
+): void {
   if (!outcome.ok) return;
   const { pool, fit } = pooled;
   const live = input.backend.live!;
-  if (!live.coldIsLive && (outcome.run === 'cold' || outcome.run === 'resumed')) {
+  const spawned = withTools ? !withTools.kept : outcome.run === 'cold' || outcome.run === 'resumed';
+  if (!live.coldIsLive && spawned) {
     const sessionId = outcome.sessionId ?? fit.sessionId;
-    setImmediate(() => startResumed(deps, input, pooled, { ...fit, sessionId }));
+    setImmediate(() => startResumed(deps, input, pooled, { ...fit, sessionId }, withTools?.tools));
   }
-  if (deps.prestart && live.spare) setImmediate(() => startSpare(deps, input, pool));
+  // A spare has no tools (a CLI takes its MCP servers when it starts): an agent's next new
+  // conversation could not use it.
+  if (deps.prestart && live.spare && !withTools) setImmediate(() => startSpare(deps, input, pool));
 }
 
 /**
@@ -34,11 +44,21 @@ function launch(
   input: RunInput,
   pool: WorkerPool,
   turn: Turn,
-  how: { slot: string; index: number; prepare(ws: Workspace): Prepared; fit: WorkerFit; spare: boolean },
+  how: {
+    slot: string;
+    index: number;
+    prepare(ws: Workspace): Prepared;
+    fit: WorkerFit;
+    spare: boolean;
+    tools?: BridgeSession | undefined;
+  },
 ): void {
   const { backend, log } = input;
   // Started in the background: only into room no turn is waiting for.
-  if (deps.cap && !deps.cap.hasRoom()) return;
+  if (deps.cap && !deps.cap.hasRoom()) {
+    how.tools?.close();
+    return;
+  }
   try {
     const ws = openWorkspace({ ...deps, replay: false }, backend, turn, {
       keyId: input.keyId,
@@ -57,6 +77,7 @@ function launch(
       });
     } catch (err) {
       ws.remove();
+      how.tools?.close();
       throw err;
     }
     const lines = proc.lines[Symbol.asyncIterator]();
@@ -67,6 +88,7 @@ function launch(
       ws,
       life,
       cost: 0,
+      tools: how.tools,
       slot: how.slot,
       keyId: input.keyId,
       fit: how.fit,
@@ -122,7 +144,13 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
     live: true,
     prestart: true,
   };
-  const fit: WorkerFit = { sessionId: '', cliModel: turn.cliModel, system: '', maxOutputTokens: turn.maxOutputTokens };
+  const fit: WorkerFit = {
+    sessionId: '',
+    cliModel: turn.cliModel,
+    system: '',
+    maxOutputTokens: turn.maxOutputTokens,
+    tools: '',
+  };
   launch(deps, input, pool, turn, {
     slot: workerSlot(input.keyId, backend.id, next),
     index: next,
@@ -132,12 +160,35 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
   });
 }
 
-/** A worker that loads the session a cold turn just left (codex: `app-server` and `thread/resume`). */
-function startResumed(deps: RunDeps, input: RunInput, pooled: Pooled, fit: WorkerFit): void {
+/**
+ * A worker that loads the session a cold turn just left (codex: `app-server` and `thread/resume`),
+ * with the client's tools on a bridge session of its own when the conversation offers them.
+ */
+function startResumed(
+  deps: RunDeps,
+  input: RunInput,
+  pooled: Pooled,
+  fit: WorkerFit,
+  specs?: readonly ToolSpec[],
+): void {
   const { backend } = input;
   const { pool, slot } = pooled;
   const index = pooled.turn.session!.slot!;
   if (!backend.live?.resume || !pool.hasRoom()) return;
-  const turn: Turn = { ...pooled.turn, session: { mode: 'resumed', sessionId: fit.sessionId, slot: index } };
-  launch(deps, input, pool, turn, { slot, index, prepare: (ws) => backend.live!.resume!(turn, ws), fit, spare: false });
+  if (specs && !deps.tools) return;
+  const session = specs ? deps.tools!.bridge.open(specs) : undefined;
+  const tools = session ? bridgeTools(specs!, session, deps.tools!.parkTtlMs) : undefined;
+  const turn: Turn = {
+    ...pooled.turn,
+    session: { mode: 'resumed', sessionId: fit.sessionId, slot: index },
+    ...(tools ? { tools } : {}),
+  };
+  launch(deps, input, pool, turn, {
+    slot,
+    index,
+    prepare: (ws) => backend.live!.resume!(turn, ws),
+    fit,
+    spare: false,
+    tools: session,
+  });
 }

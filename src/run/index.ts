@@ -1,5 +1,6 @@
 export { runTurn } from './turn.js';
 export { planParked, planTurn } from './plan.js';
+export { planClaimed, planToolTurn } from './plan-tools.js';
 export { runParked } from './parked.js';
 export type {
   ParkedPlan,

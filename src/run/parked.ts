@@ -1,6 +1,7 @@
 import { retire, step, type ToolLive } from './tool-step.js';
 import type { BackendEvent } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
+import type { RetireReason } from '../workers/index.js';
 import type { ParkedPlan, RunOutcome, ToolParkedTurn } from './types.js';
 
 /** The turn parked at a tool step: it goes on with the client's results, from the same CLI. */
@@ -9,7 +10,8 @@ export function toParked(s: ToolLive, callIds: string[]): ToolParkedTurn {
     keyId: s.keyId,
     model: s.model,
     callIds,
-    retire: () => retire(s),
+    slot: s.slotKey,
+    retire: (reason) => retire(s, toRetireReason(reason)),
     async *resume(results, signal, log) {
       if (s.gone || s.retired) {
         await retire(s);
@@ -44,23 +46,33 @@ export function toParked(s: ToolLive, callIds: string[]): ToolParkedTurn {
   };
 }
 
+/** A parked turn's retirement reason as the worker pool logs it. */
+function toRetireReason(reason: string): RetireReason {
+  return RETIRE_REASONS.has(reason as RetireReason) ? (reason as RetireReason) : 'evicted';
+}
+
+const RETIRE_REASONS: ReadonlySet<RetireReason> = new Set<RetireReason>([
+  'expired',
+  'replaced',
+  'evicted',
+  'superseded',
+  'shutdown',
+  'revoked',
+  'model_changed',
+  'done',
+]);
+
 /**
- * The client's tool results for the turn parked on exactly these calls: that CLI goes on. Undefined
- * when it is gone or the request asks for another model (the turn is retired): the request then
- * runs as usual, tools still offered.
+ * The client's tool results for the turn parked on exactly these calls: that CLI goes on.
+ * Undefined when it is gone (the turn is retired): the caller runs the request as usual, tools
+ * still offered.
  */
 export async function* runParked(
   plan: ParkedPlan,
-  cliModel: string,
   signal: AbortSignal,
   log: Logger,
 ): AsyncGenerator<BackendEvent, RunOutcome | undefined> {
-  const parked = plan.turn;
-  if (cliModel !== parked.model) {
-    await parked.retire('model_changed');
-    return undefined;
-  }
-  const gen = parked.resume(plan.results, signal, log);
+  const gen = plan.turn.resume(plan.results, signal, log);
   try {
     return yield* gen;
   } finally {

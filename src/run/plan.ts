@@ -1,10 +1,12 @@
 import type { Turn } from '../backends/index.js';
 import { systemHash, type SessionPlan } from '../sessions/index.js';
 import type { Image } from '../transcript/index.js';
+import { sha256 } from '../ids/index.js';
+import type { ToolSpec } from '../tools/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { workerSlot, type WorkerFit } from '../workers/index.js';
 import type { SlotReset } from '../workspace/index.js';
-import type { ColdPlan, ParkedPlan, ParkedTurns, Pooled, RunDeps, RunInput, RunPlan, TurnBase } from './types.js';
+import type { ColdPlan, LivePlan, ParkedPlan, ParkedTurns, Pooled, RunDeps, RunInput, TurnBase } from './types.js';
 
 /**
  * How long a new conversation waits for its slot's spare that is still starting: it was started
@@ -36,25 +38,32 @@ export function toTurn(base: TurnBase, plan: SessionPlan): Turn {
   };
 }
 
+/** What a live worker must have been started with to serve this turn (see `WorkerFit`). */
+export function fitOf(turn: Turn, sessionId: string, tools: readonly ToolSpec[] = []): WorkerFit {
+  // A claude keeps the schema it was started with: a process fits only turns with the same one.
+  const system = turn.outputSchema
+    ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`)
+    : systemHash(turn.prompt.system);
+  return {
+    sessionId,
+    cliModel: turn.cliModel,
+    system,
+    maxOutputTokens: turn.maxOutputTokens,
+    tools: tools.length ? sha256(JSON.stringify(tools)) : '',
+  };
+}
+
 /**
- * How one CLI turn runs: the one place that reads the lease's plan and the worker pool, and
- * decides whether the client's tools change anything. A turn with the client's functions runs
- * on its own (it may park); a continued session goes to the slot's warm worker when one fits; a
+ * How one CLI turn without the client's functions runs (those: `planToolTurn`): the one place
+ * that reads the lease's plan and the worker pool for it. A continued session goes to the slot's
+ * warm worker when one fits; a
  * new one to the slot's spare (waited for up to SPARE_WAIT_MS); else a fresh process, kept as the
  * slot's worker where the CLI can be one. A live plan carries its fall-back: a cold run.
  */
-export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan> {
+export async function planTurn(deps: RunDeps, input: RunInput): Promise<ColdPlan | LivePlan> {
   const { backend, log } = input;
   const planned = input.lease.plan;
   const turn = toTurn(input.turn, planned);
-  if (input.tools && deps.tools)
-    return {
-      mode: 'tool',
-      session: planned,
-      turn: { ...turn, session: { mode: 'ephemeral' }, live: false },
-      tools: input.tools,
-      deps: deps.tools,
-    };
   const session = turn.session!;
   const pool =
     turn.live && backend.live && session.slot !== undefined && session.sessionId && session.mode !== 'ephemeral'
@@ -65,16 +74,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
     return { mode, session: planned, turn: { ...turn, live: false }, live: false };
   const live = backend.live!;
   const slot = workerSlot(input.keyId, backend.id, session.slot);
-  // A claude keeps the schema it was started with: a process fits only turns with the same one.
-  const system = turn.outputSchema
-    ? systemHash(`${turn.prompt.system ?? ''}\u0000${JSON.stringify(turn.outputSchema)}`)
-    : systemHash(turn.prompt.system);
-  const fit: WorkerFit = {
-    sessionId: session.sessionId,
-    cliModel: turn.cliModel,
-    system,
-    maxOutputTokens: turn.maxOutputTokens,
-  };
+  const fit = fitOf(turn, session.sessionId);
   const pooled: Pooled = { pool, slot, fit, turn, session: planned };
   if (session.mode === 'resumed') {
     const worker = pool.take(slot, fit);
@@ -126,7 +126,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<RunPlan>
 }
 
 /** A pooled slot's turn in a fresh process: once the slot's other CLIs are out of its way. */
-async function planCold(deps: RunDeps, input: RunInput, pooled: Pooled): Promise<ColdPlan> {
+export async function planCold(deps: RunDeps, input: RunInput, pooled: Pooled): Promise<ColdPlan> {
   const { pool, slot, fit, turn } = pooled;
   const session = turn.session!;
   const planned = pooled.session;
@@ -148,7 +148,7 @@ async function planCold(deps: RunDeps, input: RunInput, pooled: Pooled): Promise
  * than the whole turn of a fast one (1.3 ms of a 5 ms request with a native fake; far more with
  * a real CLI). A whole-store reset renames the directory, so it waits for the worker first.
  */
-async function freshReset(deps: RunDeps, input: RunInput, pooled: Pooled): Promise<SlotReset> {
+export async function freshReset(deps: RunDeps, input: RunInput, pooled: Pooled): Promise<SlotReset> {
   const session = pooled.turn.session!;
   const staleSession = session.previousSessionId;
   const gone = pooled.pool.settled(pooled.slot);

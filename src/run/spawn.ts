@@ -1,6 +1,7 @@
 import type { Backend, Prepared, Turn } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { CallMeta, RunLimits, RunningProcess } from '../process/index.js';
+import type { BridgeSession, ToolSpec } from '../tools/index.js';
 import { toChildEnv, type SlotReset, type Workspace } from '../workspace/index.js';
 import type { RunDeps } from './types.js';
 
@@ -47,4 +48,14 @@ export function spawnIn(deps: RunDeps, backend: Backend, turn: Turn, ws: Workspa
 export function callOf(backend: Backend, turn: Turn, prepared: Prepared, skip?: string): CallMeta {
   const files = prepared.files.filter((f) => f.name !== skip).map((f) => f.content);
   return { backend: backend.id, model: turn.cliModel, prompt: [prepared.invocation.stdin, ...files].join('\u0000') };
+}
+
+/** The client's tools as a CLI is given them: olp's MCP endpoint for one bridge session. */
+export function bridgeTools(
+  specs: readonly ToolSpec[],
+  session: BridgeSession,
+  parkTtlMs: number,
+): NonNullable<Turn['tools']> {
+  // The CLI's own MCP timeout sits above the parked turn's.
+  return { specs, url: session.url, endpoint: session.endpoint, token: session.token, timeoutMs: parkTtlMs + 60_000 };
 }

@@ -2,9 +2,10 @@ import type { Backend, BackendEvent, EventParser } from '../backends/index.js';
 import type { Logger } from '../log/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { BridgeSession } from '../tools/index.js';
+import type { RetireReason, Worker } from '../workers/index.js';
 import type { Workspace } from '../workspace/index.js';
-import { readTurn, toOutcome } from './read.js';
-import type { RunDeps, RunOutcome, ToolParkedTurn } from './types.js';
+import { costOf, LIVE_EXIT, readTurn, toOutcome } from './read.js';
+import type { LiveSlot, RunDeps, RunOutcome, ToolParkedTurn } from './types.js';
 import { follow, stopProcess } from './stop.js';
 
 /** A tool-call turn's CLI, from its spawn to its retirement (it may park several times). */
@@ -25,12 +26,25 @@ export interface ToolLive {
   read: number;
   /** A read of the CLI's next line still pending from `settle`, taken by the next read. */
   next?: Promise<IteratorResult<string>> | undefined;
+  /** The session slot the turn runs in (as the worker pool names slots), if any. */
+  slotKey?: string | undefined;
+  /** The slot the CLI serves when it may be kept for the conversation's later turns. */
+  pooled?: LiveSlot | undefined;
+  /** The slot's worker this CLI is (a warm turn's): the pool owns its process. */
+  worker?: Worker | undefined;
+  /** The CLI's running cost as of its last answered turn (claude reports the process's total). */
+  cost: number;
+  /** Work that follows the turn's final answer; `kept`: the CLI lives on as the slot's worker. */
+  after?: ((outcome: RunOutcome, kept: boolean) => void) | undefined;
 }
 
 /** Makes the parked turn a tool step ends at (see parked.ts). */
 export type Park = (s: ToolLive, callIds: string[]) => ToolParkedTurn;
 
-/** Reads the turn up to its end or its next tool step; parks at a tool step, cleans up otherwise. */
+/**
+ * Reads the turn up to its end or its next tool step: parks at a tool step; at the end, a CLI of
+ * a pooled slot that answered is kept as the slot's worker; any other is stopped and cleaned up.
+ */
 export async function* step(
   s: ToolLive,
   signal: AbortSignal,
@@ -40,7 +54,8 @@ export async function* step(
 ): AsyncGenerator<BackendEvent, RunOutcome> {
   const unfollow = follow(signal, s.life);
   const totalTimer = setTimeout(() => stopProcess(s.life, 'timeout'), s.deps.limits.timeoutMs);
-  let parked = false;
+  // Parked, or kept as the slot's worker: the process lives on.
+  let held = false;
   try {
     s.proc.expect();
     // A read `settle` left pending comes first.
@@ -60,7 +75,7 @@ export async function* step(
     if (tools) {
       if (!tools.open) s.session.expect(tools.calls);
       s.proc.hold();
-      parked = true;
+      held = true;
       log.debug(
         { event: 'turn_parked', pid: s.proc.pid, calls: tools.calls.length },
         'waiting for the client’s tool results',
@@ -76,14 +91,47 @@ export async function* step(
         ),
       };
     }
+    if (s.parser.complete && s.pooled && !s.gone && s.next === undefined) {
+      const outcome = s.parser.finish(LIVE_EXIT);
+      if (outcome.ok) {
+        const total = costOf(outcome);
+        const usage =
+          outcome.usage && outcome.usage.costUsd !== undefined
+            ? { ...outcome.usage, costUsd: Math.max(0, total - s.cost) }
+            : outcome.usage;
+        unfollow();
+        held = keep(s, s.pooled, total);
+        const answered: RunOutcome = { ...outcome, usage, run };
+        s.after?.(answered, held);
+        if (held) return answered;
+      }
+    }
+    // A live CLI that is not kept ends once its input does.
+    if (s.pooled) s.proc.endInput();
     await s.lines.return?.(undefined);
     const exit = await s.proc.exit;
-    return { ...toOutcome(s.backend, s.parser, exit, s.deps.limits, retrying), run };
+    const outcome: RunOutcome = { ...toOutcome(s.backend, s.parser, exit, s.deps.limits, retrying), run };
+    if (outcome.ok && !s.pooled) s.after?.(outcome, false);
+    return outcome;
   } finally {
     clearTimeout(totalTimer);
     unfollow();
-    if (!parked) await retire(s);
+    if (!held) await retire(s, signal.aborted ? 'aborted' : 'failed');
   }
+}
+
+/**
+ * A CLI that gave its final answer, kept as its slot's worker: a warm worker goes back to the
+ * pool (which may still retire it: its turns, its age), a new one is adopted when there is room.
+ */
+function keep(s: ToolLive, slot: LiveSlot, total: number): boolean {
+  if (s.worker) {
+    slot.pool.release(s.worker, total);
+    return true;
+  }
+  s.proc.hold();
+  const run = { proc: s.proc, lines: s.lines, ws: s.ws, life: s.life, cost: total, tools: s.session };
+  return slot.pool.adopt(slot.slot, s.keyId, run, slot.fit);
 }
 
 /** How long the CLI must stay quiet, every call made, before an open step is taken as whole. */
@@ -127,14 +175,16 @@ async function* settle(s: ToolLive): AsyncGenerator<BackendEvent, void> {
   }
 }
 
-/** Stops the tool turn's CLI and cleans up after it, once. */
-export function retire(s: ToolLive): Promise<void> {
-  s.retired ??= (async () => {
-    stopProcess(s.life, 'done');
-    await s.lines.return?.(undefined);
-    await s.proc.exit;
-    s.session.close();
-    s.ws.removeLater().catch(() => undefined);
-  })();
+/** Stops the tool turn's CLI and cleans up after it, once (a worker's, through its pool). */
+export function retire(s: ToolLive, reason: RetireReason = 'done'): Promise<void> {
+  s.retired ??= s.worker
+    ? s.pooled!.pool.retire(s.worker, reason)
+    : (async () => {
+        stopProcess(s.life, 'done');
+        await s.lines.return?.(undefined);
+        await s.proc.exit;
+        s.session.close();
+        s.ws.removeLater().catch(() => undefined);
+      })();
   return s.retired;
 }

@@ -1,12 +1,15 @@
 import type { BackendEvent } from '../backends/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import type { SessionPlan } from '../sessions/index.js';
+import type { CallText } from '../transcript/index.js';
 import { afterTurn } from './background.js';
 import { runCold } from './cold.js';
 import { runLive } from './live.js';
+import { runParked } from './parked.js';
 import { planTurn } from './plan.js';
+import { planClaimed, planToolTurn } from './plan-tools.js';
 import { runToolTurn } from './tool.js';
-import type { RunDeps, RunInput, RunOutcome, RunPlan } from './types.js';
+import type { ColdPlan, LivePlan, RunDeps, RunInput, RunOutcome, ToolPlan } from './types.js';
 
 /** Pause before retrying a resume the CLI refused (reported as transient right after the previous run exits). */
 const RESUME_RETRY_MS = 250;
@@ -29,13 +32,19 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       gen = execute(deps, { ...input, requestId: attempt === 0 ? input.requestId : `${input.requestId}-r${attempt}` });
       attempt++;
       let reply = '';
+      let calls: CallText[] = [];
       let step = await gen.next();
       while (!step.done) {
-        if (step.value.type === 'text') reply += step.value.text;
+        const ev = step.value;
+        if (ev.type === 'text') reply += ev.text;
+        else if (ev.type === 'tool_call') calls[ev.index] = { id: ev.id, name: ev.name, args: '' };
+        else if (ev.type === 'tool_args' && calls[ev.index]) calls[ev.index]!.args += ev.text;
         // The slot remembers the answer the CLI kept, not an attempt it gave up.
-        if (step.value.type === 'abandoned' && reply.endsWith(step.value.text))
-          reply = reply.slice(0, reply.length - step.value.text.length);
-        yield step.value;
+        else if (ev.type === 'abandoned') {
+          if (reply.endsWith(ev.text)) reply = reply.slice(0, reply.length - ev.text.length);
+          calls = [];
+        }
+        yield ev;
         step = await gen.next();
       }
       const { outcome: total, session: plan } = step.value;
@@ -65,9 +74,10 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       }
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
+      const called = outcome.ok && outcome.finishReason === 'tool_calls' ? { calls: calls.filter(Boolean) } : {};
       lease.commit(
         outcome.ok
-          ? { ok: true, reply, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) }
+          ? { ok: true, reply, ...called, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) }
           : { ok: false, aborted: false },
       );
       return outcome;
@@ -93,17 +103,29 @@ interface Executed {
 
 /** One attempt: its plan, its executor, and the work off the response path that follows it on a pooled slot. */
 async function* execute(deps: RunDeps, input: RunInput): AsyncGenerator<BackendEvent, Executed> {
-  const plan = await planTurn(deps, input);
+  const claimed = planClaimed(input, input.turn.cliModel);
+  if (claimed) {
+    const outcome = yield* runParked(claimed, input.signal, input.log);
+    if (outcome) return { outcome, session: claimed.session };
+    // The CLI that waited for these results is gone: the conversation starts over, whole.
+    input.lease.rotate('parked_gone');
+  }
+  const plan = input.tools && deps.tools ? await planToolTurn(deps, input) : await planTurn(deps, input);
   const outcome = yield* executePlan(deps, input, plan);
+  // A tool turn's own CLI sees to what follows its final answer (it may park first).
   if (plan.mode !== 'tool' && plan.pooled) afterTurn(deps, input, plan.pooled, outcome);
   return { outcome, session: plan.session };
 }
 
 /** The plan's executor; a live CLI that shows no sign of life hands over to the plan's fall-back. */
-async function* executePlan(deps: RunDeps, input: RunInput, plan: RunPlan): AsyncGenerator<BackendEvent, RunOutcome> {
+async function* executePlan(
+  deps: RunDeps,
+  input: RunInput,
+  plan: ColdPlan | LivePlan | ToolPlan,
+): AsyncGenerator<BackendEvent, RunOutcome> {
   switch (plan.mode) {
     case 'tool':
-      return yield* runToolTurn(deps, input, plan);
+      return ((yield* runToolTurn(deps, input, plan)) ?? (yield* runToolTurn(deps, input, await plan.fallback!())))!;
     case 'warm':
     case 'prestarted':
       return (yield* runLive(deps, input, plan)) ?? (yield* runCold(deps, input, await plan.fallback()));

@@ -61,10 +61,17 @@ export interface RunInput {
   log: Logger;
   /** The client's functions offered to the model (see tool.ts). */
   tools?: readonly ToolSpec[];
+  /**
+   * The turn parked on exactly the calls whose results this request brings, claimed before
+   * admission: the plan takes it out (it goes on, or is retired when the lease says otherwise).
+   */
+  parked?: { plan: ParkedPlan | undefined };
 }
 
 /** A parked tool-call turn: the CLI mid-turn, blocked on its MCP calls to olp's bridge. */
 export interface ToolParkedTurn extends ParkedTurn {
+  /** The live-worker slot its CLI serves, when it is kept for the conversation's later turns. */
+  readonly slot?: string | undefined;
   /**
    * Goes on with the client's results (by tool call id): the bridge answers the CLI's calls and
    * the rest of the turn streams from the same process. Undefined when the CLI is gone (the
@@ -117,17 +124,31 @@ export interface LivePlan {
   pooled: Pooled;
 }
 
-/** A turn that offers the client's functions: it may park on their calls. */
+/**
+ * A turn that offers the client's functions: it may park on their calls. Its CLI is spawned
+ * (`cold`, `resumed`) or is the slot's warm worker started with the same tools (`warm`); with
+ * `pooled`, a CLI that gives its final answer is kept as the slot's worker.
+ */
 export interface ToolPlan {
   mode: 'tool';
+  run: 'cold' | 'resumed' | 'warm';
   session: SessionPlan;
   turn: Turn;
   tools: readonly ToolSpec[];
   deps: ToolRunDeps;
+  pooled?: Pooled | undefined;
+  reset?: SlotReset | undefined;
+  /** `warm`: the worker, the line it is sent, and where the turn goes when it shows no sign of life. */
+  worker?: Worker;
+  write?: string;
+  fallback?: () => Promise<ToolPlan>;
 }
 
+/** A parked turn the lease's plan continues: the request's tool results go to its CLI. */
+export type ParkedRunPlan = ParkedPlan & { session: SessionPlan };
+
 /** How one CLI turn runs, decided once by `planTurn`; each mode has one executor. */
-export type RunPlan = ColdPlan | LivePlan | ToolPlan;
+export type RunPlan = ColdPlan | LivePlan | ToolPlan | ParkedRunPlan;
 
 /** A turn parked on exactly the calls whose results a request brings. */
 export interface ParkedPlan {

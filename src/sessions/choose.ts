@@ -69,20 +69,24 @@ export function chooseSlot(
     },
   });
 
-  // The slot whose conversation this request continues: same turns, then only new user turns.
+  // The slot whose conversation this request continues: same turns, then only new user turns, or
+  // only the results of the calls its last reply ended in (the turn goes on: see `toolResultsOnly`).
   const continued = slots.find((s) => {
     if (s.fingerprint === null || s.msgCount >= turns.length) return false;
     if (chain[s.msgCount] !== s.fingerprint) return false;
-    return turns.slice(s.msgCount).every((x) => x.role === 'user');
+    const delta = turns.slice(s.msgCount);
+    return delta.every((x) => x.role === 'user') || toolResultsOnly(delta);
   });
   if (continued) {
     const fresh = continued.sessionId === null;
     const reason: RotationReason | undefined =
       fresh || continued.dirty
         ? restartReason(continued)
-        : continued.systemHash !== sys
-          ? 'system_changed'
-          : staleness(continued, t, o);
+        : toolResultsOnly(turns.slice(continued.msgCount))
+          ? undefined
+          : continued.systemHash !== sys
+            ? 'system_changed'
+            : staleness(continued, t, o);
     const delta: Turn[] = turns.slice(continued.msgCount);
     if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
       // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
@@ -118,4 +122,12 @@ export function chooseSlot(
   // A new or edited conversation: evict the least recently used free slot.
   const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
   return full(lru, lru.sessionId === null || lru.dirty ? restartReason(lru) : 'divergent');
+}
+
+/**
+ * New turns that are only tool results: the middle of a turn (the CLI waits on those calls), so
+ * nothing about the session is stale; it goes on, or starts over when its CLI is gone.
+ */
+export function toolResultsOnly(delta: readonly Turn[]): boolean {
+  return delta.length > 0 && delta.every((x) => x.role === 'tool');
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SlotRecord } from '../store/index.js';
-import type { Fitted, Transcript } from '../transcript/index.js';
+import { toAssistantTurn, type Fitted, type Transcript } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
 import { chooseSlot, type Hashes, type PoolOptions } from './choose.js';
@@ -9,7 +9,7 @@ import type { Lease, SessionPlan } from './types.js';
 
 export { systemHash, toChain } from './fingerprint.js';
 export type { RotationReason } from './rotation.js';
-export type { PoolOptions } from './choose.js';
+export { toolResultsOnly, type PoolOptions } from './choose.js';
 
 export type { Lease, SessionMode, SessionPlan } from './types.js';
 
@@ -79,7 +79,10 @@ export function createSessionPool(o: PoolOptions) {
         if (result.ok) {
           // The chain of the request's turns, then the reply.
           Object.assign(next, {
-            fingerprint: nextLink(chain[chain.length - 1]!, { role: 'assistant', text: result.reply }),
+            fingerprint: nextLink(
+              chain[chain.length - 1]!,
+              toAssistantTurn([result.reply], result.calls ?? []) ?? { role: 'assistant', text: result.reply },
+            ),
             msgCount: transcript.turns.length + 1,
             systemHash: sys,
             turns: next.turns + 1,

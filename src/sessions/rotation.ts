@@ -12,7 +12,9 @@ export type RotationReason =
   | 'failed'
   | 'aborted'
   | 'operator'
-  | 'resume_failed';
+  | 'resume_failed'
+  /** The request brought tool results, and the CLI that waited for them is gone. */
+  | 'parked_gone';
 
 /**
  * Rotations whose new session may start as a continuation of the old one (a fork) instead of a

@@ -1,4 +1,4 @@
-import type { Turn } from '../transcript/index.js';
+import type { CallText, Turn } from '../transcript/index.js';
 import type { RotationReason } from './rotation.js';
 
 export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
@@ -39,7 +39,14 @@ export interface Lease {
   /** Records how the turn ended: a reply extends the fingerprint; a failure makes the slot rotate next time. */
   commit(
     result:
-      | { ok: true; reply: string; rawUsage?: Record<string, number>; sessionId?: string }
+      | {
+          ok: true;
+          reply: string;
+          /** The calls of the client's functions the reply ended in (the conversation goes on with their results). */
+          calls?: readonly CallText[];
+          rawUsage?: Record<string, number>;
+          sessionId?: string;
+        }
       | { ok: false; aborted: boolean },
   ): void;
   release(): void;

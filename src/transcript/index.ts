@@ -69,6 +69,32 @@ const PREAMBLE =
 
 const NO_RESULT = 'No result was returned for this tool call.';
 
+/** A call the model made, as an assistant turn carries it. */
+export interface CallText {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** Calls with a name and arguments: a call with neither is nothing the model can follow. */
+function followable(calls: readonly CallText[]): CallText[] {
+  return calls.filter((c) => c.name.trim() !== '' && c.args.trim() !== '');
+}
+
+/**
+ * An assistant turn from its text parts and its calls, or undefined when it says nothing. The one
+ * rendering of an assistant message: a reply the CLI just gave (a session slot's fingerprint) and
+ * the same message echoed back by the client must make the same turn.
+ */
+export function toAssistantTurn(texts: readonly string[], calls: readonly CallText[]): Turn | undefined {
+  const parts = texts.filter((x) => x !== '').map(neutralise);
+  for (const call of followable(calls))
+    parts.push(
+      `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`,
+    );
+  return parts.length > 0 ? { role: 'assistant', text: parts.join('\n') } : undefined;
+}
+
 /**
  * Normalises validated OpenAI messages for one backend (docs/transcript.md): system and developer
  * text collected in order; each other message one turn; assistant tool calls without a name or
@@ -106,7 +132,6 @@ export function toTranscript(messages: readonly ChatMessage[], policy: Transcrip
       }
       case 'assistant': {
         closeOpenCalls();
-        const parts = [toText(m.content, at, policy), m.refusal ?? ''].filter((x) => x !== '').map(neutralise);
         const calls = [
           ...(m.tool_calls ?? []).map((c) => ({
             id: cleanId(c.id),
@@ -115,14 +140,9 @@ export function toTranscript(messages: readonly ChatMessage[], policy: Transcrip
           })),
           ...(m.function_call ? [{ id: '', name: m.function_call.name, args: m.function_call.arguments }] : []),
         ];
-        for (const call of calls) {
-          if (!call.name.trim() || !call.args.trim()) continue; // neither arguments nor a name: nothing the model can follow
-          parts.push(
-            `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`,
-          );
-          open.set(call.id || call.name, call.name);
-        }
-        if (parts.length > 0) turns.push({ role: 'assistant', text: parts.join('\n') });
+        const turn = toAssistantTurn([toText(m.content, at, policy), m.refusal ?? ''], calls);
+        for (const call of followable(calls)) open.set(call.id || call.name, call.name);
+        if (turn) turns.push(turn);
         break;
       }
       case 'tool': {

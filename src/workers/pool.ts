@@ -57,7 +57,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
         f.sessionId !== fit.sessionId ||
         f.cliModel !== fit.cliModel ||
         f.system !== fit.system ||
-        f.maxOutputTokens !== fit.maxOutputTokens
+        f.maxOutputTokens !== fit.maxOutputTokens ||
+        f.tools !== fit.tools
       ) {
         void retire(s, w, 'mismatch');
         return undefined;

@@ -63,6 +63,7 @@ export function retire(s: PoolState, w: Worker, reason: RetireReason): Promise<v
     );
     await w.proc.exit;
     clearTimeout(grace);
+    w.tools?.close();
     await w.lines.return?.(undefined);
     // The process is gone, so its session is safe to resume; the folder goes off the event loop.
     w.ws

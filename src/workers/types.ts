@@ -1,4 +1,5 @@
 import type { Logger } from '../log/index.js';
+import type { BridgeSession } from '../tools/index.js';
 import type { RunningProcess } from '../process/index.js';
 import type { Workspace } from '../workspace/index.js';
 
@@ -9,6 +10,8 @@ export interface WorkerFit {
   /** Hash of the system prompt the process was started with. */
   system: string;
   maxOutputTokens: number | undefined;
+  /** Fingerprint of the client's tools the process offers (names, schemas): '' for none. */
+  tools: string;
 }
 
 /** A process that just answered a turn and can serve the next one. */
@@ -20,6 +23,8 @@ export interface LiveRun {
   life: AbortController;
   /** The CLI's running cost figure after the turn (claude reports the process's total). */
   cost: number;
+  /** The client's tools the process was started with: olp's MCP bridge session, closed when it goes. */
+  tools?: BridgeSession | undefined;
 }
 
 export interface Worker extends LiveRun {
@@ -57,7 +62,11 @@ export type RetireReason =
   | 'exited'
   | 'shutdown'
   | 'superseded'
-  | 'revoked';
+  | 'revoked'
+  | 'done'
+  | 'expired'
+  | 'replaced'
+  | 'model_changed';
 
 export interface WorkerInfo {
   slot: string;
