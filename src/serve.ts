@@ -124,7 +124,15 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   const metrics =
     config.metrics === 'off'
       ? undefined
-      : createMetrics({ admission, supervisor: cap.supervisor, processes: cap, workers, plans, models: registry });
+      : createMetrics({
+          admission,
+          supervisor: cap.supervisor,
+          processes: cap,
+          workers,
+          parked,
+          plans,
+          models: registry,
+        });
   // Each finished request's result, for its observers (this daemon's own channel: tests run several).
   const finished = channel(Symbol('olp.request.finished'));
   if (metrics) {
@@ -194,6 +202,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     plans,
     workers,
     processes: cap,
+    parked,
   });
   // Stopping comes in two steps so that a listening daemon can let its requests end between them.
   const stopChildren = async (): Promise<void> => {

@@ -20,6 +20,8 @@ export interface RouteDeps {
   workers?: WorkerPool | undefined;
   /** Every CLI process olp holds (turns, workers, spares, parked turns, ones being stopped) and its cap. */
   processes?: { readonly live: number; readonly max: number } | undefined;
+  /** Turns waiting, their CLI alive, for the client's tool results. */
+  parked?: { readonly size: number; readonly ttlMs: number } | undefined;
 }
 
 /** Bearer auth for everything under /v1; puts the principal in the request context. */
@@ -76,6 +78,9 @@ export function createHealthRoute(deps: RouteDeps) {
       cli: deps.admission.stats(),
       processes: deps.processes ? { live: deps.processes.live, max: deps.processes.max } : undefined,
       workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
+      parked: deps.parked
+        ? { turns: deps.parked.size, timeoutS: Math.round(deps.parked.ttlMs / 1000) }
+        : { turns: 0, timeoutS: 0 },
       spawn: starterInfo(),
       memory: memoryInfo(),
     });

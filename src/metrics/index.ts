@@ -22,6 +22,7 @@ export interface MetricsSources {
   /** The cap on them all (`--max-processes`). */
   processes?: { readonly max: number } | undefined;
   workers?: { list(): readonly { state: string }[] } | undefined;
+  parked?: { readonly size: number } | undefined;
   plans?: Plans | undefined;
   /** The model table: only its ids become label values. */
   models?: { listed(id: string): boolean } | undefined;
@@ -103,6 +104,14 @@ export function createMetrics(sources: MetricsSources) {
         this.set(sources.processes!.max);
       },
     });
+  new Gauge({
+    name: 'olp_parked_turns',
+    help: "Turns waiting, their CLI alive, for the client's tool results (they count against the key's concurrency).",
+    registers: [registry],
+    collect() {
+      this.set(sources.parked?.size ?? 0);
+    },
+  });
   new Gauge({
     name: 'olp_workers',
     help: 'Live CLI workers by state.',

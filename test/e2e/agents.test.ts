@@ -137,11 +137,16 @@ describe('agent conversations on one live CLI', () => {
   });
 
   it('the parked CLI gone, its results go to the slot started over with the whole conversation', async () => {
-    const t = await startTestDaemon({ config: { workers: true } });
+    const t = await startTestDaemon({ config: { workers: true, metrics: 'owner' } });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const messages: Msg[] = [asking(1)];
       const first = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
+      // The owner sees the parked turn in /health and /metrics.
+      const auth = { headers: { authorization: `Bearer ${t.token}` } };
+      const health = (await (await fetch(`${t.url}/health`, auth)).json()) as { parked: { turns: number } };
+      assert.equal(health.parked.turns, 1);
+      assert.match(await (await fetch(`${t.url}/metrics`, auth)).text(), /^olp_parked_turns 1$/m);
       const pid = recordedPids(t.recordDir).runs[0]!;
       process.kill(pid, 'SIGKILL');
       await waitFor(() => !isAlive(pid));

@@ -82,6 +82,7 @@ describe('/health', () => {
       'cli',
       'inflight',
       'memory',
+      'parked',
       'processes',
       'spawn',
       'status',
