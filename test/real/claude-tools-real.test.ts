@@ -21,7 +21,7 @@ before(async () => {
   assert.ok(existsSync(REAL_CLAUDE), `the real claude CLI is missing at ${REAL_CLAUDE}: run npm ci`);
   api = await startAnthropicStandIn();
   t = await startTestDaemon({
-    config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30 },
+    config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30, workers: true, prestart: false },
     claudeEnv: claudeStandInEnv(api.url),
   });
   client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
@@ -109,6 +109,51 @@ describe(`real claude ${REAL_CLAUDE_VERSION} with the client’s functions`, () 
         `continuation after ${Math.round(ms)} ms`,
       );
       assert.equal(spawned().length - before, 1, 'one claude for the round trip');
+    } finally {
+      api.toolCalls = undefined;
+    }
+  });
+});
+
+describe(`real claude ${REAL_CLAUDE_VERSION}: an agent conversation on one process`, () => {
+  it('3 user turns, each with a tool round trip: one claude, the earlier rounds sent to the model natively', async () => {
+    api.toolCalls = [{ name: 'get_weather', input: { city: 'Oslo' } }];
+    try {
+      const before = spawned().length;
+      const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are an agent.' }];
+      for (let i = 1; i <= 3; i++) {
+        messages.push({ role: 'user', content: `question ${i}` });
+        const ask: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER],
+        });
+        assert.equal(ask.choices[0]!.finish_reason, 'tool_calls', `turn ${i}`);
+        const call = ask.choices[0]!.message.tool_calls![0]!;
+        messages.push(ask.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: `fog ${i}` });
+        const res: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER],
+        });
+        assert.equal(res.choices[0]!.message.content, `echo: fog ${i}`);
+        messages.push({ role: 'assistant', content: res.choices[0]!.message.content });
+      }
+      assert.equal(spawned().length - before, 1, 'one claude for the whole conversation');
+      // The last model call carries the earlier rounds as the model's own tool_use/tool_result blocks.
+      const last = api.requests.filter((r) => r.body.stream).at(-1)!.body.messages as {
+        role: string;
+        content: unknown;
+      }[];
+      const blocks = last.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string }[]) : []));
+      assert.equal(blocks.filter((b) => b.type === 'tool_use').length, 3);
+      assert.equal(blocks.filter((b) => b.type === 'tool_result').length, 3);
+      assert.ok(!JSON.stringify(last).includes('<tool_result'), 'nothing rendered as text');
+      const modes = t.logs
+        .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
+        .slice(-6)
+        .map((l) => l.run);
+      assert.deepEqual(modes, ['cold', 'parked', 'warm', 'parked', 'warm', 'parked']);
     } finally {
       api.toolCalls = undefined;
     }
