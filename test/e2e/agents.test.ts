@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
+import { fakeCliProcesses, isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -169,6 +169,44 @@ describe('agent conversations on one live CLI', () => {
     } finally {
       await t.close(true);
     }
+    assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+    await t.close();
+  });
+
+  it('200 unanswered tool calls from two keys never hold more CLIs than the cap; nothing is left after stop', async () => {
+    const t = await startTestDaemon({ config: { workers: true, maxProcesses: 4 } });
+    let most = 0;
+    const timer = setInterval(() => {
+      most = Math.max(most, fakeCliProcesses(t.recordDir).length);
+    }, 10);
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const member = t.daemon.store.keys.add('agent', 'member', { concurrency: 2 }).token;
+      const limited = new OpenAI({ baseURL: t.baseURL, apiKey: member, maxRetries: 0 });
+      let answered = 0;
+      for (let i = 0; i < 200; i++) {
+        // Each a new conversation whose calls are never answered, by turns from a key without a
+        // limit and one at --concurrency 2, with two tool sets (two kinds of worker fit).
+        const c = i % 2 === 0 ? client : limited;
+        const messages: Msg[] = [asking(i, i % 3 === 0 ? 'get_time' : 'get_weather')];
+        const r: OpenAI.ChatCompletion = await c.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER, TIME],
+        });
+        if (r.choices[0]!.finish_reason === 'tool_calls') answered++;
+      }
+      assert.equal(answered, 200, 'every request got its calls');
+      assert.ok(most <= 4, `never more CLIs than --max-processes, counted under /proc (most: ${most})`);
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { parked: { turns: number }; processes: { live: number } };
+      assert.ok(health.parked.turns <= 4 && health.processes.live <= 4, JSON.stringify(health));
+    } finally {
+      clearInterval(timer);
+      await t.close(true);
+    }
+    for (const pid of recordedPids(t.recordDir).runs) assert.ok(!isAlive(pid));
     assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
     await t.close();
   });
