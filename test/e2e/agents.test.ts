@@ -45,11 +45,12 @@ async function agentTurn(
   client: OpenAI,
   messages: Msg[],
   i: number,
-  o: { tools?: OpenAI.ChatCompletionTool[]; name?: string; stream?: boolean } = {},
+  o: { tools?: OpenAI.ChatCompletionTool[]; name?: string; model?: string } = {},
 ): Promise<string> {
   const tools = o.tools ?? [WEATHER, TIME];
+  const model = o.model ?? 'sonnet';
   messages.push(asking(i, o.name));
-  const first = await client.chat.completions.create({ model: 'sonnet', messages, tools });
+  const first = await client.chat.completions.create({ model, messages, tools });
   const ask = first.choices[0]!;
   assert.equal(ask.finish_reason, 'tool_calls');
   const calls = ask.message.tool_calls!.filter((c) => c.type === 'function');
@@ -61,7 +62,7 @@ async function agentTurn(
       tool_call_id: c.id,
       content: `${c.function.name} says sunny in ${JSON.parse(c.function.arguments).city}`,
     });
-  const answer = await client.chat.completions.create({ model: 'sonnet', messages, tools });
+  const answer = await client.chat.completions.create({ model, messages, tools });
   assert.equal(answer.choices[0]!.finish_reason, 'stop');
   const text = answer.choices[0]!.message.content!;
   messages.push({ role: 'assistant', content: text });
@@ -96,6 +97,35 @@ describe('agent conversations on one live CLI', () => {
         health.workers.live.map((w) => [w.pid, w.state]),
         [[runs[0], 'idle']],
       );
+    } finally {
+      await t.close(true);
+    }
+    for (const pid of recordedPids(t.recordDir).runs) assert.ok(!isAlive(pid));
+    assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+    await t.close();
+  });
+
+  it('codex: the first user turn runs codex exec, the app-server that follows it takes the next ones with the same tools', async () => {
+    const t = await startTestDaemon({ config: { workers: true } });
+    try {
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+      const messages: Msg[] = [{ role: 'system', content: 'You are an agent.' }];
+      const appServers = () =>
+        recordedPids(t.recordDir).runs.filter((p) => readRecord(t.recordDir, p).argv[0] === 'app-server');
+      for (let i = 1; i <= 4; i++) {
+        if (i > 1) await waitFor(() => t.logs.some((l) => l.event === 'worker_starting'));
+        // The app-server is up before the next turn (a turn that comes first runs cold instead).
+        if (i === 2) await new Promise((r) => setTimeout(r, 300));
+        const text = await agentTurn(client, messages, i, { model: 'codex' });
+        assert.equal(text, `echo: get_weather says sunny in Paris${i} | get_weather says sunny in Tokyo${i}`);
+      }
+      const runs = recordedPids(t.recordDir).runs;
+      assert.equal(runs.length, 2, 'codex exec for the first user turn, one app-server for the rest');
+      assert.equal(appServers().length, 1);
+      const argv = readRecord(t.recordDir, appServers()[0]!).argv.join(' ');
+      assert.ok(!/[A-Za-z0-9_-]{32}/.test(argv.replace(/[0-9a-f-]{36}/g, '')), 'no bridge token in argv');
+      await waitFor(() => runModes(t).length === 8);
+      assert.deepEqual(runModes(t), ['cold', 'parked', 'warm', 'parked', 'warm', 'parked', 'warm', 'parked']);
     } finally {
       await t.close(true);
     }
