@@ -34,6 +34,7 @@ const place = (dir: string): Place => ({
 });
 
 const WEATHER = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
+const WEATHER_CALL = { name: 'get_weather', arguments: { city: 'Paris' } };
 const TOKEN = 'tok_0123456789abcdefghijklmnop';
 const tools: NonNullable<Turn['tools']> = {
   specs: [WEATHER],
@@ -451,6 +452,42 @@ describe('the fake app-server through a real olp tool bridge', () => {
         record.argv.every((a) => !a.includes(s.token)),
         'the token never on the command line',
       );
+    } finally {
+      app.child.kill();
+      s.close();
+      await bridge.close();
+    }
+  });
+
+  it('the end of stdin while a call waits at the bridge: the app-server exits (as 0.171 does)', async () => {
+    const bridge = createToolBridge(logger);
+    await bridge.start();
+    const records = join(dir, 'records-c');
+    mkdirSync(records);
+    const p = coldThread('thread-c');
+    const s = bridge.open([WEATHER]);
+    const prepared = toAppServerInvocation(
+      FAKE_CODEX,
+      turn({
+        session: { mode: 'resumed', sessionId: 'thread-c', slot: 0 },
+        tools: { specs: [WEATHER], url: s.url, endpoint: s.endpoint, token: s.token, timeoutMs: 60_000 },
+      }),
+      p,
+      [],
+    );
+    const app = startAppServer(prepared, p.cwd, envOf(p, records));
+    try {
+      app.child.stdin.write(
+        toTurnStart(createTurnIds(), { text: `[[fake-tools:${JSON.stringify([WEATHER_CALL])}]]` }, 'thread-c'),
+      );
+      const parser = createAppServerParser();
+      assert.ok(await readUntil(app, parser, () => parser.toolStep !== undefined));
+      s.expect(parser.toolStep!.calls, { exact: true });
+      for (let i = 0; i < 250 && s.waiting.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(s.waiting.length, 1);
+      const exited = new Promise<number | null>((r) => app.child.once('exit', (code) => r(code)));
+      app.child.stdin.end();
+      assert.equal(await exited, 0);
     } finally {
       app.child.kill();
       s.close();
