@@ -1,9 +1,9 @@
-import { randomText } from '../../ids/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
+import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { LIMIT_TEXT } from '../../plan/index.js';
 import { spentReport, toCodexError } from './errors.js';
+import { createToolCalls } from './tool-calls.js';
 import { toCodexUsage, toRawCodexUsage } from './usage.js';
 
 interface Line {
@@ -24,7 +24,8 @@ interface Line {
  * When the provider's stream breaks before `response.completed`, codex asks the model again
  * (`Reconnecting... n/5`): a message it completed from the broken stream is not part of the
  * answer (the turn keeps only the retried one; 0.171, captured). At the retry the parser says
- * `abandoned` for everything it forwarded since the model was last asked.
+ * `abandoned` for everything it forwarded since the model was last asked, or since the last call
+ * of the client's functions started: codex keeps a started call (see createToolCalls).
  */
 export function createCodexParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -35,18 +36,23 @@ export function createCodexParser(model?: string): EventParser {
   let messages = 0;
   const sent = new Map<string, number>();
   // Calls of the client's functions (olp's MCP server) since the turn began or last went on.
-  let calls: { id: string; name: string; arguments: string }[] = [];
-  const started = new Set<string>();
-  let toolStep: ToolStep | undefined;
+  const tools = createToolCalls();
   const unknown = new Set<string>();
   /** What was forwarded since the model was last asked (the turn began, or went on after tools). */
   let attempt = { text: '', events: 0, messages: 0 };
 
   function counted(events: BackendEvent[]): BackendEvent[] {
     for (const ev of events) {
-      if (ev.type === 'text') attempt.text += ev.text;
-      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') attempt.events++;
+      if (ev.type !== 'text') continue;
+      attempt.text += ev.text;
+      attempt.events++;
     }
+    return events;
+  }
+
+  /** A started call stays (see createToolCalls): what came before it cannot be taken back either. */
+  function call(events: BackendEvent[]): BackendEvent[] {
+    if (events.length > 0) attempt = { text: '', events: 0, messages };
     return events;
   }
 
@@ -79,12 +85,11 @@ export function createCodexParser(model?: string): EventParser {
       return completed !== undefined || failed !== undefined;
     },
     get toolStep() {
-      return toolStep;
+      return tools.step;
     },
     unknown,
     continueAfterTools() {
-      toolStep = undefined;
-      calls = [];
+      tools.next();
       attempt = { text: '', events: 0, messages };
     },
     push(raw: string): BackendEvent[] {
@@ -98,30 +103,10 @@ export function createCodexParser(model?: string): EventParser {
           }
           return [];
         case 'item.started': {
-          // codex 0.171 reports an MCP call whole as it makes it (no streamed arguments), one
-          // item per call; parallel calls start together. The step stays open (see ToolStep).
           const item = line.item;
-          if (
-            item?.type !== 'mcp_tool_call' ||
-            item.server !== 'olp' ||
-            typeof item.tool !== 'string' ||
-            !item.id ||
-            started.has(item.id)
-          )
+          if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id)
             return [];
-          started.add(item.id);
-          const index = calls.length;
-          const call = {
-            id: `call_${randomText(12, 'base64url')}`,
-            name: item.tool,
-            arguments: JSON.stringify(item.arguments ?? {}),
-          };
-          calls.push(call);
-          toolStep = { calls: [...calls], usage: null, open: true };
-          return counted([
-            { type: 'tool_call', index, id: call.id, name: call.name },
-            { type: 'tool_args', index, text: call.arguments },
-          ]);
+          return call(tools.start(item.id, item.tool, item.arguments));
         }
         case 'item.updated':
         case 'item.completed':

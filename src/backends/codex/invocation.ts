@@ -89,19 +89,26 @@ export const TOOLS_TOKEN_VAR = 'OLP_TOOLS_TOKEN';
  * The client's functions as olp's MCP server (codex 0.171): tools answered without approval,
  * called in parallel, offered to the model directly rather than inside its code-mode tool, and
  * a call may wait (parked) longer than the client takes to answer. A server that cannot start
- * fails the turn instead of running it without the tools.
+ * fails the turn instead of running it without the tools. How the token reaches codex is the
+ * caller's: a variable for `exec`, a header on stdin for the app-server.
  */
+export function toToolServer(tools: NonNullable<Turn['tools']>): Record<string, unknown> {
+  return {
+    url: tools.endpoint,
+    required: true,
+    default_tools_approval_mode: 'approve',
+    supports_parallel_tool_calls: true,
+    omit_tools_from: ['code_mode'],
+    tool_timeout_sec: Math.ceil(tools.timeoutMs / 1000),
+  };
+}
+
+/** `toToolServer` as `-c` overrides, the token in a variable (never argv). */
 function toolConfig(tools: NonNullable<Turn['tools']>): string[] {
   const s = 'mcp_servers.olp';
-  return [
-    `${s}.url=${tomlString(tools.endpoint)}`,
-    `${s}.bearer_token_env_var=${tomlString(TOOLS_TOKEN_VAR)}`,
-    `${s}.required=true`,
-    `${s}.default_tools_approval_mode="approve"`,
-    `${s}.supports_parallel_tool_calls=true`,
-    `${s}.omit_tools_from=["code_mode"]`,
-    `${s}.tool_timeout_sec=${Math.ceil(tools.timeoutMs / 1000)}`,
-  ];
+  // JSON's strings, numbers, booleans and arrays of them are TOML too.
+  const settings = { ...toToolServer(tools), bearer_token_env_var: TOOLS_TOKEN_VAR };
+  return Object.entries(settings).map(([k, v]) => `${s}.${k}=${JSON.stringify(v)}`);
 }
 
 /** Where codex keeps its state for this run: a fresh CODEX_HOME inside the run's home. */

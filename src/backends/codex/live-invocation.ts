@@ -1,6 +1,6 @@
 import type { Prompt } from '../../transcript/index.js';
 import type { Place, Prepared, Turn } from '../types.js';
-import { DISABLED_FEATURES } from './invocation.js';
+import { DISABLED_FEATURES, toToolServer } from './invocation.js';
 import { toStrictSchema } from './schema.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
@@ -17,7 +17,12 @@ export function createTurnIds(): () => string {
   return () => `olp-turn-${++n}`;
 }
 
-/** The app-server command line and its first lines: initialize, initialized, thread/resume. */
+/**
+ * The app-server command line and its first lines: initialize, initialized, thread/resume. A
+ * turn offering the client's functions binds olp's MCP server to the thread in the resume's
+ * config (per thread in 0.171; the bridge's token as a header, on stdin): the thread's later
+ * turns reach the same bridge session, and a server that cannot start fails the resume.
+ */
 export function toAppServerInvocation(bin: string, turn: Turn, place: Place, config: readonly string[]): Prepared {
   const threadId = turn.session?.sessionId;
   if (!threadId) throw new Error('an app-server worker resumes an existing thread');
@@ -47,6 +52,15 @@ export function toAppServerInvocation(bin: string, turn: Turn, place: Place, con
         approvalPolicy: 'never',
         sandbox: 'read-only',
         ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}),
+        ...(turn.tools
+          ? {
+              config: {
+                mcp_servers: {
+                  olp: { ...toToolServer(turn.tools), http_headers: { Authorization: `Bearer ${turn.tools.token}` } },
+                },
+              },
+            }
+          : {}),
       },
     },
   ];

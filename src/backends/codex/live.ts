@@ -3,6 +3,7 @@ import { createLineReader } from '../common.js';
 import type { PlanReport } from '../../plan/index.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { spentReport, toCodexError } from './errors.js';
+import { createToolCalls } from './tool-calls.js';
 import { toCodexUsage } from './usage.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
@@ -23,7 +24,7 @@ interface Message {
     delta?: string;
     willRetry?: boolean;
     error?: { message?: string };
-    item?: { type?: string; id?: string; text?: string };
+    item?: { type?: string; id?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
     turn?: { id?: string; status?: string; error?: { message?: string } | null };
     tokenUsage?: { total?: Record<string, unknown> };
     rateLimits?: RateLimits;
@@ -84,6 +85,12 @@ function toRawTotal(total: Record<string, unknown>): Record<string, number> {
  * retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
  * asks the model again: the messages streamed so far (whole or in part) are not the turn's (its
  * `turn/completed` lists only the retried one; 0.171, captured), and are said `abandoned`.
+ *
+ * A thread given olp's MCP server (see toAppServerInvocation) may call the client's functions:
+ * each `mcpToolCall` item of server `olp` is a call as the exec parser reads it (an open
+ * `toolStep`; the turn waits on the call until the bridge answers it, then goes on to its
+ * `turn/completed`). A retry takes back only what came after the last call started: codex keeps
+ * a started call (see createToolCalls). Shapes: test/fixtures/reference/codex-0.171.0-app-server-*tool-call*.jsonl.
  */
 export function createAppServerParser(model?: string): EventParser {
   const reader = createLineReader<Message>();
@@ -95,8 +102,9 @@ export function createAppServerParser(model?: string): EventParser {
   let lastError: string | undefined;
   let messages = 0;
   const streamed = new Set<string>();
-  /** What was forwarded since the model was last asked. */
-  let attempt = { text: '', events: 0 };
+  const tools = createToolCalls();
+  /** What was forwarded since the model was last asked (the turn began, or went on after tools). */
+  let attempt = { text: '', events: 0, messages: 0 };
 
   const ours = (id: string | undefined) => turnId === undefined || id === undefined || id === turnId;
 
@@ -111,9 +119,22 @@ export function createAppServerParser(model?: string): EventParser {
     return [{ type: 'text', text: t }];
   }
 
+  /** A started call stays (see createToolCalls): what came before it cannot be taken back either. */
+  function call(events: BackendEvent[]): BackendEvent[] {
+    if (events.length > 0) attempt = { text: '', events: 0, messages };
+    return events;
+  }
+
   return {
     get complete() {
       return status !== undefined;
+    },
+    get toolStep() {
+      return tools.step;
+    },
+    continueAfterTools() {
+      tools.next();
+      attempt = { text: '', events: 0, messages };
     },
     push(raw: string): BackendEvent[] {
       const msg = reader.read(raw);
@@ -139,6 +160,16 @@ export function createAppServerParser(model?: string): EventParser {
         case 'item/agentMessage/delta':
           if (!ours(p.turnId) || typeof p.delta !== 'string') return [];
           return text(p.itemId ?? 'message', p.delta);
+        case 'item/started':
+          if (
+            !ours(p.turnId) ||
+            p.item?.type !== 'mcpToolCall' ||
+            p.item.server !== 'olp' ||
+            typeof p.item.tool !== 'string' ||
+            !p.item.id
+          )
+            return [];
+          return call(tools.start(p.item.id, p.item.tool, p.item.arguments));
         case 'item/completed':
           if (!ours(p.turnId) || p.item?.type !== 'agentMessage' || typeof p.item.text !== 'string') return [];
           // Streamed already: the deltas were the text.
@@ -157,8 +188,8 @@ export function createAppServerParser(model?: string): EventParser {
           const message = p.error?.message ?? 'error';
           if (p.willRetry) {
             const gone = attempt;
-            attempt = { text: '', events: 0 };
-            messages = 0;
+            attempt = { text: '', events: 0, messages: gone.messages };
+            messages = gone.messages;
             return [
               ...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []),
               { type: 'retry', message },
