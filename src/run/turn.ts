@@ -33,10 +33,13 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       attempt++;
       let reply = '';
       let calls: CallText[] = [];
+      // The session the CLI reports (a turn that parks on tool calls ends before it says so again).
+      let reported: string | undefined;
       let step = await gen.next();
       while (!step.done) {
         const ev = step.value;
         if (ev.type === 'text') reply += ev.text;
+        else if (ev.type === 'session') reported = ev.sessionId;
         else if (ev.type === 'tool_call') calls[ev.index] = { id: ev.id, name: ev.name, args: '' };
         else if (ev.type === 'tool_args' && calls[ev.index]) calls[ev.index]!.args += ev.text;
         // The slot remembers the answer the CLI kept, not an attempt it gave up.
@@ -75,9 +78,10 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
       const called = outcome.ok && outcome.finishReason === 'tool_calls' ? { calls: calls.filter(Boolean) } : {};
+      const sessionId = outcome.sessionId ?? reported;
       lease.commit(
         outcome.ok
-          ? { ok: true, reply, ...called, ...rawUsage, ...(outcome.sessionId ? { sessionId: outcome.sessionId } : {}) }
+          ? { ok: true, reply, ...called, ...rawUsage, ...(sessionId ? { sessionId } : {}) }
           : { ok: false, aborted: false },
       );
       return outcome;
