@@ -40,6 +40,14 @@ export const CAPACITY_FIELDS = {
     env: 'OLP_SESSION_POOL',
     description: 'Session slots per key and backend.',
   },
+  maxSessionSlots: {
+    kind: 'int',
+    schema: z.number().int().min(1).max(256).default(16),
+    flag: 'max-session-slots',
+    env: 'OLP_MAX_SESSION_SLOTS',
+    description:
+      "Most session slots a key's pool grows to per backend while its conversations go on at once (a key's --concurrency if lower; never below --session-pool).",
+  },
   sessionLifetime: {
     kind: 'int',
     schema: z
