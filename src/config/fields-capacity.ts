@@ -97,7 +97,8 @@ export const CAPACITY_FIELDS = {
     schema: z.number().int().min(1).default(300),
     flag: 'worker-idle',
     env: 'OLP_WORKER_IDLE',
-    description: 'Seconds a live worker may wait for its next turn before it is stopped (5 min).',
+    description:
+      "Seconds a live worker may wait for its next turn before it is stopped (5 min); also how long a session slot's conversation counts as going on (see --max-session-slots).",
   },
   workerMaxAge: {
     kind: 'int',
