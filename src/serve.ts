@@ -71,6 +71,9 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     ? createSessionPool({
         store: store.slots,
         size: config.sessionPool,
+        maxSlots: config.maxSessionSlots,
+        // A slot whose conversation spoke within a live worker's idle time may still have its worker.
+        activeMs: config.workerIdle * 1000,
         lifetimeMs: config.sessionLifetime * 1000,
         turnCap: config.sessionTurnCap,
         idleMs: config.sessionIdleGap * 1000,

@@ -40,6 +40,14 @@ export const CAPACITY_FIELDS = {
     env: 'OLP_SESSION_POOL',
     description: 'Session slots per key and backend.',
   },
+  maxSessionSlots: {
+    kind: 'int',
+    schema: z.number().int().min(1).max(256).default(16),
+    flag: 'max-session-slots',
+    env: 'OLP_MAX_SESSION_SLOTS',
+    description:
+      "Most session slots a key's pool grows to per backend while its conversations go on at once (a key's --concurrency if lower; never below --session-pool).",
+  },
   sessionLifetime: {
     kind: 'int',
     schema: z
@@ -89,7 +97,8 @@ export const CAPACITY_FIELDS = {
     schema: z.number().int().min(1).default(300),
     flag: 'worker-idle',
     env: 'OLP_WORKER_IDLE',
-    description: 'Seconds a live worker may wait for its next turn before it is stopped (5 min).',
+    description:
+      "Seconds a live worker may wait for its next turn before it is stopped (5 min); also how long a session slot's conversation counts as going on (see --max-session-slots).",
   },
   workerMaxAge: {
     kind: 'int',

@@ -124,7 +124,7 @@ async function* tryChain(
     }
     const tools = toolsFor(s);
     const lease = deps.sessions
-      ? await deps.sessions.acquire(principal.keyId, route.backend.id, transcript, signal, conversation.whole)
+      ? await deps.sessions.acquire(principal, route.backend.id, transcript, signal, conversation.whole)
       : ephemeral(transcript, conversation.whole);
     if (signal.aborted) {
       // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.

@@ -15,8 +15,18 @@ export interface Hashes {
 
 export interface PoolOptions {
   store: SlotStore;
-  /** Slots per key and backend. */
+  /** Slots per key and backend: what a key's pool starts with. */
   size: number;
+  /**
+   * The most slots a key's pool may grow to when no key limit says fewer (see `slotBound`); at or
+   * below `size` the pool never grows.
+   */
+  maxSlots: number;
+  /**
+   * How long after its last turn a slot's conversation counts as going on: a new conversation
+   * takes a new slot (up to the bound) rather than rotate such a slot.
+   */
+  activeMs: number;
   lifetimeMs: number;
   turnCap: number;
   idleMs: number;
@@ -42,9 +52,66 @@ function restartReason(slot: SlotRecord): RotationReason {
 }
 
 /**
- * Picks a slot and a plan for this transcript among a key's free slots (undefined when none is
- * free): the slot whose conversation it continues (resumed, forked or rotated), else the least
- * recently used one, rotated.
+ * The most slots a key's pool holds: its concurrency limit (it never has more requests in flight)
+ * under the global ceiling, and never fewer than the pool starts with.
+ */
+export function slotBound(size: number, maxSlots: number, concurrency: number | null): number {
+  return Math.max(size, Math.min(maxSlots, concurrency ?? maxSlots));
+}
+
+/** An empty slot, as the store makes one: no session, no history. */
+export function emptySlot(keyId: string, backend: string, slot: number): SlotRecord {
+  return {
+    keyId,
+    backend,
+    slot,
+    sessionId: null,
+    createdAt: null,
+    lastUsedAt: null,
+    turns: 0,
+    msgCount: 0,
+    fingerprint: null,
+    systemHash: null,
+    dirty: false,
+    lastReason: null,
+    rotations: 0,
+    usageBase: null,
+  };
+}
+
+/**
+ * The slot a new (or edited) conversation takes: the least valuable of a key's free slots, or
+ * `grow`, a slot the key may add, rather than one whose conversation goes on. Worth nothing: a
+ * slot with no session, or whose last turn failed (its conversation starts over anyway); then
+ * slots idle for `activeMs` or more; then `grow`; then slots used within `activeMs`. Within each,
+ * the one idle longest (idle times within the same power of two of seconds count as alike), then
+ * the shortest history (what a rotation makes its conversation re-send whole if it comes back),
+ * then the least recently used.
+ */
+export function leastValuable(
+  slots: readonly SlotRecord[],
+  t: number,
+  activeMs: number,
+  grow?: SlotRecord,
+): SlotRecord | undefined {
+  const idle = (s: SlotRecord) => t - (s.lastUsedAt ?? 0);
+  const rank = (s: SlotRecord) => (s === grow ? 2 : s.sessionId === null || s.dirty ? 0 : idle(s) >= activeMs ? 1 : 3);
+  const band = (s: SlotRecord) => Math.floor(Math.log2(Math.max(1, idle(s) / 1000)));
+  const candidates = grow ? [...slots, grow] : [...slots];
+  return candidates.sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      band(b) - band(a) ||
+      a.msgCount - b.msgCount ||
+      (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0) ||
+      a.slot - b.slot,
+  )[0];
+}
+
+/**
+ * Picks a slot and a plan for this transcript among a key's free slots and `grow`, a slot the key
+ * may add (undefined when there is neither): the slot whose conversation it continues (resumed,
+ * forked or rotated), else the least valuable one (see `leastValuable`), rotated.
  */
 export function chooseSlot(
   slots: readonly SlotRecord[],
@@ -54,8 +121,9 @@ export function chooseSlot(
   whole: Fitted,
   t: number,
   o: PoolOptions,
+  grow?: SlotRecord,
 ): { slot: SlotRecord; plan: SessionPlan } | undefined {
-  if (slots.length === 0) return undefined;
+  if (slots.length === 0 && !grow) return undefined;
   const { turns } = transcript;
   const full = (slot: SlotRecord, reason: RotationReason) => ({
     slot,
@@ -119,9 +187,9 @@ export function chooseSlot(
       },
     };
   }
-  // A new or edited conversation: evict the least recently used free slot.
-  const lru = [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]!;
-  return full(lru, lru.sessionId === null || lru.dirty ? restartReason(lru) : 'divergent');
+  // A new or edited conversation: the least valuable free slot, or a new one.
+  const taken = leastValuable(slots, t, o.activeMs, grow)!;
+  return full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent');
 }
 
 /**

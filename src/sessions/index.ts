@@ -3,20 +3,27 @@ import type { SlotRecord } from '../store/index.js';
 import { toAssistantTurn, type Fitted, type Transcript } from '../transcript/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import { nextLink, systemHash, toChain } from './fingerprint.js';
-import { chooseSlot, type Hashes, type PoolOptions } from './choose.js';
+import { chooseSlot, emptySlot, leastValuable, slotBound, type Hashes, type PoolOptions } from './choose.js';
 import { asWhole, previousOf, wholePlan } from './rotation.js';
 import type { Lease, SessionPlan } from './types.js';
 
 export { systemHash, toChain } from './fingerprint.js';
 export type { RotationReason } from './rotation.js';
-export { toolResultsOnly, type PoolOptions } from './choose.js';
+export { leastValuable, slotBound, toolResultsOnly, type PoolOptions } from './choose.js';
 
 export type { Lease, SessionMode, SessionPlan } from './types.js';
+
+/** Who holds a pool: a key, and the limit that bounds how far its pool grows. */
+export interface PoolOwner {
+  keyId: string;
+  policy: { concurrency: number | null };
+}
 
 /**
  * Per-key session pools (ARCHITECTURE section 4). A request that is exactly a free slot's
  * history plus new user turns resumes that slot's CLI session and sends only the new turns;
- * anything else rotates the least recently used free slot. A slot is never leased twice.
+ * anything else takes a new slot while the key's conversations go on at once (up to its bound),
+ * else rotates the least valuable free slot. A slot is never leased twice.
  */
 export function createSessionPool(o: PoolOptions) {
   const now = o.now ?? Date.now;
@@ -24,6 +31,19 @@ export function createSessionPool(o: PoolOptions) {
   const waiters = new Map<string, (() => void)[]>();
   const id = (s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>) => `${s.keyId}/${s.backend}/${s.slot}`;
   const group = (keyId: string, backend: string) => `${keyId}/${backend}`;
+  /** Each key's bound as of its last request, for `nextFresh`, which is asked without its key's limit. */
+  const bounds = new Map<string, number>();
+
+  /** A key's free slots, and the slot it may add (below its bound), if any. */
+  function candidates(keyId: string, backend: string, most: number): { free: SlotRecord[]; grow?: SlotRecord } {
+    const all = o.store.pool(keyId, backend, o.size, most);
+    const free = all.filter((s) => !busy.has(id(s)));
+    if (all.length >= most) return { free };
+    const taken = new Set(all.map((s) => s.slot));
+    let next = 0;
+    while (taken.has(next)) next++;
+    return { free, grow: emptySlot(keyId, backend, next) };
+  }
 
   /** A released slot can serve one waiter: wake the longest-waiting one, not every one. */
   function wake(keyId: string, backend: string): void {
@@ -112,30 +132,37 @@ export function createSessionPool(o: PoolOptions) {
   }
 
   return {
-    /** The slot a new conversation of this key would take now (the least recently used free one). */
+    /** The slot a new conversation of this key would take now (the least valuable free one, or a new one). */
     nextFresh(keyId: string, backend: string): number | undefined {
-      const slots = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
-      return [...slots].sort((a, b) => (a.lastUsedAt ?? 0) - (b.lastUsedAt ?? 0))[0]?.slot;
+      const { free, grow } = candidates(keyId, backend, bounds.get(group(keyId, backend)) ?? o.size);
+      return leastValuable(free, now(), o.activeMs, grow)?.slot;
     },
     /**
-     * Leases a slot for this conversation, waiting up to `waitMs` for one to free; if none does,
-     * the plan is ephemeral (whole transcript, no session persistence) and nothing is leased.
+     * Leases a slot for this conversation (a new one when the key's others are busy or going on,
+     * below its bound), waiting up to `waitMs` for one to free; if none does, the plan is
+     * ephemeral (whole transcript, no session persistence) and nothing is leased.
      * `whole` is the conversation as it is sent when it is sent whole (trimmed to the model's
      * context, or the reason it cannot be): a plan that needs it throws its error, before any lease.
      */
     async acquire(
-      keyId: string,
+      owner: PoolOwner,
       backend: string,
       transcript: Transcript,
       signal: AbortSignal,
       whole: Fitted = asWhole(transcript),
     ): Promise<Lease> {
+      const { keyId } = owner;
       const deadline = now() + o.waitMs;
       const hashes: Hashes = { chain: toChain(transcript.turns), sys: systemHash(transcript.system) };
+      const most = slotBound(o.size, o.maxSlots, owner.policy.concurrency);
+      bounds.set(group(keyId, backend), most);
       for (;;) {
-        const free = o.store.pool(keyId, backend, o.size).filter((s) => !busy.has(id(s)));
-        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), o);
-        if (picked) return lease(picked.slot, picked.plan, transcript, hashes, whole);
+        const { free, grow } = candidates(keyId, backend, most);
+        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), o, grow);
+        if (picked) {
+          if (picked.slot === grow) o.store.add(grow);
+          return lease(picked.slot, picked.plan, transcript, hashes, whole);
+        }
         const left = deadline - now();
         if (left <= 0) return ephemeral(transcript, whole);
         await new Promise<void>((resolve, reject) => {

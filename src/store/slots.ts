@@ -78,8 +78,8 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
   const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
   const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
   const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
-  const forKey = db.prepare<[string, string, number], Row>(
-    'SELECT * FROM slots WHERE key_id = ? AND backend = ? AND slot < ? ORDER BY slot',
+  const forKey = db.prepare<[string, string], Row>(
+    'SELECT * FROM slots WHERE key_id = ? AND backend = ? ORDER BY slot',
   );
   const all = db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot');
   const lease = db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?');
@@ -98,22 +98,34 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
   const recover = db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1');
 
   return {
-    /** The key's first `size` slots for a backend, created empty if missing. */
-    pool(keyId: string, backend: string, size: number): SlotRecord[] {
+    /**
+     * A key's slots for a backend below index `most`: its first `size`, created empty if missing,
+     * and those it grew to (`add`).
+     */
+    pool(keyId: string, backend: string, size: number, most = size): SlotRecord[] {
       const k = cacheKey(keyId, backend);
-      const hit = cached().get(k);
-      if (hit?.length === size) return copies(hit);
-      behind.flush();
-      let rows = forKey.all(keyId, backend, size);
-      if (rows.length !== size) {
-        db.transaction(() => {
-          for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
-        })();
-        rows = forKey.all(keyId, backend, size);
+      let records = cached().get(k);
+      // Sorted by index, so the first `size` are there when the one at `size - 1` is.
+      if (records?.[size - 1]?.slot !== size - 1) {
+        behind.flush();
+        let rows = forKey.all(keyId, backend);
+        if (rows[size - 1]?.slot !== size - 1) {
+          db.transaction(() => {
+            for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
+          })();
+          rows = forKey.all(keyId, backend);
+        }
+        records = rows.map(toRecord);
+        cache.set(k, records);
       }
-      const records = rows.map(toRecord);
-      cache.set(k, records);
-      return copies(records);
+      return copies(records.filter((r) => r.slot < most));
+    },
+    /** Adds an empty slot to a key's pool (one more conversation going on at once). */
+    add(s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>): void {
+      behind.flush();
+      ensure.run(s.keyId, s.backend, s.slot);
+      // Read again with it on the next `pool`.
+      cache.delete(cacheKey(s.keyId, s.backend));
     },
     list(): SlotRecord[] {
       behind.flush();

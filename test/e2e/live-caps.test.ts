@@ -295,7 +295,9 @@ describe('one cap on every CLI process', () => {
       config: {
         workers: true,
         prestart: true,
+        // Two slots that do not grow: more conversations than slots, so slots rotate and CLIs exit.
         sessionPool: 2,
+        maxSessionSlots: 2,
         maxProcesses: 4,
         maxWorkers: 8,
         maxConcurrency: 8,

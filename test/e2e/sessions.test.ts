@@ -78,7 +78,8 @@ describe('session pool', () => {
   });
 
   it('editing an earlier message rotates to a fresh session with the whole transcript', async () => {
-    const t = await startTestDaemon({ config: { sessionPool: 1 } });
+    // One slot that cannot grow: the edited conversation takes the slot of the one it came from.
+    const t = await startTestDaemon({ config: { sessionPool: 1, maxSessionSlots: 1 } });
     try {
       const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
       const a = await turn(t, client, [{ role: 'user', content: 'first' }]);
@@ -246,9 +247,9 @@ describe('session pool', () => {
     }
   });
 
-  it('all slots busy: after the wait the request runs ephemeral and still succeeds', async () => {
+  it('all slots busy and the pool at its bound: after the wait the request runs ephemeral and still succeeds', async () => {
     const t = await startTestDaemon({
-      config: { sessionPool: 1, sessionWait: 0 },
+      config: { sessionPool: 1, maxSessionSlots: 1, sessionWait: 0 },
       claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
     });
     try {

@@ -27,6 +27,8 @@ describe('rotation: fork or re-send', () => {
     createSessionPool({
       store: store.slots,
       size: 1,
+      maxSlots: 1,
+      activeMs: 300_000,
       lifetimeMs: 3_600_000,
       turnCap,
       idleMs: 600_000,
@@ -36,6 +38,7 @@ describe('rotation: fork or re-send', () => {
       now: () => clock,
     });
   const signal = new AbortController().signal;
+  const owner = (keyId: string) => ({ keyId, policy: { concurrency: null } });
 
   /** Runs one turn of a conversation through the pool: the plan, then the lease commits `reply` (or a failure). */
   async function step(
@@ -46,7 +49,7 @@ describe('rotation: fork or re-send', () => {
     ok = true,
     backend = 'claude',
   ): Promise<Lease['plan']> {
-    const lease = await p.acquire(keyId, backend, { system, turns }, signal);
+    const lease = await p.acquire(owner(keyId), backend, { system, turns }, signal);
     const plan = lease.plan;
     lease.commit(ok ? { ok: true, reply: `reply ${turns.length}` } : { ok: false, aborted: false });
     lease.release();
@@ -120,7 +123,7 @@ describe('rotation: fork or re-send', () => {
     const p = pool(true);
     const c: Turn[] = [{ role: 'user', text: 'one' }];
     const commit = async (system: string | null, total: number) => {
-      const lease = await p.acquire(key.id, 'codex', { system, turns: c }, signal);
+      const lease = await p.acquire(owner(key.id), 'codex', { system, turns: c }, signal);
       const plan = lease.plan;
       lease.commit({
         ok: true,
@@ -158,13 +161,13 @@ describe('rotation: fork or re-send', () => {
     const whole = tryFitContext(full, 1000, 'refuse');
     assert.equal(whole.ok, false);
     // The slot holds the conversation: it resumes, the CLI carrying the history.
-    const lease = await p.acquire(key.id, 'claude', full, signal, whole);
+    const lease = await p.acquire(owner(key.id), 'claude', full, signal, whole);
     assert.equal(lease.plan.mode, 'resumed');
     lease.release();
     // A conversation no slot holds must be sent whole: refused, and the slot stays free.
     await assert.rejects(
       p.acquire(
-        key.id,
+        owner(key.id),
         'claude',
         { system: null, turns: [{ role: 'user', text: 'z'.repeat(8000) }] },
         signal,
@@ -172,7 +175,7 @@ describe('rotation: fork or re-send', () => {
       ),
       (err: unknown) => err instanceof ProxyError && err.code === 'context_length_exceeded',
     );
-    const again = await p.acquire(key.id, 'claude', full, signal, whole);
+    const again = await p.acquire(owner(key.id), 'claude', full, signal, whole);
     assert.equal(again.plan.mode, 'resumed', 'the slot was not leased by the refused request');
     again.release();
   });
