@@ -10,6 +10,9 @@ export interface ProcessCapOptions {
   shed: readonly (() => boolean)[];
 }
 
+/** How often a turn waiting for room looks again for a live CLI to retire. */
+const RETRY_MS = 100;
+
 /** Gives the holder the room it waited for; call it once the process runs (or did not start). */
 export type ProcessTicket = () => void;
 
@@ -34,6 +37,11 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
   let owed = 0;
   const waiters: (() => void)[] = [];
   const held = () => inner.active + reserved + outside;
+  /**
+   * While turns wait, room is looked for again every RETRY_MS: a live CLI may have become one to
+   * retire since (a worker whose turn ended goes idle), and no process exit says so.
+   */
+  let retry: NodeJS.Timeout | undefined;
 
   function shedOne(): boolean {
     for (const shed of o.shed) if (shed()) return true;
@@ -47,6 +55,11 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
     }
     // Still full: enough on their way out to seat every waiter.
     while (waiters.length > 0 && held() + waiters.length - owed > o.max && shedOne()) owed++;
+    if (waiters.length > 0) retry ??= setInterval(pump, RETRY_MS).unref();
+    else if (retry) {
+      clearInterval(retry);
+      retry = undefined;
+    }
   }
 
   function ticket(): ProcessTicket {
@@ -123,6 +136,7 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
           signal.removeEventListener('abort', onAbort);
           const i = waiters.indexOf(grant);
           if (i !== -1) waiters.splice(i, 1);
+          pump();
           reject(err);
         };
         const onAbort = () => fail(new ClientAbortedError());

@@ -295,9 +295,9 @@ describe('one cap on every CLI process', () => {
       config: {
         workers: true,
         prestart: true,
-        // Two slots that do not grow: more conversations than slots, so slots rotate and CLIs exit.
+        // Two slots, growing with the key's conversations: idle workers fill the cap, and a turn
+        // waiting for room gets one of them retired once its own turn ended.
         sessionPool: 2,
-        maxSessionSlots: 2,
         maxProcesses: 4,
         maxWorkers: 8,
         maxConcurrency: 8,

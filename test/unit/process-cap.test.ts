@@ -68,6 +68,35 @@ describe('the process cap', () => {
     assert.equal(cap.live, 2);
   });
 
+  it('a turn waiting at the cap gets room when a busy CLI goes idle later, with no exit to say so', async () => {
+    const f = fakeSupervisor();
+    const idle: number[] = [];
+    const cap = createProcessCap(f.supervisor, {
+      max: 1,
+      waitMs: 5000,
+      shed: [
+        () => {
+          const pid = idle.shift();
+          if (pid === undefined) return false;
+          setTimeout(() => f.end(pid), 10);
+          return true;
+        },
+      ],
+    });
+    const room = await cap.acquire(new AbortController().signal);
+    const busy = spawn(cap);
+    room();
+    // Every CLI is busy: nothing to retire yet.
+    const waiting = cap.acquire(new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 150));
+    // Its turn ends: the worker is idle, and the waiting turn gets it retired for its room.
+    idle.push(busy);
+    const started = performance.now();
+    (await waiting)();
+    assert.ok(performance.now() - started < 1000, 'seated within a retry, not at the wait’s end');
+    assert.equal(cap.hasRoom(), true);
+  });
+
   it('with nothing to retire a turn waits for an exit, and is refused after the wait (429 queue_timeout) or when its client leaves', async () => {
     const f = fakeSupervisor();
     const cap = createProcessCap(f.supervisor, { max: 1, waitMs: 100, shed: [() => false] });
