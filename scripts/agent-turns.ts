@@ -12,296 +12,16 @@
 // Usage: node dist/scripts/agent-turns.js [--turns 4] [--runs 3] [--keys 8]
 //   [--variants fake,claude,codex] [--bin OTHER/dist/src/cli/main.js] [--base OTHER/dist/src/cli/main.js]
 //   [--serve="FLAGS"] [--no-memory]
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../test/support/anthropic-stand-in.js';
+import { startAnthropicStandIn } from '../test/support/anthropic-stand-in.js';
 import { FAKE_CLAUDE, OLP_BIN, REAL_CLAUDE, REAL_CODEX } from '../test/support/paths.js';
-import {
-  CODEX_STAND_IN_ENV,
-  codexStandInConfig,
-  startResponsesStandIn,
-  type ResponsesStandIn,
-} from '../test/support/responses-stand-in.js';
-import { addKey, serve } from './daemon.js';
-
-export type Variant = 'fake' | 'claude' | 'codex';
-
-const TOOLS = [
-  {
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'The weather in a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-    },
-  },
-];
-const CITIES = ['Paris', 'Tokyo'];
-/** The fake claude calls tools when the user text holds this directive. */
-const FAKE_DIRECTIVE = `[[fake-tools:${JSON.stringify(CITIES.map((city) => ({ name: 'get_weather', arguments: { city } })))}]]`;
-
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-const PAGE_KB = (Number(execFileSync('getconf', ['PAGESIZE'], { encoding: 'utf8' }).trim()) || 4096) / 1024;
-
-// --- olp's process tree, from /proc ----------------------------------------------------------
-
-interface Proc {
-  ppid: number;
-  /** user + system CPU of the process and of the children it has reaped, in ms. */
-  cpuMs: number;
-  rssKb: number;
-}
-
-function readProcs(): Map<number, Proc> {
-  const procs = new Map<number, Proc>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.set(Number(name), {
-        ppid: Number(f[1]),
-        cpuMs: ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK,
-        rssKb: Number(f[21]) * PAGE_KB,
-      });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return procs;
-}
-
-interface TreeSample {
-  /** CPU of the root and everything under it, reaped or live, in ms. */
-  cpuMs: number;
-  /** Summed RSS of the root and of the processes under it, in MB. */
-  rssMb: number;
-  cliRssMb: number;
-  clis: number;
-}
-
-/** One look at the tree under `root` (a process reaped between two looks counts in its parent's). */
-function sampleTree(root: number): TreeSample {
-  const procs = readProcs();
-  const children = new Map<number, number[]>();
-  for (const [pid, p] of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
-  const sample: TreeSample = { cpuMs: 0, rssMb: 0, cliRssMb: 0, clis: 0 };
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    const p = procs.get(pid);
-    if (!p) continue;
-    sample.cpuMs += p.cpuMs;
-    sample.rssMb += p.rssKb / 1024;
-    if (pid !== root) {
-      sample.cliRssMb += p.rssKb / 1024;
-      if (p.ppid === root) sample.clis++;
-    }
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return sample;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// --- one olp, its CLI behind a wrapper that logs each start ----------------------------------
-
-interface Olp {
-  url: string;
-  pid: number;
-  tokens: string[];
-  /** CLI processes started so far (version and login checks left out). */
-  spawns(): number;
-  /** Each request id's run mode, from the usage ledger. */
-  runModes(): Map<string, string | null>;
-  stop(): Promise<void>;
-}
-
-/** A shell script that appends its pid and first arguments to `log`, then becomes `target`. */
-function wrapper(dir: string, name: string, target: string, log: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, `#!/bin/sh\necho "$$ $1 $2" >> '${log}'\nexec '${target}' "$@"\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
-
-interface Apis {
-  claude?: StandIn;
-  codex?: ResponsesStandIn;
-}
-
-async function startOlp(bin: string, variant: Variant, apis: Apis, keys: number, serveArgs: string[]): Promise<Olp> {
-  const dir = mkdtempSync(join(tmpdir(), 'olp-agent-'));
-  const stateDir = join(dir, 'state');
-  const log = join(dir, 'spawns.log');
-  writeFileSync(log, '');
-  const target = variant === 'fake' ? FAKE_CLAUDE : variant === 'claude' ? REAL_CLAUDE : REAL_CODEX;
-  const cli = wrapper(dir, variant === 'codex' ? 'codex' : 'claude', target, log);
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir };
-  if (apis.claude) env.OLP_CLAUDE_ENV = JSON.stringify(claudeStandInEnv(apis.claude.url));
-  if (apis.codex) {
-    env.OLP_CODEX_ENV = JSON.stringify(CODEX_STAND_IN_ENV);
-    env.OLP_CODEX_CONFIG = JSON.stringify(codexStandInConfig(apis.codex.url));
-  }
-  const tokens = Array.from({ length: keys }, (_, i) => addKey(stateDir, `agent${i}`, env, bin));
-  const { daemon, base } = serve({
-    stateDir,
-    env,
-    bin,
-    args: [variant === 'codex' ? '--codex-bin' : '--claude-bin', cli, ...serveArgs],
-  });
-  daemon.stderr!.resume();
-  const url = await base;
-  return {
-    url,
-    pid: daemon.pid!,
-    tokens,
-    spawns: () =>
-      readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((l) => l && !/ (--version|auth status|login status)\b/.test(l)).length,
-    runModes() {
-      const out = execFileSync(
-        process.execPath,
-        [bin, 'usage', 'export', '--format', 'jsonl', '--state-dir', stateDir],
-        {
-          env,
-          encoding: 'utf8',
-          maxBuffer: 64 << 20,
-        },
-      );
-      const modes = new Map<string, string | null>();
-      for (const line of out.split('\n').filter(Boolean)) {
-        const row = JSON.parse(line) as { request_id: string; run_mode?: string | null };
-        modes.set(row.request_id, row.run_mode ?? null);
-      }
-      return modes;
-    },
-    async stop() {
-      const exited = new Promise((r) => daemon.once('exit', r));
-      daemon.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-// --- the client ------------------------------------------------------------------------------
-
-interface Call {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-interface Streamed {
-  calls: Call[];
-  text: string;
-  firstMs: number;
-  totalMs: number;
-  requestId: string;
-}
-
-/** One streamed chat completion: its tool calls, text, first token (call or text) and end, in ms. */
-async function stream(url: string, token: string, model: string, messages: unknown[]): Promise<Streamed> {
-  const started = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages, tools: TOOLS, stream: true }),
-  });
-  if (!res.ok || !res.body) throw new Error(`olp answered ${res.status}: ${await res.text()}`);
-  const out: Streamed = {
-    calls: [],
-    text: '',
-    firstMs: -1,
-    totalMs: 0,
-    requestId: res.headers.get('x-request-id') ?? '',
-  };
-  let buf = '';
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    buf += Buffer.from(chunk).toString('utf8');
-    let nl;
-    while ((nl = buf.indexOf('\n\n')) !== -1) {
-      const data = buf.slice(0, nl).replace(/^data: /, '');
-      buf = buf.slice(nl + 2);
-      if (!data.startsWith('{')) continue;
-      const parsed = JSON.parse(data) as {
-        error?: unknown;
-        choices?: {
-          delta: {
-            content?: string | null;
-            tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
-          };
-        }[];
-      };
-      if (parsed.error) throw new Error(`olp streamed an error: ${JSON.stringify(parsed.error)}`);
-      const delta = parsed.choices?.[0]?.delta;
-      if (!delta) continue;
-      if ((delta.content || delta.tool_calls) && out.firstMs < 0) out.firstMs = performance.now() - started;
-      out.text += delta.content ?? '';
-      for (const d of delta.tool_calls ?? []) {
-        if (d.id) out.calls[d.index] = { id: d.id, name: d.function?.name ?? '', arguments: '' };
-        out.calls[d.index]!.arguments += d.function?.arguments ?? '';
-      }
-    }
-  }
-  out.totalMs = performance.now() - started;
-  return out;
-}
-
-/** One user turn: the calls, then the results; both requests' timings and ids. */
-async function userTurn(
-  url: string,
-  token: string,
-  variant: Variant,
-  messages: unknown[],
-  turn: number,
-): Promise<{ calls: Streamed; answer: Streamed }> {
-  const ask = `What is the weather in ${CITIES.join(' and ')} now? (turn ${turn})`;
-  messages.push({ role: 'user', content: variant === 'fake' ? `${ask} ${FAKE_DIRECTIVE}` : ask });
-  const model = variant === 'codex' ? 'codex' : 'sonnet';
-  const calls = await stream(url, token, model, messages);
-  if (calls.calls.length !== CITIES.length)
-    throw new Error(`${variant} turn ${turn}: expected ${CITIES.length} tool calls, got ${JSON.stringify(calls)}`);
-  messages.push({
-    role: 'assistant',
-    content: null,
-    tool_calls: calls.calls.map((c) => ({
-      id: c.id,
-      type: 'function',
-      function: { name: c.name, arguments: c.arguments },
-    })),
-  });
-  for (const c of calls.calls)
-    messages.push({ role: 'tool', tool_call_id: c.id, content: `turn ${turn}: sunny, 21 C for ${c.arguments}` });
-  const answer = await stream(url, token, model, messages);
-  if (!answer.text || answer.calls.length > 0)
-    throw new Error(`${variant} turn ${turn}: expected a text answer, got ${JSON.stringify(answer)}`);
-  messages.push({ role: 'assistant', content: answer.text });
-  return { calls, answer };
-}
-
-/**
- * Waits until olp's tree has been quiet (under 25 ms of CPU in 250 ms: idle live CLIs take about 1 %
- * of a core each, a CLI starting up a whole one) with no new CLI start, at most 8 s.
- */
-async function settle(olp: Olp): Promise<void> {
-  let last = sampleTree(olp.pid).cpuMs;
-  let spawns = olp.spawns();
-  for (let i = 0; i < 32; i++) {
-    await sleep(250);
-    const now = sampleTree(olp.pid).cpuMs;
-    const s = olp.spawns();
-    if (now - last < 25 && s === spawns) return;
-    last = now;
-    spawns = s;
-  }
-}
+import { startResponsesStandIn } from '../test/support/responses-stand-in.js';
+import { CITIES, userTurn, type Variant } from './agent-client.js';
+import { type Apis, type Olp, settle, sleep, startOlp } from './olp-outside.js';
+import { sampleTree } from './proc-tree.js';
 
 // --- figures ---------------------------------------------------------------------------------
 
@@ -316,6 +36,8 @@ export interface TurnFigures {
   cpuMs: number;
   /** The same, up to the end of the turn's second request. */
   cpuOnPathMs: number;
+  /** olp's daemon alone (without its CLIs), until the tree is quiet again (ms). */
+  olpCpuMs: number;
   spawns: number;
   /** Run modes of the two requests (usage ledger), `calls+answer`. */
   modes: string;
@@ -360,19 +82,20 @@ async function conversation(
   const ids: [string, string][] = [];
   for (let turn = 1; turn <= turns; turn++) {
     const s0 = olp.spawns();
-    const c0 = sampleTree(olp.pid).cpuMs;
+    const t0 = sampleTree(olp.pid);
     const { calls, answer } = await userTurn(olp.url, token, variant, messages, turn);
     const c1 = sampleTree(olp.pid).cpuMs;
     await settle(olp);
-    const c2 = sampleTree(olp.pid).cpuMs;
+    const t2 = sampleTree(olp.pid);
     ids.push([calls.requestId, answer.requestId]);
     figures.push({
       callsFirstMs: calls.firstMs,
       callsMs: calls.totalMs,
       answerFirstMs: answer.firstMs,
       answerMs: answer.totalMs,
-      cpuMs: c2 - c0,
-      cpuOnPathMs: c1 - c0,
+      cpuMs: t2.cpuMs - t0.cpuMs,
+      cpuOnPathMs: c1 - t0.cpuMs,
+      olpCpuMs: t2.rootMs - t0.rootMs,
       spawns: olp.spawns() - s0,
       modes: '',
     });
@@ -442,6 +165,8 @@ export interface AgentOptions {
 }
 
 /** Every variant whose CLI is installed, `runs` times on each build (a fresh olp each, after one unmeasured conversation). */
+export type { Variant } from './agent-client.js';
+
 export async function runAgentTurns(opts: AgentOptions = {}): Promise<AgentVariant[]> {
   const turns = opts.turns ?? 4;
   const runs = opts.runs ?? 3;
@@ -519,7 +244,7 @@ const LABEL: Record<Variant, string> = {
 function printRuns(variant: Variant, runs: AgentRun[], turns: number): void {
   console.log(`  ${LABEL[variant]}: ${runs[0]!.bin}`);
   console.log(
-    '    user turn  calls: first / all ms      answer: first / all ms    CPU ms (olp+CLIs)     on path     spawns  run modes',
+    '    user turn  calls: first / all ms       answer: first / all ms    CPU ms: olp + CLIs    olp alone      spawns  run modes',
   );
   const row = (label: string, pick: (r: AgentRun) => TurnFigures[]) => {
     const of = (f: (t: TurnFigures) => number) => runs.map((r) => pick(r).reduce((n, t) => n + f(t), 0));
@@ -532,9 +257,15 @@ function printRuns(variant: Variant, runs: AgentRun[], turns: number): void {
         ),
       ),
     ].join(' | ');
-    console.log(
-      `    ${label.padEnd(9)}  ${spread(of((t) => t.callsFirstMs)).padEnd(12)} / ${spread(of((t) => t.callsMs)).padEnd(12)} ${spread(of((t) => t.answerFirstMs)).padEnd(11)} / ${spread(of((t) => t.answerMs)).padEnd(11)} ${spread(of((t) => t.cpuMs)).padEnd(20)} ${spread(of((t) => t.cpuOnPathMs)).padEnd(17)} ${String(median(of((t) => t.spawns))).padEnd(6)}  ${modes}`,
-    );
+    const cells = [
+      `${spread(of((t) => t.callsFirstMs)).padEnd(12)} / ${spread(of((t) => t.callsMs)).padEnd(13)}`,
+      `${spread(of((t) => t.answerFirstMs)).padEnd(11)} / ${spread(of((t) => t.answerMs)).padEnd(11)}`,
+      spread(of((t) => t.cpuMs)).padEnd(21),
+      spread(of((t) => t.olpCpuMs)).padEnd(14),
+      String(median(of((t) => t.spawns))).padEnd(6),
+      modes,
+    ];
+    console.log(`    ${label.padEnd(9)}  ${cells.join(' ')}`);
   };
   for (let t = 0; t < turns; t++) row(String(t + 1), (r) => [r.turns[t]!]);
   row('all', (r) => r.turns);
@@ -559,7 +290,8 @@ export function printAgentTurns(variants: AgentVariant[]): void {
         v.runs.filter((r) => r.bin === bin),
         turns,
       );
-  console.log(JSON.stringify({ agentTurns: variants }));
+  const round = (_: string, v: unknown) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v);
+  console.log(JSON.stringify({ agentTurns: variants }, round));
 }
 
 // Run alone: node dist/scripts/agent-turns.js [options].
