@@ -1,7 +1,7 @@
 // Latency olp adds to a CLI run: the same fake claude spawned (a) directly by a minimal Node
 // script and (b) through a running olp, alternating, one-token non-streaming replies. Then the
 // cost of two per-request steps on their own: admission and a workspace's create + remove.
-// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--warmup N] [--hot-only] [--real-only] [--tools-only]
+// Prints figures; it is not a test. Usage: npm run bench -- [--runs N] [--hot-runs N] [--warmup N] [--hot-only] [--real-only] [--tools-only] [--agent-only]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { FAKE_CLAUDE } from '../test/support/paths.js';
 import { createTimings, throughput } from './stats.js';
 import { DEFAULT_WARMUP, printHotPath, runHotPath } from './hot-path.js';
 import { printRealCli, runRealCli } from './real-cli.js';
+import { printAgentTurns, runAgentTurns } from './agent-turns.js';
 import { printToolTurns, runToolTurns } from './tool-turns.js';
 import { printWarmPath, runWarmPath } from './warm-path.js';
 
@@ -28,12 +29,17 @@ const { values } = parseArgs({
     'hot-only': { type: 'boolean', default: false },
     'real-only': { type: 'boolean', default: false },
     'tools-only': { type: 'boolean', default: false },
+    'agent-only': { type: 'boolean', default: false },
   },
 });
 if (values['tools-only']) {
   const tools = await runToolTurns();
   if (tools) printToolTurns(tools);
   else console.log('real CLIs: not installed (npm ci); skipped');
+  process.exit(0);
+}
+if (values['agent-only']) {
+  printAgentTurns(await runAgentTurns());
   process.exit(0);
 }
 if (values['real-only']) {
@@ -61,6 +67,8 @@ if (real) printRealCli(real);
 else console.log('real claude CLI: not installed (npm ci); skipped');
 const tools = await runToolTurns();
 if (tools) printToolTurns(tools);
+// Agent conversations (tools on every request): per user turn, on the fake and the real CLIs.
+printAgentTurns(await runAgentTurns());
 const REPLY = 'ok';
 
 function direct(): Promise<number> {

@@ -113,6 +113,48 @@ describe(`real claude ${REAL_CLAUDE_VERSION} with the client’s functions`, () 
       api.toolCalls = undefined;
     }
   });
+
+  it('every user turn of an agent conversation calls the functions again, with earlier rounds in the history', async () => {
+    api.toolCalls = [
+      { name: 'get_weather', input: { city: 'Paris' } },
+      { name: 'get_weather', input: { city: 'Tokyo' } },
+    ];
+    try {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [];
+      for (const turn of [1, 2, 3]) {
+        messages.push({ role: 'user', content: `weather in Paris and Tokyo? (turn ${turn})` });
+        const first: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER],
+        });
+        const calls = (first.choices[0]!.message.tool_calls ?? []).filter((c) => c.type === 'function');
+        assert.equal(
+          first.choices[0]!.finish_reason,
+          'tool_calls',
+          `turn ${turn}: ${JSON.stringify(first.choices[0])}`,
+        );
+        assert.equal(calls.length, 2, `turn ${turn}`);
+        messages.push(first.choices[0]!.message);
+        for (const c of calls)
+          messages.push({ role: 'tool', tool_call_id: c.id, content: `${turn}: ${c.function.arguments}` });
+        const res: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'sonnet',
+          messages,
+          tools: [WEATHER],
+        });
+        assert.equal(res.choices[0]!.finish_reason, 'stop', `turn ${turn}`);
+        assert.equal(
+          res.choices[0]!.message.content,
+          `echo: ${turn}: {"city":"Paris"} | ${turn}: {"city":"Tokyo"}`,
+          `turn ${turn}: only this turn's results are answered`,
+        );
+        messages.push(res.choices[0]!.message);
+      }
+    } finally {
+      api.toolCalls = undefined;
+    }
+  });
 });
 
 describe(`real claude ${REAL_CLAUDE_VERSION}: an agent conversation on one process`, () => {

@@ -112,4 +112,45 @@ describe('real codex CLI with the client’s functions', () => {
       api.toolCalls = undefined;
     }
   });
+
+  it('every user turn of an agent conversation calls the functions again, with earlier rounds in the history', async () => {
+    api.toolCalls = [
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: 'Oslo' } },
+    ];
+    try {
+      const messages: OpenAI.ChatCompletionMessageParam[] = [];
+      for (const turn of [1, 2, 3]) {
+        messages.push({ role: 'user', content: `weather in Paris and Oslo? (turn ${turn})` });
+        const first: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'codex',
+          messages,
+          tools: [WEATHER],
+        });
+        const calls = (first.choices[0]!.message.tool_calls ?? []).filter((c) => c.type === 'function');
+        assert.equal(
+          first.choices[0]!.finish_reason,
+          'tool_calls',
+          `turn ${turn}: ${JSON.stringify(first.choices[0])}`,
+        );
+        assert.equal(calls.length, 2, `turn ${turn}`);
+        messages.push(first.choices[0]!.message);
+        for (const c of calls)
+          messages.push({ role: 'tool', tool_call_id: c.id, content: `turn ${turn} ${c.function.arguments}` });
+        const res: OpenAI.ChatCompletion = await client.chat.completions.create({
+          model: 'codex',
+          messages,
+          tools: [WEATHER],
+        });
+        assert.equal(res.choices[0]!.finish_reason, 'stop', `turn ${turn}`);
+        const text = res.choices[0]!.message.content ?? '';
+        assert.match(text, /^responses stand-in got: /, `turn ${turn}`);
+        assert.equal(text.split(`turn ${turn} `).length, 3, `turn ${turn}: this turn's two results: ${text}`);
+        assert.doesNotMatch(text, new RegExp(`turn ${turn - 1} `), `turn ${turn}: not an earlier turn's`);
+        messages.push(res.choices[0]!.message);
+      }
+    } finally {
+      api.toolCalls = undefined;
+    }
+  });
 });

@@ -27,7 +27,9 @@ export interface StandIn {
   /**
    * When set and the request offers tools: the model's answer to a user text is these calls (to the
    * offered tool whose name ends in `__<name>`, arguments streamed as input_json_delta); to tool
-   * results it answers `echo: <result> | <result>`.
+   * results (the last message's tool_result blocks, or a rendered prompt whose last turn is a
+   * result) it answers in text, `echo: <result> | <result>`. Only the last message counts, so every
+   * user turn of a conversation calls them again, with earlier rounds in the history or not.
    */
   toolCalls?: { name: string; input: Record<string, unknown> }[] | undefined;
   /**
@@ -107,6 +109,16 @@ function lastUserText(body: RecordedRequest['body']): string {
       b.type === 'text' && b.text && !b.text.startsWith('<system-reminder>') && !b.text.startsWith('[Image: source:'),
   );
   return texts.map((b) => b.text).join('\n');
+}
+
+/**
+ * Whether a prompt of olp's transcript format ends with a tool result: its last closing turn tag
+ * is `</tool_result>` (a fresh turn answering results), not `</user>` (a new user turn after
+ * earlier tool rounds), so a conversation's later user turns call tools again.
+ */
+export function endsWithToolResult(text: string): boolean {
+  const tags = text.match(/<\/(user|assistant|tool_result)>/g);
+  return tags?.at(-1) === '</tool_result>';
 }
 
 /**
@@ -254,10 +266,9 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
       res.end();
       return;
     }
-    // A fresh turn carries earlier results rendered into its prompt: the model answers them.
-    const rendered =
-      lastUserText(body).includes('</tool_result>') ||
-      JSON.stringify(lastUser?.content ?? '').includes('</tool_result>');
+    // The model calls tools on a new user turn and answers results in text. A fresh turn carries
+    // the history rendered into its prompt: it answers results when the prompt's last turn is one.
+    const rendered = endsWithToolResult(lastUserText(body));
     if (state.toolCalls && offered.length > 0 && results.length === 0 && !rendered && body.stream) {
       if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
       res.writeHead(200, {

@@ -2,6 +2,7 @@
 // end to end with a dummy key (`-c openai_base_url=…`, CODEX_API_KEY) and nothing leaving the machine.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpServer } from '../../src/http/index.js';
+import { endsWithToolResult } from './anthropic-stand-in.js';
 import { listenLoopback } from './listen.js';
 
 export type ResponsesMode = 'text' | '401' | '429' | '500';
@@ -21,8 +22,10 @@ export interface ResponsesStandIn {
   latencyMs: number;
   /**
    * When set and olp's MCP tools are offered (the `mcp__olp` namespace, in `tools` or in an
-   * `additional_tools` input item) with no tool output yet: the reply is these function calls.
-   * A request carrying outputs is answered with their texts.
+   * `additional_tools` input item) and the input ends with a user message (a new user turn, with
+   * earlier rounds in the history or not): the reply is these function calls. A request whose
+   * last user message is followed by outputs (or whose rendered prompt ends with a result) is
+   * answered with their texts.
    */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[] | undefined;
   /**
@@ -49,6 +52,13 @@ function lastUserText(body: { input?: unknown }): string {
   const last = [...items].reverse().find((i) => i.role === 'user');
   const text = (last?.content ?? []).map((c) => c.text ?? '').join('\n');
   return text.trim().split('\n').filter(Boolean).pop() ?? '';
+}
+
+/** The whole text of an input message (its text parts joined). */
+function userText(item: unknown): string {
+  const content = (item as { content?: unknown } | undefined)?.content;
+  if (typeof content === 'string') return content;
+  return Array.isArray(content) ? (content as { text?: string }[]).map((c) => c.text ?? '').join('\n') : '';
 }
 
 /** codex's config pointing it at a stand-in: a model provider of its own (the key in CODEX_API_KEY). */
@@ -93,9 +103,14 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     if (state.latencyMs > 0) await new Promise((r) => setTimeout(r, state.latencyMs));
     const n = state.requests.length;
     const items = Array.isArray(body.input)
-      ? (body.input as { type?: string; output?: unknown; tools?: unknown }[])
+      ? (body.input as { type?: string; role?: string; output?: unknown; tools?: unknown }[])
       : [];
+    // The model calls tools on a new user turn and answers results in text: what counts is the
+    // input's last user message or tool output (with native history, earlier rounds' outputs come
+    // before the last user message), and the outputs after that message are the ones answered.
+    const lastUser = items.findLastIndex((i) => i.role === 'user');
     const outputs = items
+      .slice(lastUser + 1)
       .filter((i) => i.type === 'function_call_output')
       .map((i) =>
         Array.isArray(i.output) ? ((i.output as { text?: string }[]).at(-1)?.text ?? '') : String(i.output ?? ''),
@@ -103,8 +118,9 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
     const offered = JSON.stringify([body.tools ?? [], items.filter((i) => i.type === 'additional_tools')]).includes(
       '"name":"mcp__olp"',
     );
-    // A fresh turn carries earlier results rendered into its prompt: the model answers them.
-    const rendered = JSON.stringify(body.input ?? '').includes('</tool_result>');
+    // A fresh turn carries the history rendered into its prompt: it answers results when the
+    // prompt's last turn is one.
+    const rendered = endsWithToolResult(userText(items[lastUser]));
     const calls = state.toolCalls && offered && outputs.length === 0 && !rendered ? state.toolCalls : [];
     // An output schema (text.format json_schema): the reply is {"heard": <the last user line>}.
     const format = (body as { text?: { format?: { type?: string } } }).text?.format;
