@@ -30,6 +30,8 @@ before(async () => {
       timeout: 60,
       idleTimeout: 30,
       codexConfig: codexStandInConfig(api.url),
+      workers: true,
+      prestart: false,
     },
     codexEnv: CODEX_STAND_IN_ENV,
   });
@@ -52,6 +54,19 @@ const WEATHER: OpenAI.ChatCompletionTool = {
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   },
 };
+
+/** Waits until a live worker of this daemon is up and idle. */
+async function idleWorker(): Promise<void> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const health = (await (
+      await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+    ).json()) as { workers: { live: { state: string }[] } };
+    if (health.workers.live.some((w) => w.state === 'idle')) return;
+    if (Date.now() > end) throw new Error('no live worker came up');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 function spawned(): number[] {
   return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
@@ -120,7 +135,14 @@ describe('real codex CLI with the client’s functions', () => {
     ];
     try {
       const messages: OpenAI.ChatCompletionMessageParam[] = [];
+      const spawnsBefore = spawned().length;
+      const startsBefore = t.logs.filter((l) => l.event === 'worker_starting').length;
+      const chats = () => t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions');
+      const requestsBefore = chats().length;
       for (const turn of [1, 2, 3]) {
+        // The app-server that follows the first turn is up before the second (one that comes
+        // first runs `codex exec resume` instead).
+        if (turn === 2) await idleWorker();
         messages.push({ role: 'user', content: `weather in Paris and Oslo? (turn ${turn})` });
         const first: OpenAI.ChatCompletion = await client.chat.completions.create({
           model: 'codex',
@@ -149,6 +171,13 @@ describe('real codex CLI with the client’s functions', () => {
         assert.doesNotMatch(text, new RegExp(`turn ${turn - 1} `), `turn ${turn}: not an earlier turn's`);
         messages.push(res.choices[0]!.message);
       }
+      // codex exec for the first user turn; one app-server, with the same tools, for the others.
+      assert.equal(spawned().length - spawnsBefore, 1);
+      assert.equal(t.logs.filter((l) => l.event === 'worker_starting').length - startsBefore, 1);
+      const modes = chats()
+        .slice(requestsBefore)
+        .map((l) => l.run);
+      assert.deepEqual(modes, ['cold', 'parked', 'warm', 'parked', 'warm', 'parked']);
     } finally {
       api.toolCalls = undefined;
     }
