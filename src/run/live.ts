@@ -1,5 +1,5 @@
 import type { BackendEvent } from '../backends/index.js';
-import { costOf, LIVE_EXIT, readTurn, toOutcome } from './read.js';
+import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
 import { follow, stopProcess } from './stop.js';
 
@@ -46,10 +46,7 @@ export async function* runLive(
       const outcome = parser.finish(LIVE_EXIT);
       if (outcome.ok) {
         const cost = costOf(outcome);
-        const usage =
-          outcome.usage && outcome.usage.costUsd !== undefined
-            ? { ...outcome.usage, costUsd: Math.max(0, cost - w.cost) }
-            : outcome.usage;
+        const usage = turnUsage(outcome, w.cost);
         unfollow();
         if (plan.mode === 'prestarted') pool.promote(w, outcome.sessionId ?? '', pooled.fit.system, cost);
         else pool.release(w, cost);

@@ -4,7 +4,7 @@ import type { RunningProcess } from '../process/index.js';
 import type { BridgeSession } from '../tools/index.js';
 import type { RetireReason, Worker } from '../workers/index.js';
 import type { Workspace } from '../workspace/index.js';
-import { costOf, LIVE_EXIT, readTurn, toOutcome } from './read.js';
+import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LiveSlot, RunDeps, RunOutcome, ToolParkedTurn } from './types.js';
 import { follow, stopProcess } from './stop.js';
 
@@ -94,13 +94,9 @@ export async function* step(
     if (s.parser.complete && s.pooled && !s.gone && s.next === undefined) {
       const outcome = s.parser.finish(LIVE_EXIT);
       if (outcome.ok) {
-        const total = costOf(outcome);
-        const usage =
-          outcome.usage && outcome.usage.costUsd !== undefined
-            ? { ...outcome.usage, costUsd: Math.max(0, total - s.cost) }
-            : outcome.usage;
+        const usage = turnUsage(outcome, s.cost);
         unfollow();
-        held = keep(s, s.pooled, total);
+        held = keep(s, s.pooled, costOf(outcome));
         const answered: RunOutcome = { ...outcome, usage, run };
         s.after?.(answered, held);
         if (held) return answered;
