@@ -37,6 +37,22 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
   }
 }
 
+/** Waits until the daemon's first started live worker is up and idle. */
+async function startedWorkerIdle(t: TestDaemon): Promise<void> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const started = t.logs.find((l) => l.event === 'worker_starting');
+    if (started) {
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: { pid: number; state: string }[] } };
+      if (health.workers.live.some((w) => w.pid === started.pid && w.state === 'idle')) return;
+    }
+    if (Date.now() > end) throw new Error('no live worker came up');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const runModes = (t: TestDaemon) =>
   t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));
 
@@ -113,9 +129,8 @@ describe('agent conversations on one live CLI', () => {
       const appServers = () =>
         recordedPids(t.recordDir).runs.filter((p) => readRecord(t.recordDir, p).argv[0] === 'app-server');
       for (let i = 1; i <= 4; i++) {
-        if (i > 1) await waitFor(() => t.logs.some((l) => l.event === 'worker_starting'));
         // The app-server is up before the next turn (a turn that comes first runs cold instead).
-        if (i === 2) await new Promise((r) => setTimeout(r, 300));
+        if (i === 2) await startedWorkerIdle(t);
         const text = await agentTurn(client, messages, i, { model: 'codex' });
         assert.equal(text, `echo: get_weather says sunny in Paris${i} | get_weather says sunny in Tokyo${i}`);
       }

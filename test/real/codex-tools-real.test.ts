@@ -55,14 +55,17 @@ const WEATHER: OpenAI.ChatCompletionTool = {
   },
 };
 
-/** Waits until a live worker of this daemon is up and idle. */
-async function idleWorker(): Promise<void> {
+/** Waits until the live worker started after the `startsBefore`-th start is up and idle. */
+async function startedWorkerIdle(startsBefore: number): Promise<void> {
   const end = Date.now() + 30_000;
   for (;;) {
-    const health = (await (
-      await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
-    ).json()) as { workers: { live: { state: string }[] } };
-    if (health.workers.live.some((w) => w.state === 'idle')) return;
+    const started = t.logs.filter((l) => l.event === 'worker_starting')[startsBefore];
+    if (started) {
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: { pid: number; state: string }[] } };
+      if (health.workers.live.some((w) => w.pid === started.pid && w.state === 'idle')) return;
+    }
     if (Date.now() > end) throw new Error('no live worker came up');
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -142,7 +145,7 @@ describe('real codex CLI with the client’s functions', () => {
       for (const turn of [1, 2, 3]) {
         // The app-server that follows the first turn is up before the second (one that comes
         // first runs `codex exec resume` instead).
-        if (turn === 2) await idleWorker();
+        if (turn === 2) await startedWorkerIdle(startsBefore);
         messages.push({ role: 'user', content: `weather in Paris and Oslo? (turn ${turn})` });
         const first: OpenAI.ChatCompletion = await client.chat.completions.create({
           model: 'codex',
