@@ -76,6 +76,15 @@ export function responseNotFound(id: string, param: string | null): ProxyError {
   );
 }
 
+/** A Responses `conversation`: olp keeps none of OpenAI's conversation objects, so every id is unknown. */
+export function conversationNotFound(id: string): ProxyError {
+  return createProxyError(
+    'not_found',
+    `Conversation with id '${bounded(id, 80)}' not found. olp keeps no conversation objects: send the whole input, or continue a stored response with previous_response_id.`,
+    { param: 'conversation' },
+  );
+}
+
 /** A request that broke HTTP framing or encoding rules (bad chunking, an undecodable body or path). */
 export function malformedRequest(
   message: string,

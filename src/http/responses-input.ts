@@ -1,6 +1,12 @@
 import { invalidRequest, responseNotFound } from '../errors/index.js';
 import type { Store } from '../store/index.js';
-import { checkCallOutputs, describeType, type ChatMessage, type ParsedResponsesRequest } from '../validate/index.js';
+import {
+  checkCallOutputs,
+  describeType,
+  qualifiedName,
+  type ChatMessage,
+  type ParsedResponsesRequest,
+} from '../validate/index.js';
 
 // What a Responses request's input stands for: the stored chain behind previous_response_id, and
 // item_reference items replaced by the stored items they name.
@@ -31,7 +37,7 @@ export function toMessages(store: Store, keyId: string, p: ParsedResponsesReques
 /** A stored reply as the assistant message it was: its text, and its function calls. */
 function toAssistant(
   text: string,
-  calls: readonly { callId: string; name: string; arguments: string }[],
+  calls: readonly { callId: string; name: string; arguments: string; namespace?: string }[],
 ): ChatMessage[] {
   if (!text && calls.length === 0) return [];
   if (calls.length === 0) return [{ role: 'assistant', content: text }];
@@ -42,7 +48,7 @@ function toAssistant(
       tool_calls: calls.map((c) => ({
         id: c.callId,
         type: 'function',
-        function: { name: c.name, arguments: c.arguments },
+        function: { name: c.namespace ? qualifiedName(c.namespace, c.name) : c.name, arguments: c.arguments },
       })),
     } as ChatMessage,
   ];

@@ -18,6 +18,9 @@ import { resolveReferences, toMessages } from './responses-input.js';
 export { MAX_ITEM_REFERENCES } from './responses-input.js';
 export { createStoredResponseRoutes } from './stored-responses.js';
 
+/** Names the request's tool types that were not offered to the model (hosted tools olp cannot run). */
+export const DROPPED_HEADER = 'x-olp-tools-dropped';
+
 /** The request's settings, echoed back in its Response. */
 function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number): ResponseMeta {
   const b = p.body;
@@ -37,7 +40,15 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
     truncation: b.truncation ?? 'disabled',
     parallelToolCalls: b.parallel_tool_calls ?? true,
     tools: (b.tools ?? []).map((t) => {
-      const f = t as { name?: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+      const f = t as {
+        type?: string;
+        name?: string;
+        description?: string;
+        parameters?: Record<string, unknown>;
+        strict?: boolean;
+      };
+      // Another type (custom, namespace, a hosted tool) is echoed as it was sent.
+      if (f.type !== 'function') return t as ResponseMeta['tools'][number];
       return {
         type: 'function' as const,
         name: String(f.name),
@@ -70,16 +81,30 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     });
     c.conversation = conv;
     try {
-      const { parsed, messages, tools } = conv.accept(() => {
+      const { parsed, messages, tools, offered } = conv.accept(() => {
         const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
+        const offered = toChatTools(parsed.body);
         return {
           parsed,
           messages: toMessages(deps.store, principal.keyId, parsed),
-          tools: parseToolRequest(toChatTools(parsed.body)),
+          tools: parseToolRequest(offered.chat),
+          offered,
         };
       });
       const b = parsed.body;
-      const meta = { ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs), keepaliveMs: deps.keepaliveMs ?? 0 };
+      if (offered.dropped.length > 0) {
+        // Tools olp cannot run for the client are not offered: said once, where the client can see it.
+        res.setHeader(DROPPED_HEADER, offered.dropped.join(', '));
+        c.log.info(
+          { event: 'tools_dropped', types: offered.dropped },
+          `tool types olp does not offer the model: ${offered.dropped.join(', ')}`,
+        );
+      }
+      const meta = {
+        ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs),
+        toolWire: offered.wire,
+        keepaliveMs: deps.keepaliveMs ?? 0,
+      };
       const messageId = newMessageId();
       const format = b.text?.format;
       const responseFormat =

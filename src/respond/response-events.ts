@@ -3,13 +3,13 @@ import { assertNever } from './never.js';
 import {
   newFunctionCallId,
   toFinalResponse,
-  toFunctionCallItem,
   toOutputMessage,
   toResponse,
   type ResponseMeta,
   type ResponseObject,
   type ResponseOutputMessage,
 } from './response-shapes.js';
+import { toFunctionCallItem } from './response-calls.js';
 import type { ToolCall } from './shapes.js';
 
 /** One Responses stream event before it is numbered: its `type` (also the SSE event name) and its fields. */
@@ -59,6 +59,10 @@ export function createResponseStreamState(
     calls: [],
   };
 }
+
+/** Whether a call is of a custom (freeform) tool. */
+const isCustom = (s: ResponseStreamState, call: ToolCall) =>
+  s.meta.toolWire?.get(call.function.name)?.type === 'custom';
 
 const at = (s: ResponseStreamState) => ({ item_id: s.messageId, output_index: s.messageIndex!, content_index: 0 });
 
@@ -123,9 +127,13 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
         call: { id: ev.id, type: 'function' as const, function: { name: ev.name, arguments: '' } },
       };
       s.calls[ev.index] = c;
+      const item = toFunctionCallItem(c.itemId, c.call, s.meta.toolWire);
       out.events.push({
         type: 'response.output_item.added',
-        data: { output_index: c.index, item: { ...toFunctionCallItem(c.itemId, c.call), status: 'in_progress' } },
+        data: {
+          output_index: c.index,
+          item: item.type === 'custom_tool_call' ? { ...item, input: '' } : { ...item, status: 'in_progress' },
+        },
       });
       return out;
     }
@@ -133,6 +141,8 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
       const c = s.calls[ev.index];
       if (!c) return out;
       c.call.function.arguments += ev.text;
+      // A custom tool's input is the string inside the arguments: it is sent whole, at the end.
+      if (isCustom(s, c.call)) return out;
       out.events.push({
         type: 'response.function_call_arguments.delta',
         data: { item_id: c.itemId, output_index: c.index, delta: ev.text },
@@ -164,14 +174,19 @@ export function toResponseStreamEnd(
   const message = final.output.find((o): o is ResponseOutputMessage => o.type === 'message');
   if (message) closeMessage(s, message, out.events);
   for (const c of made) {
-    out.events.push({
-      type: 'response.function_call_arguments.done',
-      data: { item_id: c.itemId, output_index: c.index, arguments: c.call.function.arguments },
-    });
-    out.events.push({
-      type: 'response.output_item.done',
-      data: { output_index: c.index, item: toFunctionCallItem(c.itemId, c.call) },
-    });
+    const item = toFunctionCallItem(c.itemId, c.call, s.meta.toolWire);
+    const where = { item_id: c.itemId, output_index: c.index };
+    if (item.type === 'custom_tool_call')
+      out.events.push(
+        { type: 'response.custom_tool_call_input.delta', data: { ...where, delta: item.input } },
+        { type: 'response.custom_tool_call_input.done', data: { ...where, input: item.input } },
+      );
+    else
+      out.events.push({
+        type: 'response.function_call_arguments.done',
+        data: { ...where, arguments: c.call.function.arguments },
+      });
+    out.events.push({ type: 'response.output_item.done', data: { output_index: c.index, item } });
   }
   out.events.push({
     type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed',

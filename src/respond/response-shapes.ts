@@ -2,6 +2,19 @@ import { randomText } from '../ids/index.js';
 import type { Usage } from '../backends/index.js';
 import type { ConversationResult } from '../conversation/index.js';
 import type { ProxyError } from '../errors/index.js';
+import {
+  toFunctionCallItem,
+  type CallWire,
+  type ResponseCustomToolCall,
+  type ResponseNamespacedCall,
+} from './response-calls.js';
+
+export type {
+  CallWire,
+  ResponseCustomToolCall,
+  ResponseFunctionToolCall,
+  ResponseNamespacedCall,
+} from './response-calls.js';
 import type { ToolCall } from './shapes.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
@@ -28,17 +41,7 @@ export interface ResponseOutputMessage {
   content: ResponseOutputText[];
 }
 
-/** A call of one of the client's functions, as an output item. */
-export interface ResponseFunctionToolCall {
-  id: string;
-  type: 'function_call';
-  call_id: string;
-  name: string;
-  arguments: string;
-  status: 'in_progress' | 'completed' | 'incomplete';
-}
-
-export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall;
+export type ResponseOutputItem = ResponseOutputMessage | ResponseNamespacedCall | ResponseCustomToolCall;
 
 export interface ResponseFunctionTool {
   type: 'function';
@@ -85,6 +88,8 @@ export interface ResponseMeta {
   parallelToolCalls: boolean;
   /** The request's tools and tool_choice, echoed back. */
   tools: ResponseFunctionTool[];
+  /** Tools the model was offered under another name or shape than the client's, by that name. */
+  toolWire?: ReadonlyMap<string, CallWire>;
   toolChoice: ResponseToolChoice;
   reasoningEffort: string | null;
   clientTimeoutMs: number;
@@ -195,18 +200,6 @@ export function toResponse(
   };
 }
 
-/** A function call item, complete. */
-export function toFunctionCallItem(id: string, call: ToolCall): ResponseFunctionToolCall {
-  return {
-    id,
-    type: 'function_call',
-    call_id: call.id,
-    name: call.function.name,
-    arguments: call.function.arguments,
-    status: 'completed',
-  };
-}
-
 /** The final Response of a finished conversation (what is sent, stored and retrieved). */
 export function toFinalResponse(
   meta: ResponseMeta,
@@ -222,7 +215,8 @@ export function toFinalResponse(
     (r.error && text === '') || (calls.length > 0 && text === '')
       ? []
       : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
-  return toResponse(meta, status, [...message, ...calls.map((c) => toFunctionCallItem(c.itemId, c.call))], {
+  const items = calls.map((c) => toFunctionCallItem(c.itemId, c.call, meta.toolWire));
+  return toResponse(meta, status, [...message, ...items], {
     usage: r.usage,
     ...(r.error ? { error: r.error } : {}),
     model: r.servedModel ?? meta.model,

@@ -46,6 +46,8 @@ export interface StoredToolCall {
   callId: string;
   name: string;
   arguments: string;
+  /** The namespace the client's tool is in, if any (the model was offered it under a qualified name). */
+  namespace?: string;
 }
 
 /** The longest chain of `previous_response_id` olp follows to rebuild a conversation. */
@@ -57,14 +59,25 @@ export interface ReferencedItem {
   bytes: number;
 }
 
-type OutputItem = { id?: unknown; type?: unknown; call_id?: unknown; name?: unknown; arguments?: unknown };
+type OutputItem = {
+  id?: unknown;
+  type?: unknown;
+  call_id?: unknown;
+  name?: unknown;
+  arguments?: unknown;
+  input?: unknown;
+  namespace?: unknown;
+};
 
-/** The function calls among a Response's output items, as a chain replays them. */
+/**
+ * The tool calls among a Response's output items, as a chain replays them: function calls and
+ * custom tools' calls (whose one string goes back as the `{"input": …}` the model was offered).
+ */
 function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
   return output
     .filter(
       (o) =>
-        o.type === 'function_call' &&
+        (o.type === 'function_call' || o.type === 'custom_tool_call') &&
         typeof o.call_id === 'string' &&
         o.call_id &&
         typeof o.name === 'string' &&
@@ -73,7 +86,13 @@ function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
     .map((o) => ({
       callId: o.call_id as string,
       name: o.name as string,
-      arguments: typeof o.arguments === 'string' ? o.arguments : '{}',
+      arguments:
+        o.type === 'custom_tool_call'
+          ? JSON.stringify({ input: typeof o.input === 'string' ? o.input : '' })
+          : typeof o.arguments === 'string'
+            ? o.arguments
+            : '{}',
+      ...(typeof o.namespace === 'string' && o.namespace ? { namespace: o.namespace } : {}),
     }));
 }
 
@@ -97,7 +116,7 @@ export function createResponseStore(db: Database) {
        SELECT r.id, r.previous_response_id, c.depth + 1 FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
      )
      SELECT r.messages, r.output_text,
-       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type = 'function_call' ORDER BY seq) i) AS calls
+       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call') ORDER BY seq) i) AS calls
      FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
   );
   // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.

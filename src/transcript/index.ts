@@ -2,6 +2,7 @@ import { invalidRequest } from '../errors/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image } from './images.js';
 import type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
+import { followable, neutralise, toAssistantTurn } from './turns.js';
 
 export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
 export {
@@ -18,17 +19,10 @@ export {
 export { createTokenCalibration, type TokenCalibration, type TokenObservation } from './calibration.js';
 export { createFenceStripper, type FenceStripper } from './fences.js';
 export type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
+export { toAssistantTurn, type CallText } from './turns.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */
 export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };
-
-const TAGS = ['user', 'assistant', 'tool_call', 'tool_result', 'conversation'];
-const TAG_PATTERN = new RegExp(`<(/?)(${TAGS.join('|')})\\b`, 'gi');
-
-/** Stops message text from opening or closing the transcript's own tags (so no turn can impersonate another). */
-function neutralise(text: string): string {
-  return text.replace(TAG_PATTERN, '<\u200b$1$2');
-}
 
 type Content = ChatMessage['content'];
 
@@ -68,32 +62,6 @@ const PREAMBLE =
   'Write only your next reply to the last user turn, as plain text, without any tags.';
 
 const NO_RESULT = 'No result was returned for this tool call.';
-
-/** A call the model made, as an assistant turn carries it. */
-export interface CallText {
-  id: string;
-  name: string;
-  args: string;
-}
-
-/** Calls with a name and arguments: a call with neither is nothing the model can follow. */
-function followable(calls: readonly CallText[]): CallText[] {
-  return calls.filter((c) => c.name.trim() !== '' && c.args.trim() !== '');
-}
-
-/**
- * An assistant turn from its text parts and its calls, or undefined when it says nothing. The one
- * rendering of an assistant message: a reply the CLI just gave (a session slot's fingerprint) and
- * the same message echoed back by the client must make the same turn.
- */
-export function toAssistantTurn(texts: readonly string[], calls: readonly CallText[]): Turn | undefined {
-  const parts = texts.filter((x) => x !== '').map(neutralise);
-  for (const call of followable(calls))
-    parts.push(
-      `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(call.args)}\n</tool_call>`,
-    );
-  return parts.length > 0 ? { role: 'assistant', text: parts.join('\n') } : undefined;
-}
 
 /**
  * Normalises validated OpenAI messages for one backend (docs/transcript.md): system and developer

@@ -4,7 +4,10 @@ export { describeType } from './issues.js';
 export {
   checkCallOutputs,
   parseResponsesRequest,
+  qualifiedName,
   toChatTools,
+  type ResponsesTools,
+  type ToolWire,
   type InputItem,
   type ParsedResponsesRequest,
   type ResponsesRequest,

@@ -1,8 +1,9 @@
-import { invalidRequest, unsupportedValue } from '../errors/index.js';
+import { conversationNotFound, invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ChatMessage } from './chat-request.js';
 import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
 import {
+  customToolCall,
   functionCall,
   functionCallOutput,
   type InputItem,
@@ -13,7 +14,9 @@ import {
 } from './responses-schema.js';
 
 export type { InputItem, ResponsesRequest } from './responses-schema.js';
-export { toChatTools } from './responses-tools.js';
+import { qualifiedName } from './responses-tools.js';
+
+export { qualifiedName, toChatTools, type ResponsesTools, type ToolWire } from './responses-tools.js';
 
 /** A validated Responses request: the fields olp uses, the input as messages and as items. */
 export interface ParsedResponsesRequest {
@@ -81,11 +84,64 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
   return { item: { type: 'message', role: 'user', content }, message: { role: 'user', content: parts } };
 }
 
+/**
+ * Input items a client sends back that carry nothing a CLI can take: another provider's
+ * reasoning (encrypted for it) and compaction summaries, and the calls of hosted tools olp does
+ * not run (their results were never the model's here). They are left out of the conversation.
+ */
+const DROPPED_ITEMS: ReadonlySet<string> = new Set([
+  'reasoning',
+  'compaction',
+  'web_search_call',
+  'file_search_call',
+  'tool_search_call',
+  'tool_search_output',
+  'image_generation_call',
+  'code_interpreter_call',
+  'computer_call',
+  'computer_call_output',
+  'mcp_list_tools',
+  'mcp_call',
+  'mcp_approval_request',
+  'mcp_approval_response',
+]);
+
+/** A call of the model's, added to the assistant message it belongs to: calls in a row (or after its text) are one. */
+function addCall(messages: ChatMessage[], id: string, name: string, args: string): void {
+  const call = { id, type: 'function' as const, function: { name, arguments: args } };
+  const last = messages.at(-1) as { role: string; tool_calls?: unknown[] } | undefined;
+  if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+  else messages.push({ role: 'assistant', content: null, tool_calls: [call] } as ChatMessage);
+}
+
+/**
+ * Fields that would change what the request means, which olp does not serve: refused by name
+ * rather than ignored (a reply that silently ignored them would be another request's).
+ */
+function checkUnserved(body: Record<string, unknown>): void {
+  const conversation = body.conversation as string | { id?: unknown } | null | undefined;
+  if (conversation !== undefined && conversation !== null)
+    throw conversationNotFound(
+      typeof conversation === 'string' ? conversation : String((conversation as { id?: unknown }).id ?? ''),
+    );
+  if (body.prompt !== undefined && body.prompt !== null)
+    throw unsupportedValue(
+      'prompt',
+      "Invalid value for 'prompt': olp keeps no reusable prompts; send the prompt's text as 'instructions' and 'input'.",
+    );
+  if (body.background === true)
+    throw unsupportedValue(
+      'background',
+      "Invalid value for 'background': olp does not run responses in the background; send the request without it (with stream: true for long replies).",
+    );
+}
+
 /** Validates a `POST /v1/responses` body or throws a 400 whose `param` names the offending field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw invalidRequest('The request body must be a JSON object with `model` and `input`.', null);
   checkDepth(raw);
+  checkUnserved(raw as Record<string, unknown>);
   const r = responsesRequestSchema.safeParse(raw, { reportInput: true });
   if (!r.success) throw invalidRequest(...firstIssue(r.error));
   const body = r.data;
@@ -98,35 +154,35 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     if (type === 'function_call') {
       const f = functionCall.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
-      items.push({ type: 'function_call', call_id: f.data.call_id, name: f.data.name, arguments: f.data.arguments });
-      // Calls in a row (or after the assistant's text) are one assistant message with tool calls.
-      const call = {
-        id: f.data.call_id,
-        type: 'function' as const,
-        function: { name: f.data.name, arguments: f.data.arguments },
-      };
-      const last = messages.at(-1);
-      if (last?.role === 'assistant')
-        (last as { tool_calls?: unknown[] }).tool_calls = [
-          ...((last as { tool_calls?: unknown[] }).tool_calls ?? []),
-          call,
-        ];
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] } as ChatMessage);
+      const { call_id, name, arguments: args, namespace } = f.data;
+      items.push({ type: 'function_call', call_id, name, arguments: args, ...(namespace ? { namespace } : {}) });
+      addCall(messages, call_id, namespace ? qualifiedName(namespace, name) : name, args);
       return;
     }
-    if (type === 'function_call_output') {
+    if (type === 'custom_tool_call') {
+      const f = customToolCall.safeParse(entry, { reportInput: true });
+      if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
+      const { call_id, name, input, namespace } = f.data;
+      items.push({ type: 'custom_tool_call', call_id, name, input, ...(namespace ? { namespace } : {}) });
+      // The model was offered it as a function of one string (see toChatTools).
+      addCall(messages, call_id, namespace ? qualifiedName(namespace, name) : name, JSON.stringify({ input }));
+      return;
+    }
+    if (type === 'function_call_output' || type === 'custom_tool_call_output') {
       const f = functionCallOutput.safeParse(entry, { reportInput: true });
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       const output =
         typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
-      items.push({ type: 'function_call_output', call_id: f.data.call_id, output });
+      items.push({ type: f.data.type, call_id: f.data.call_id, output });
       messages.push({ role: 'tool', tool_call_id: f.data.call_id, content: output });
       return;
     }
+    // Items of another provider's making or of tools olp does not run: nothing the CLI can use.
+    if (typeof type === 'string' && DROPPED_ITEMS.has(type)) return;
     if (type !== undefined && type !== 'message') {
       throw unsupportedValue(
         `${at}.type`,
-        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output' and 'item_reference' (got '${String(type).slice(0, 40)}').`,
+        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output' and 'item_reference', and leaves out ${[...DROPPED_ITEMS].map((t) => `'${t}'`).join(', ')} (got '${String(type).slice(0, 40)}').`,
       );
     }
     const m = message.safeParse(entry, { reportInput: true });
@@ -155,8 +211,11 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
 export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlySet<string>): void {
   const calls = new Set(earlier);
   items.forEach((item, i) => {
-    if (item.type === 'function_call') calls.add(item.call_id);
-    else if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') calls.add(item.call_id);
+    else if (
+      (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') &&
+      !calls.has(item.call_id)
+    ) {
       throw invalidRequest(
         `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a 'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation 'previous_response_id' continues.`,
         `input.${i}.call_id`,

@@ -114,8 +114,10 @@ export type InputItem =
         | { type: 'output_text'; text: string; annotations: [] }
       )[];
     }
-  | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string };
+  | { type: 'function_call'; call_id: string; name: string; arguments: string; namespace?: string }
+  | { type: 'function_call_output'; call_id: string; output: string }
+  | { type: 'custom_tool_call'; call_id: string; name: string; input: string; namespace?: string }
+  | { type: 'custom_tool_call_output'; call_id: string; output: string };
 
 /** A function call the model made, sent back as an input item. */
 export const functionCall = z
@@ -124,13 +126,25 @@ export const functionCall = z
     call_id: z.string().min(1),
     name: z.string().min(1),
     arguments: z.string(),
+    namespace: z.string().min(1).optional(),
     id: z.string().optional(),
     status: z.string().optional(),
   })
   .loose();
+/** A freeform (custom) tool call the model made, sent back as an input item. */
+export const customToolCall = z
+  .object({
+    type: z.literal('custom_tool_call'),
+    call_id: z.string().min(1),
+    name: z.string().min(1),
+    input: z.string(),
+    namespace: z.string().min(1).optional(),
+    id: z.string().optional(),
+  })
+  .loose();
 /** The client's result of a function call. */
 export const functionCallOutput = z.object({
-  type: z.literal('function_call_output'),
+  type: z.enum(['function_call_output', 'custom_tool_call_output']),
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())], {
     error: 'expected a string or an array of content parts',

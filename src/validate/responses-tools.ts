@@ -1,51 +1,163 @@
+import { createHash } from 'node:crypto';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ResponsesRequest } from './responses-schema.js';
 
 /**
- * The request's function tools in the chat shape `parseToolRequest` reads: Responses tools are
- * flat (`{type, name, description, parameters}`), its named tool_choice `{type, name}`.
+ * How a tool the model is offered under one name goes back to a Responses client: a freeform
+ * `custom` tool (its call a `custom_tool_call` with the string `input`), or a function of a
+ * `namespace` (a `function_call` naming both). Plain functions need no entry.
  */
-export function toChatTools(body: ResponsesRequest): {
+export type ToolWire =
+  | { type: 'custom'; name: string; namespace?: string }
+  | { type: 'function'; name: string; namespace: string };
+
+/** The request's tools in the chat shape, how each goes back to the client, and the types not offered. */
+export interface ResponsesTools {
+  chat: { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown };
+  /** By the name the model is offered. */
+  wire: ReadonlyMap<string, ToolWire>;
+  /** Tool types olp cannot run for the client, left out of what the model is offered (in order, once each). */
+  dropped: string[];
+}
+
+/** OpenAI's rule for tool names (olp's MCP bridge keeps to it too). */
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The name a namespace's function (or custom tool) is offered under: `<namespace>__<name>`, or, when
+ * that is no valid tool name, a shortened one made unique by a hash of both.
+ */
+export function qualifiedName(namespace: string, name: string): string {
+  const joined = `${namespace}__${name}`;
+  if (NAME.test(joined)) return joined;
+  const hash = createHash('sha256').update(`${namespace}\u0000${name}`).digest('hex').slice(0, 8);
+  return `${`${namespace}__${name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
+}
+
+/** What a custom tool's one string must look like, in words the model reads. */
+function formatText(format: unknown): string {
+  const f = format as { type?: unknown; syntax?: unknown; definition?: unknown } | null | undefined;
+  if (f?.type === 'grammar' && typeof f.definition === 'string')
+    return `The input must follow this ${typeof f.syntax === 'string' ? f.syntax : ''} grammar:\n${f.definition}`;
+  return 'The input is free text.';
+}
+
+type RawTool = {
+  type?: unknown;
+  name?: unknown;
+  description?: unknown;
+  parameters?: unknown;
+  format?: unknown;
   tools?: unknown;
-  tool_choice?: unknown;
-  parallel_tool_calls?: unknown;
-} {
-  const tools = body.tools?.map((t, i) => {
-    const tool = t as { type?: unknown; name?: unknown; description?: unknown; parameters?: unknown };
-    if (tool?.type !== 'function')
-      throw unsupportedValue(
-        `tools.${i}.type`,
-        `Invalid value for 'tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`,
-      );
+};
+
+/** One function or custom tool as a chat function tool, and its wire entry (under `namespace`, if any). */
+function offer(
+  tool: RawTool,
+  at: string,
+  namespace: string | undefined,
+  wire: Map<string, ToolWire>,
+): Record<string, unknown> {
+  if (typeof tool.name !== 'string' || !NAME.test(tool.name))
+    throw invalidRequest(
+      `Invalid '${at}.name': expected 1 to 64 letters, digits, underscores or dashes.`,
+      `${at}.name`,
+    );
+  const name = namespace ? qualifiedName(namespace, tool.name) : tool.name;
+  if (tool.type === 'custom') {
+    wire.set(name, { type: 'custom', name: tool.name, ...(namespace ? { namespace } : {}) });
+    const about = typeof tool.description === 'string' ? `${tool.description}\n\n` : '';
     return {
       type: 'function',
       function: {
-        name: tool.name,
-        ...(tool.description !== undefined ? { description: tool.description } : {}),
-        ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}),
+        name,
+        description: `${about}Call it with one string, \`input\`. ${formatText(tool.format)}`,
+        parameters: {
+          type: 'object',
+          properties: { input: { type: 'string', description: 'The whole input, as one string.' } },
+          required: ['input'],
+          additionalProperties: false,
+        },
       },
     };
-  });
-  const toolChoice = toChatToolChoice(body.tool_choice);
+  }
+  if (namespace) wire.set(name, { type: 'function', name: tool.name, namespace });
   return {
-    ...(tools ? { tools } : {}),
-    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
-    ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+    type: 'function',
+    function: {
+      name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}),
+    },
   };
 }
 
-const CHOICES = `'none', 'auto', 'required', {"type": "function", "name": …} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function", "name": …}, …]}`;
+/**
+ * The request's tools in the chat shape `parseToolRequest` reads. Responses tools are flat
+ * (`{type, name, description, parameters}`); a `namespace`'s functions are offered under qualified
+ * names, a `custom` (freeform) tool as a function of one string `input`. Tool types olp cannot run
+ * for the client (hosted search, code interpreter, image generation, remote MCP, computer use, a
+ * client-side tool search) are left out and named in `dropped`: the model is not offered them.
+ */
+export function toChatTools(body: ResponsesRequest): ResponsesTools {
+  const wire = new Map<string, ToolWire>();
+  const dropped: string[] = [];
+  const tools: Record<string, unknown>[] = [];
+  (body.tools ?? []).forEach((t, i) => {
+    const tool = t as RawTool | null;
+    const at = `tools.${i}`;
+    if (!tool || typeof tool !== 'object') throw invalidRequest(`Invalid type for '${at}': expected an object.`, at);
+    if (tool.type === 'function' || tool.type === 'custom') tools.push(offer(tool, at, undefined, wire));
+    else if (tool.type === 'namespace') {
+      if (typeof tool.name !== 'string' || !tool.name)
+        throw invalidRequest(`Missing required parameter: '${at}.name'.`, `${at}.name`);
+      if (!Array.isArray(tool.tools))
+        throw invalidRequest(`Invalid type for '${at}.tools': expected an array of tools.`, `${at}.tools`);
+      (tool.tools as RawTool[]).forEach((inner, j) => {
+        if (inner?.type === 'function' || inner?.type === 'custom')
+          tools.push(offer(inner, `${at}.tools.${j}`, tool.name as string, wire));
+        else if (!dropped.includes(String(inner?.type))) dropped.push(String(inner?.type).slice(0, 40));
+      });
+    } else if (typeof tool.type !== 'string')
+      throw invalidRequest(`Missing required parameter: '${at}.type'.`, `${at}.type`);
+    else if (!dropped.includes(tool.type)) dropped.push(tool.type.slice(0, 40));
+  });
+  const toolChoice = toChatToolChoice(body.tool_choice);
+  return {
+    chat: {
+      ...(body.tools ? { tools } : {}),
+      ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+      ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+    },
+    wire,
+    dropped,
+  };
+}
+
+const CHOICES = `'none', 'auto', 'required', {"type": "function" | "custom", "name": …} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
+
+/** Tool types of OpenAI's that run on its side or on the client's machine by their own protocol. */
+const HOSTED =
+  /^(web_search.*|file_search|code_interpreter|image_generation|computer_use.*|mcp|tool_search|local_shell|shell|apply_patch)$/;
+
+/** The name a named tool of a choice is offered under (a namespace's: qualified). */
+function chosenName(tool: { name?: unknown; namespace?: unknown }): string | undefined {
+  if (typeof tool.name !== 'string') return undefined;
+  return typeof tool.namespace === 'string' ? qualifiedName(tool.namespace, tool.name) : tool.name;
+}
 
 /**
  * A Responses `tool_choice` in the chat shape the tools module reads, checked in the Responses
- * shape (so a 400 quotes what this endpoint takes): a named function is `{type, name}`, allowed
- * tools `{type: "allowed_tools", mode, tools: [{type: "function", name}]}`.
+ * shape (so a 400 quotes what this endpoint takes): a named function or custom tool is `{type,
+ * name}`, allowed tools `{type: "allowed_tools", mode, tools: [{type, name}]}`. A hosted tool
+ * olp does not offer cannot be forced.
  */
 function toChatToolChoice(raw: unknown): unknown {
   if (raw === undefined || raw === null || raw === 'none' || raw === 'auto' || raw === 'required') return raw;
-  const choice = raw as { type?: unknown; name?: unknown; mode?: unknown; tools?: unknown };
-  if (choice && typeof choice === 'object' && choice.type === 'function' && typeof choice.name === 'string')
-    return { type: 'function', function: { name: choice.name } };
+  const choice = raw as { type?: unknown; name?: unknown; namespace?: unknown; mode?: unknown; tools?: unknown };
+  const named = choice && typeof choice === 'object' ? chosenName(choice) : undefined;
+  if ((choice?.type === 'function' || choice?.type === 'custom') && named)
+    return { type: 'function', function: { name: named } };
   if (choice && typeof choice === 'object' && choice.type === 'allowed_tools') {
     if (choice.mode !== 'auto' && choice.mode !== 'required')
       throw invalidRequest("Invalid value for 'tool_choice.mode': expected 'auto' or 'required'.", 'tool_choice.mode');
@@ -54,21 +166,24 @@ function toChatToolChoice(raw: unknown): unknown {
         "Invalid value for 'tool_choice.tools': expected a non-empty array of tools.",
         'tool_choice.tools',
       );
-    const tools = (choice.tools as unknown[]).map((entry, i) => {
-      const tool = entry as { type?: unknown; name?: unknown } | null;
-      if (tool?.type !== 'function')
-        throw unsupportedValue(
-          `tool_choice.tools.${i}.type`,
-          `Invalid value for 'tool_choice.tools.${i}.type': olp serves function tools only (got '${String(tool?.type).slice(0, 40)}').`,
-        );
-      if (typeof tool.name !== 'string')
+    const tools = (choice.tools as unknown[]).flatMap((entry, i) => {
+      const tool = entry as { type?: unknown; name?: unknown; namespace?: unknown } | null;
+      if (tool?.type !== 'function' && tool?.type !== 'custom') return []; // a hosted tool: not offered anyway
+      const name = chosenName(tool);
+      if (!name)
         throw invalidRequest(
           `Missing required parameter: 'tool_choice.tools.${i}.name'.`,
           `tool_choice.tools.${i}.name`,
         );
-      return { type: 'function', function: { name: tool.name } };
+      return [{ type: 'function', function: { name } }];
     });
+    if (tools.length === 0) return 'none';
     return { type: 'allowed_tools', allowed_tools: { mode: choice.mode, tools } };
   }
+  if (choice && typeof choice === 'object' && typeof choice.type === 'string' && HOSTED.test(choice.type))
+    throw unsupportedValue(
+      'tool_choice',
+      `Invalid value for 'tool_choice': olp cannot force the hosted tool '${choice.type.slice(0, 40)}' (it runs neither web search nor other hosted tools for the client); use 'auto' or name a function or custom tool.`,
+    );
   throw invalidRequest(`Invalid value for 'tool_choice': expected ${CHOICES}.`, 'tool_choice');
 }

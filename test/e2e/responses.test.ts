@@ -163,21 +163,17 @@ describe('the Responses API', () => {
     };
     await bad({ model: 'sonnet' }, 'input');
     await bad({ model: 'sonnet', input: [] }, 'input');
-    await bad(
-      { model: 'sonnet', input: [{ type: 'computer_call_output', call_id: 'x', output: 'y' }] },
-      'input.0.type',
-    );
+    await bad({ model: 'sonnet', input: [{ type: 'mystery_call', call_id: 'x', output: 'y' }] }, 'input.0.type');
     await bad({ model: 'sonnet', input: [{ type: 'item_reference', id: 'msg_nobody_made_this' }] }, 'input.0.id');
     await bad(
       { model: 'sonnet', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] },
       'input.0.content.0',
     );
     await bad({ model: 'sonnet', input: [{ role: 'tool', content: 'x' }] }, 'input.0.role');
-    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'web_search' }] }, 'tools.0.type');
-    await bad(
-      { model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'bad name' }] },
-      'tools[0].function.name',
-    );
+    await bad({ model: 'sonnet', input: 'x', tools: [{ name: 'no_type' }] }, 'tools.0.type');
+    await bad({ model: 'sonnet', input: 'x', tools: [{ type: 'function', name: 'bad name' }] }, 'tools.0.name');
+    await bad({ model: 'sonnet', input: 'x', prompt: { id: 'pmpt_1' } }, 'prompt');
+    await bad({ model: 'sonnet', input: 'x', background: true }, 'background');
     await bad({ model: 'sonnet', input: 'x', temperature: 7 }, 'temperature');
     await bad({ model: 'sonnet', input: [{ role: 'system', content: 'only instructions' }] }, 'input');
   });

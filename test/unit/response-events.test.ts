@@ -213,7 +213,7 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
     assert.equal(out.at(-1)!.type, 'response.failed');
     assert.equal(final.error?.code, 'server_error');
     assert.deepEqual(
-      final.output.map((o) => o.status),
+      final.output.map((o) => ('status' in o ? o.status : undefined)),
       ['incomplete'],
     );
   });

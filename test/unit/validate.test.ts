@@ -470,7 +470,9 @@ describe('Responses tool_choice in the Responses shape', () => {
     { type: 'function', name: 'b' },
   ];
   const parse = (tool_choice: unknown) =>
-    parseToolRequest(toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body));
+    parseToolRequest(
+      toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body).chat,
+    );
   it('allowed_tools {mode, tools: [{type, name}]} offers only those, with the mode', () => {
     const t = parse({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] })!;
     assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
@@ -479,10 +481,11 @@ describe('Responses tool_choice in the Responses shape', () => {
   const cases: [string, unknown, string, RegExp][] = [
     [
       'an unknown choice, answered with the Responses shapes',
-      { type: 'web_search' },
+      { type: 'nonsense' },
       'tool_choice',
-      /\{"type": "function", "name": …\} or \{"type": "allowed_tools", "mode"/,
+      /\{"type": "function" \| "custom", "name": …\} or \{"type": "allowed_tools", "mode"/,
     ],
+    ['a hosted tool forced', { type: 'web_search' }, 'tool_choice', /cannot force the hosted tool 'web_search'/],
     [
       'allowed_tools in the chat shape',
       { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } },
@@ -496,10 +499,10 @@ describe('Responses tool_choice in the Responses shape', () => {
       /non-empty array/,
     ],
     [
-      'allowed_tools naming a hosted tool',
-      { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'mcp', server_label: 'x' }] },
-      'tool_choice.tools.0.type',
-      /function tools only/,
+      'allowed_tools naming a function without its name',
+      { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function' }] },
+      'tool_choice.tools.0.name',
+      /Missing required parameter/,
     ],
     [
       'allowed_tools naming a function not given',

@@ -1,0 +1,50 @@
+import type { Turn } from './types.js';
+
+// One turn's text as the transcript holds it: tags a message cannot forge, and the one rendering
+// of an assistant message (its text and its calls).
+
+const TAGS = ['user', 'assistant', 'tool_call', 'tool_result', 'conversation'];
+const TAG_PATTERN = new RegExp(`<(/?)(${TAGS.join('|')})\\b`, 'gi');
+
+/** Stops message text from opening or closing the transcript's own tags (so no turn can impersonate another). */
+export function neutralise(text: string): string {
+  return text.replace(TAG_PATTERN, '<\u200b$1$2');
+}
+
+/** A call the model made, as an assistant turn carries it. */
+export interface CallText {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/**
+ * Arguments as compact JSON, when they are JSON: a client that parses a call's arguments and
+ * writes them out again (spacing, escapes) still sends the same call back.
+ */
+function canonicalArgs(args: string): string {
+  try {
+    return JSON.stringify(JSON.parse(args));
+  } catch {
+    return args;
+  }
+}
+
+/** Calls with a name and arguments: a call with neither is nothing the model can follow. */
+export function followable(calls: readonly CallText[]): CallText[] {
+  return calls.filter((c) => c.name.trim() !== '' && c.args.trim() !== '');
+}
+
+/**
+ * An assistant turn from its text parts and its calls, or undefined when it says nothing. The one
+ * rendering of an assistant message: a reply the CLI just gave (a session slot's fingerprint) and
+ * the same message echoed back by the client must make the same turn.
+ */
+export function toAssistantTurn(texts: readonly string[], calls: readonly CallText[]): Turn | undefined {
+  const parts = texts.filter((x) => x !== '').map(neutralise);
+  for (const call of followable(calls))
+    parts.push(
+      `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(canonicalArgs(call.args))}\n</tool_call>`,
+    );
+  return parts.length > 0 ? { role: 'assistant', text: parts.join('\n') } : undefined;
+}
