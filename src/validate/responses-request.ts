@@ -104,6 +104,9 @@ const DROPPED_ITEMS: ReadonlySet<string> = new Set([
   'mcp_call',
   'mcp_approval_request',
   'mcp_approval_response',
+  'local_shell_call',
+  'local_shell_call_output',
+  'compaction_trigger',
 ]);
 
 /** A call of the model's, added to the assistant message it belongs to: calls in a row (or after its text) are one. */

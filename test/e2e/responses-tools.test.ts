@@ -155,6 +155,10 @@ describe('Responses tool types', () => {
         { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA…' },
         { type: 'compaction', encrypted_content: 'gAAAA…' },
         { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'x' } },
+        { type: 'tool_search_call', call_id: 'c_ts', execution: 'client', arguments: { query: 'x' } },
+        { type: 'tool_search_output', call_id: 'c_ts', execution: 'client', tools: [] },
+        { type: 'local_shell_call', id: 'lsh_1', call_id: 'c_ls', action: { type: 'exec', command: ['ls'], env: {} } },
+        { type: 'local_shell_call_output', id: 'c_ls', output: '{}' },
         { role: 'user', content: 'still here' },
       ] as unknown as OpenAI.Responses.ResponseInput,
     });
