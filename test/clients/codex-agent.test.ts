@@ -28,16 +28,19 @@ after(async () => {
 async function codexExec(
   model: string,
   prompt: string,
-): Promise<{ status: number | null; stdout: string; stderr: string; work: string }> {
-  const home = mkdtempSync(join(scratch, 'home-'));
-  const work = mkdtempSync(join(scratch, 'work-'));
+  o: { daemon?: TestDaemon; home?: string; work?: string; resume?: boolean } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string; work: string; home: string }> {
+  const d = o.daemon ?? t;
+  const home = o.home ?? mkdtempSync(join(scratch, 'home-'));
+  const work = o.work ?? mkdtempSync(join(scratch, 'work-'));
   writeFileSync(
     join(home, 'config.toml'),
-    `model = "${model}"\nmodel_provider = "olp"\n\n[model_providers.olp]\nname = "olp"\nbase_url = "${t.baseURL}"\nenv_key = "OLP_KEY"\nwire_api = "responses"\n`,
+    `model = "${model}"\nmodel_provider = "olp"\n\n[model_providers.olp]\nname = "olp"\nbase_url = "${d.baseURL}"\nenv_key = "OLP_KEY"\nwire_api = "responses"\n`,
   );
+  const args = ['exec', '--skip-git-repo-check', '-s', 'workspace-write', '-C', work];
   return new Promise((resolve) => {
-    const c = spawn(REAL_CODEX, ['exec', '--skip-git-repo-check', '-s', 'workspace-write', '-C', work, prompt], {
-      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, OLP_KEY: t.token },
+    const c = spawn(REAL_CODEX, [...args, ...(o.resume ? ['resume', '--last'] : []), prompt], {
+      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, OLP_KEY: d.token },
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 90_000,
     });
@@ -45,7 +48,7 @@ async function codexExec(
     let stderr = '';
     c.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
     c.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    c.on('close', (status) => resolve({ status, stdout, stderr, work }));
+    c.on('close', (status) => resolve({ status, stdout, stderr, work, home }));
   });
 }
 
@@ -94,5 +97,26 @@ describe('codex with its default config, through olp', { skip: !existsSync(REAL_
         .map((l) => l.run),
       ['cold', 'parked'],
     );
+  });
+
+  it('codex exec, then exec resume twice: the conversation goes on warm on one claude, its tool round trip parked', async () => {
+    const w = await startTestDaemon({ config: { workers: true } });
+    try {
+      const first = await codexExec('sonnet', 'first question', { daemon: w });
+      assert.match(first.stdout, /You said: first question/);
+      const same = { daemon: w, home: first.home, work: first.work, resume: true };
+      const second = await codexExec('sonnet', 'second question', same);
+      assert.match(second.stdout, /You said: second question/);
+      const third = await codexExec(
+        'sonnet',
+        calling([{ name: 'exec_command', arguments: { cmd: 'echo third' } }], 'third'),
+        same,
+      );
+      assert.equal(third.status, 0, third.stderr);
+      const runs = w.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses').map((l) => l.run);
+      assert.deepEqual(runs, ['cold', 'warm', 'warm', 'parked']);
+    } finally {
+      await w.close();
+    }
   });
 });
