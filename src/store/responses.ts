@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { patchArguments, shellArguments } from '../validate/index.js';
 
 /** A stored Responses API response: what `previous_response_id`, retrieve and `input_items` read. */
 export interface StoredResponse {
@@ -67,33 +68,51 @@ type OutputItem = {
   arguments?: unknown;
   input?: unknown;
   namespace?: unknown;
+  action?: { commands?: unknown; timeout_ms?: unknown } | null;
+  operation?: { type?: unknown; path?: unknown; diff?: unknown } | null;
 };
 
+/** The function a call item's tool was offered as, and the arguments the model gave it. */
+function toFunction(o: OutputItem): { name: string; arguments: string } | undefined {
+  switch (o.type) {
+    case 'shell_call':
+      return { name: 'shell', arguments: shellArguments(o.action) };
+    case 'apply_patch_call':
+      return { name: 'apply_patch', arguments: patchArguments(o.operation) };
+    case 'custom_tool_call':
+    case 'function_call':
+      if (typeof o.name !== 'string' || !o.name) return undefined;
+      return {
+        name: o.name,
+        arguments:
+          o.type === 'custom_tool_call'
+            ? JSON.stringify({ input: typeof o.input === 'string' ? o.input : '' })
+            : typeof o.arguments === 'string'
+              ? o.arguments
+              : '{}',
+      };
+    default:
+      return undefined;
+  }
+}
+
 /**
- * The tool calls among a Response's output items, as a chain replays them: function calls and
- * custom tools' calls (whose one string goes back as the `{"input": …}` the model was offered).
+ * The tool calls among a Response's output items, as a chain replays them: function calls, custom
+ * tools' calls (whose one string goes back as the `{"input": …}` the model was offered), and shell
+ * and apply_patch calls (as the functions `shell` and `apply_patch`).
  */
 function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
-  return output
-    .filter(
-      (o) =>
-        (o.type === 'function_call' || o.type === 'custom_tool_call') &&
-        typeof o.call_id === 'string' &&
-        o.call_id &&
-        typeof o.name === 'string' &&
-        o.name,
-    )
-    .map((o) => ({
-      callId: o.call_id as string,
-      name: o.name as string,
-      arguments:
-        o.type === 'custom_tool_call'
-          ? JSON.stringify({ input: typeof o.input === 'string' ? o.input : '' })
-          : typeof o.arguments === 'string'
-            ? o.arguments
-            : '{}',
-      ...(typeof o.namespace === 'string' && o.namespace ? { namespace: o.namespace } : {}),
-    }));
+  return output.flatMap((o) => {
+    const fn = toFunction(o);
+    if (!fn || typeof o.call_id !== 'string' || !o.call_id) return [];
+    return [
+      {
+        callId: o.call_id,
+        ...fn,
+        ...(typeof o.namespace === 'string' && o.namespace ? { namespace: o.namespace } : {}),
+      },
+    ];
+  });
 }
 
 /** Stored responses, each readable only by the key that made it. */
@@ -116,7 +135,7 @@ export function createResponseStore(db: Database) {
        SELECT r.id, r.previous_response_id, c.depth + 1 FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
      )
      SELECT r.messages, r.output_text,
-       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call') ORDER BY seq) i) AS calls
+       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call', 'shell_call', 'apply_patch_call') ORDER BY seq) i) AS calls
      FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
   );
   // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
