@@ -132,6 +132,30 @@ describe('Responses: the Agents SDK shell and apply_patch tools', () => {
     assert.equal(runs(), spawned, 'the parked CLI went on');
   });
 
+  it('on codex too: a shell call, answered, continues the parked CLI', async () => {
+    const ask = asking([{ name: 'shell', arguments: { commands: ['date'] } }]);
+    const r = await client.responses.create({ model: 'codex', input: ask, tools: SDK_TOOLS });
+    const call = r.output.find((o) => o.type === 'shell_call');
+    assert.ok(call && call.type === 'shell_call', JSON.stringify(r.output));
+    assert.deepEqual(call.action.commands, ['date']);
+    const spawned = runs();
+    const next = await client.responses.create({
+      model: 'codex',
+      tools: SDK_TOOLS,
+      input: [
+        { role: 'user', content: ask },
+        { type: 'shell_call', id: call.id, call_id: call.call_id, status: 'completed', action: call.action },
+        {
+          type: 'shell_call_output',
+          call_id: call.call_id,
+          output: [{ stdout: 'Fri\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } }],
+        },
+      ] as OpenAI.Responses.ResponseInput,
+    });
+    assert.match(next.output_text, /Command 1 exited with code 0\.\nstdout:\nFri/);
+    assert.equal(runs(), spawned, 'the parked CLI went on');
+  });
+
   it('a delete_file call carries no diff', async () => {
     const ask = asking([{ name: 'apply_patch', arguments: { type: 'delete_file', path: 'old.txt' } }]);
     const r = await client.responses.create({ model: 'sonnet', input: ask, tools: SDK_TOOLS });
