@@ -3,7 +3,7 @@ import type { Store } from '../store/index.js';
 import {
   checkCallOutputs,
   describeType,
-  qualifiedName,
+  callOfItem,
   type ChatMessage,
   type ParsedResponsesRequest,
 } from '../validate/index.js';
@@ -34,11 +34,9 @@ export function toMessages(store: Store, keyId: string, p: ParsedResponsesReques
   return [...system, ...history, ...p.messages];
 }
 
-/** A stored reply as the assistant message it was: its text, and its function calls. */
-function toAssistant(
-  text: string,
-  calls: readonly { callId: string; name: string; arguments: string; namespace?: string }[],
-): ChatMessage[] {
+/** A stored reply as the assistant message it was: its text, and the calls of its output items. */
+function toAssistant(text: string, items: readonly Record<string, unknown>[]): ChatMessage[] {
+  const calls = items.flatMap((o) => callOfItem(o) ?? []);
   if (!text && calls.length === 0) return [];
   if (calls.length === 0) return [{ role: 'assistant', content: text }];
   return [
@@ -46,9 +44,9 @@ function toAssistant(
       role: 'assistant',
       content: text || null,
       tool_calls: calls.map((c) => ({
-        id: c.callId,
+        id: c.id,
         type: 'function',
-        function: { name: c.namespace ? qualifiedName(c.namespace, c.name) : c.name, arguments: c.arguments },
+        function: { name: c.name, arguments: c.arguments },
       })),
     } as ChatMessage,
   ];

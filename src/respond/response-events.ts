@@ -60,9 +60,11 @@ export function createResponseStreamState(
   };
 }
 
-/** Whether a call is of a custom (freeform) tool. */
-const isCustom = (s: ResponseStreamState, call: ToolCall) =>
-  s.meta.toolWire?.get(call.function.name)?.type === 'custom';
+/** Whether a call goes back as a function call (a custom, shell or apply_patch tool's does not). */
+const isFunction = (s: ResponseStreamState, call: ToolCall) => {
+  const type = s.meta.toolWire?.get(call.function.name)?.type;
+  return type === undefined || type === 'function';
+};
 
 const at = (s: ResponseStreamState) => ({ item_id: s.messageId, output_index: s.messageIndex!, content_index: 0 });
 
@@ -141,8 +143,9 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
       const c = s.calls[ev.index];
       if (!c) return out;
       c.call.function.arguments += ev.text;
-      // A custom tool's input is the string inside the arguments: it is sent whole, at the end.
-      if (isCustom(s, c.call)) return out;
+      // A custom tool's input is the string inside the arguments: it is sent whole, at the end. A
+      // shell or apply_patch call has no delta events at all: its item is whole at output_item.done.
+      if (!isFunction(s, c.call)) return out;
       out.events.push({
         type: 'response.function_call_arguments.delta',
         data: { item_id: c.itemId, output_index: c.index, delta: ev.text },
@@ -181,7 +184,7 @@ export function toResponseStreamEnd(
         { type: 'response.custom_tool_call_input.delta', data: { ...where, delta: item.input } },
         { type: 'response.custom_tool_call_input.done', data: { ...where, input: item.input } },
       );
-    else
+    else if (item.type === 'function_call')
       out.events.push({
         type: 'response.function_call_arguments.done',
         data: { ...where, arguments: c.call.function.arguments },

@@ -2,18 +2,16 @@ import { randomText } from '../ids/index.js';
 import type { Usage } from '../backends/index.js';
 import type { ConversationResult } from '../conversation/index.js';
 import type { ProxyError } from '../errors/index.js';
-import {
-  toFunctionCallItem,
-  type CallWire,
-  type ResponseCustomToolCall,
-  type ResponseNamespacedCall,
-} from './response-calls.js';
+import { toFunctionCallItem, type CallWire, type ResponseToolCallItem } from './response-calls.js';
 
 export type {
   CallWire,
+  ResponseApplyPatchToolCall,
   ResponseCustomToolCall,
+  ResponseFunctionShellToolCall,
   ResponseFunctionToolCall,
   ResponseNamespacedCall,
+  ResponseToolCallItem,
 } from './response-calls.js';
 import type { ToolCall } from './shapes.js';
 
@@ -41,7 +39,7 @@ export interface ResponseOutputMessage {
   content: ResponseOutputText[];
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseNamespacedCall | ResponseCustomToolCall;
+export type ResponseOutputItem = ResponseOutputMessage | ResponseToolCallItem;
 
 export interface ResponseFunctionTool {
   type: 'function';

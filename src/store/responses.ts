@@ -41,15 +41,6 @@ function toStored(r: Row): StoredResponse {
   };
 }
 
-/** A function call a stored response made. */
-export interface StoredToolCall {
-  callId: string;
-  name: string;
-  arguments: string;
-  /** The namespace the client's tool is in, if any (the model was offered it under a qualified name). */
-  namespace?: string;
-}
-
 /** The longest chain of `previous_response_id` olp follows to rebuild a conversation. */
 export const MAX_CHAIN = 2_000;
 
@@ -59,41 +50,14 @@ export interface ReferencedItem {
   bytes: number;
 }
 
-type OutputItem = {
-  id?: unknown;
-  type?: unknown;
-  call_id?: unknown;
-  name?: unknown;
-  arguments?: unknown;
-  input?: unknown;
-  namespace?: unknown;
-};
+/** A tool call among a Response's output items (function, custom, shell, apply_patch), as stored. */
+export type StoredCallItem = Record<string, unknown> & { type: string; call_id: string };
 
-/**
- * The tool calls among a Response's output items, as a chain replays them: function calls and
- * custom tools' calls (whose one string goes back as the `{"input": …}` the model was offered).
- */
-function toToolCalls(output: readonly OutputItem[]): StoredToolCall[] {
-  return output
-    .filter(
-      (o) =>
-        (o.type === 'function_call' || o.type === 'custom_tool_call') &&
-        typeof o.call_id === 'string' &&
-        o.call_id &&
-        typeof o.name === 'string' &&
-        o.name,
-    )
-    .map((o) => ({
-      callId: o.call_id as string,
-      name: o.name as string,
-      arguments:
-        o.type === 'custom_tool_call'
-          ? JSON.stringify({ input: typeof o.input === 'string' ? o.input : '' })
-          : typeof o.arguments === 'string'
-            ? o.arguments
-            : '{}',
-      ...(typeof o.namespace === 'string' && o.namespace ? { namespace: o.namespace } : {}),
-    }));
+/** The call items among a Response's output items, in order (a chain replays them; see validate's `callOfItem`). */
+function toCallItems(output: readonly Record<string, unknown>[]): StoredCallItem[] {
+  return output.filter(
+    (o): o is StoredCallItem => typeof o.type === 'string' && typeof o.call_id === 'string' && o.call_id !== '',
+  );
 }
 
 /** Stored responses, each readable only by the key that made it. */
@@ -116,7 +80,7 @@ export function createResponseStore(db: Database) {
        SELECT r.id, r.previous_response_id, c.depth + 1 FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
      )
      SELECT r.messages, r.output_text,
-       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call') ORDER BY seq) i) AS calls
+       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call', 'shell_call', 'apply_patch_call') ORDER BY seq) i) AS calls
      FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
   );
   // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
@@ -129,7 +93,7 @@ export function createResponseStore(db: Database) {
     'SELECT r.*, k.name AS key_name FROM responses r LEFT JOIN keys k ON k.id = r.key_id ORDER BY r.created_at DESC LIMIT ?',
   );
   const save = db.transaction((r: StoredResponse) => {
-    const output = Array.isArray(r.body.output) ? (r.body.output as OutputItem[]) : [];
+    const output = Array.isArray(r.body.output) ? (r.body.output as { id?: unknown; type?: unknown }[]) : [];
     insert.run({
       ...r,
       items: JSON.stringify(r.items),
@@ -154,11 +118,11 @@ export function createResponseStore(db: Database) {
     chain(
       keyId: string,
       id: string,
-    ): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredToolCall[] })[] {
+    ): (Pick<StoredResponse, 'messages' | 'outputText'> & { toolCalls: StoredCallItem[] })[] {
       return links.all(id, keyId, keyId, MAX_CHAIN).map((row) => ({
         messages: JSON.parse(row.messages) as unknown[],
         outputText: row.output_text,
-        toolCalls: toToolCalls(JSON.parse(row.calls) as OutputItem[]),
+        toolCalls: toCallItems(JSON.parse(row.calls) as Record<string, unknown>[]),
       }));
     },
     /**

@@ -12,3 +12,4 @@ export {
   type ParsedResponsesRequest,
   type ResponsesRequest,
 } from './responses-request.js';
+export { callOfItem } from './stored-calls.js';

@@ -15,6 +15,7 @@ import {
 
 export type { InputItem, ResponsesRequest } from './responses-schema.js';
 import { qualifiedName } from './responses-tools.js';
+import { parseSdkToolItem, SDK_TOOL_ITEMS } from './responses-sdk-tools.js';
 
 export { qualifiedName, toChatTools, type ResponsesTools, type ToolWire } from './responses-tools.js';
 
@@ -180,12 +181,19 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       messages.push({ role: 'tool', tool_call_id: f.data.call_id, content: output });
       return;
     }
+    if (typeof type === 'string' && SDK_TOOL_ITEMS.has(type)) {
+      const { item, call, result } = parseSdkToolItem(entry, at);
+      items.push(item);
+      if (call) addCall(messages, call.id, call.name, call.args);
+      else messages.push({ role: 'tool', tool_call_id: item.call_id, content: result ?? '' });
+      return;
+    }
     // Items of another provider's making or of tools olp does not run: nothing the CLI can use.
     if (typeof type === 'string' && DROPPED_ITEMS.has(type)) return;
     if (type !== undefined && type !== 'message') {
       throw unsupportedValue(
         `${at}.type`,
-        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output' and 'item_reference', and leaves out ${[...DROPPED_ITEMS].map((t) => `'${t}'`).join(', ')} (got '${String(type).slice(0, 40)}').`,
+        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', ${[...SDK_TOOL_ITEMS].map((t) => `'${t}'`).join(', ')} and 'item_reference', and leaves out ${[...DROPPED_ITEMS].map((t) => `'${t}'`).join(', ')} (got '${String(type).slice(0, 40)}').`,
       );
     }
     const m = message.safeParse(entry, { reportInput: true });
@@ -214,11 +222,9 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
 export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlySet<string>): void {
   const calls = new Set(earlier);
   items.forEach((item, i) => {
-    if (item.type === 'function_call' || item.type === 'custom_tool_call') calls.add(item.call_id);
-    else if (
-      (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') &&
-      !calls.has(item.call_id)
-    ) {
+    if (item.type === 'message') return;
+    if (item.type.endsWith('_call')) calls.add(item.call_id);
+    else if (item.type.endsWith('_call_output') && !calls.has(item.call_id)) {
       throw invalidRequest(
         `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a 'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation 'previous_response_id' continues.`,
         `input.${i}.call_id`,

@@ -117,7 +117,23 @@ export type InputItem =
   | { type: 'function_call'; call_id: string; name: string; arguments: string; namespace?: string }
   | { type: 'function_call_output'; call_id: string; output: string }
   | { type: 'custom_tool_call'; call_id: string; name: string; input: string; namespace?: string }
-  | { type: 'custom_tool_call_output'; call_id: string; output: string };
+  | { type: 'custom_tool_call_output'; call_id: string; output: string }
+  | {
+      type: 'shell_call';
+      call_id: string;
+      action: { commands: string[]; timeout_ms: number | null; max_output_length: null };
+    }
+  | {
+      type: 'shell_call_output';
+      call_id: string;
+      output: { stdout: string; stderr: string; outcome: { type: 'exit'; exit_code: number } | { type: 'timeout' } }[];
+    }
+  | {
+      type: 'apply_patch_call';
+      call_id: string;
+      operation: { type: 'create_file' | 'update_file' | 'delete_file'; path: string; diff?: string };
+    }
+  | { type: 'apply_patch_call_output'; call_id: string; status: 'completed' | 'failed'; output: string };
 
 /** A function call the model made, sent back as an input item. */
 export const functionCall = z

@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 import type { ResponsesRequest } from './responses-schema.js';
+import { APPLY_PATCH_FUNCTION, isLocalShell, SHELL_FUNCTION } from './responses-sdk-tools.js';
 
 /**
  * How a tool the model is offered under one name goes back to a Responses client: a freeform
  * `custom` tool (its call a `custom_tool_call` with the string `input`), or a function of a
- * `namespace` (a `function_call` naming both). Plain functions need no entry.
+ * `namespace` (a `function_call` naming both), or the Agents SDK's `shell` and `apply_patch` tools
+ * (a `shell_call` or `apply_patch_call`). Plain functions need no entry.
  */
 export type ToolWire =
   | { type: 'custom'; name: string; namespace?: string }
-  | { type: 'function'; name: string; namespace: string };
+  | { type: 'function'; name: string; namespace: string }
+  | { type: 'shell' | 'apply_patch'; name: string; namespace?: undefined };
 
 /** The request's tools in the chat shape, how each goes back to the client, and the types not offered. */
 export interface ResponsesTools {
@@ -49,6 +52,7 @@ type RawTool = {
   parameters?: unknown;
   format?: unknown;
   tools?: unknown;
+  environment?: unknown;
 };
 
 /** One function or custom tool as a chat function tool, and its wire entry (under `namespace`, if any). */
@@ -95,9 +99,10 @@ function offer(
 /**
  * The request's tools in the chat shape `parseToolRequest` reads. Responses tools are flat
  * (`{type, name, description, parameters}`); a `namespace`'s functions are offered under qualified
- * names, a `custom` (freeform) tool as a function of one string `input`. Tool types olp cannot run
- * for the client (hosted search, code interpreter, image generation, remote MCP, computer use, a
- * client-side tool search) are left out and named in `dropped`: the model is not offered them.
+ * names, a `custom` (freeform) tool as a function of one string `input`, the Agents SDK's `shell`
+ * (local) and `apply_patch` as functions of their actions. Tool types olp cannot run for the client
+ * (hosted search, code interpreter, image generation, remote MCP, computer use, a hosted container
+ * shell, a client-side tool search) are left out and named in `dropped`: the model is not offered them.
  */
 export function toChatTools(body: ResponsesRequest): ResponsesTools {
   const wire = new Map<string, ToolWire>();
@@ -108,7 +113,12 @@ export function toChatTools(body: ResponsesRequest): ResponsesTools {
     const at = `tools.${i}`;
     if (!tool || typeof tool !== 'object') throw invalidRequest(`Invalid type for '${at}': expected an object.`, at);
     if (tool.type === 'function' || tool.type === 'custom') tools.push(offer(tool, at, undefined, wire));
-    else if (tool.type === 'namespace') {
+    else if (tool.type === 'apply_patch' || (tool.type === 'shell' && isLocalShell(tool))) {
+      // The client runs these itself: the model is offered a function, its calls go back as the tool's own items.
+      const fn = tool.type === 'shell' ? SHELL_FUNCTION : APPLY_PATCH_FUNCTION;
+      tools.push(fn);
+      wire.set(fn.function.name, { type: tool.type, name: fn.function.name });
+    } else if (tool.type === 'namespace') {
       if (typeof tool.name !== 'string' || !tool.name)
         throw invalidRequest(`Missing required parameter: '${at}.name'.`, `${at}.name`);
       if (!Array.isArray(tool.tools))
@@ -134,14 +144,18 @@ export function toChatTools(body: ResponsesRequest): ResponsesTools {
   };
 }
 
-const CHOICES = `'none', 'auto', 'required', {"type": "function" | "custom", "name": …} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
+const CHOICES = `'none', 'auto', 'required', {"type": "function" | "custom", "name": …}, {"type": "shell" | "apply_patch"} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
 
 /** Tool types of OpenAI's that run on its side or on the client's machine by their own protocol. */
 const HOSTED =
-  /^(web_search.*|file_search|code_interpreter|image_generation|computer_use.*|mcp|tool_search|local_shell|shell|apply_patch)$/;
+  /^(web_search.*|file_search|code_interpreter|image_generation|computer_use.*|mcp|tool_search|local_shell)$/;
 
-/** The name a named tool of a choice is offered under (a namespace's: qualified). */
-function chosenName(tool: { name?: unknown; namespace?: unknown }): string | undefined {
+/** The Agents SDK's tools a choice names by type alone: offered as functions of the same name. */
+const BY_TYPE = /^(shell|apply_patch)$/;
+
+/** The name a named tool of a choice is offered under (a namespace's: qualified; shell, apply_patch: their type). */
+function chosenName(tool: { type?: unknown; name?: unknown; namespace?: unknown }): string | undefined {
+  if (typeof tool.type === 'string' && BY_TYPE.test(tool.type)) return tool.type;
   if (typeof tool.name !== 'string') return undefined;
   return typeof tool.namespace === 'string' ? qualifiedName(tool.namespace, tool.name) : tool.name;
 }
@@ -156,7 +170,7 @@ function toChatToolChoice(raw: unknown): unknown {
   if (raw === undefined || raw === null || raw === 'none' || raw === 'auto' || raw === 'required') return raw;
   const choice = raw as { type?: unknown; name?: unknown; namespace?: unknown; mode?: unknown; tools?: unknown };
   const named = choice && typeof choice === 'object' ? chosenName(choice) : undefined;
-  if ((choice?.type === 'function' || choice?.type === 'custom') && named)
+  if ((choice?.type === 'function' || choice?.type === 'custom' || BY_TYPE.test(String(choice?.type))) && named)
     return { type: 'function', function: { name: named } };
   if (choice && typeof choice === 'object' && choice.type === 'allowed_tools') {
     if (choice.mode !== 'auto' && choice.mode !== 'required')
@@ -168,7 +182,7 @@ function toChatToolChoice(raw: unknown): unknown {
       );
     const tools = (choice.tools as unknown[]).flatMap((entry, i) => {
       const tool = entry as { type?: unknown; name?: unknown; namespace?: unknown } | null;
-      if (tool?.type !== 'function' && tool?.type !== 'custom') return []; // a hosted tool: not offered anyway
+      if (!tool || (tool.type !== 'function' && tool.type !== 'custom' && !BY_TYPE.test(String(tool.type)))) return []; // hosted
       const name = chosenName(tool);
       if (!name)
         throw invalidRequest(

@@ -2,6 +2,7 @@
 // with no response object, socket or timer.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type OpenAI from 'openai';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
 import { backendFailed } from '../../src/errors/index.js';
 import {
@@ -216,5 +217,51 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
       final.output.map((o) => ('status' in o ? o.status : undefined)),
       ['incomplete'],
     );
+  });
+
+  it('shell and apply_patch calls: added, then done whole, with no argument events; the SDK types fit', () => {
+    const wire = new Map([
+      ['shell', { type: 'shell' as const, name: 'shell' }],
+      ['apply_patch', { type: 'apply_patch' as const, name: 'apply_patch' }],
+    ]);
+    let n = 0;
+    const s = createResponseStreamState({ ...meta, toolWire: wire }, 'msg_1', () => `fc_${n++}`);
+    const events = [
+      started,
+      call(0, 'shell'),
+      args(0, '{"commands":["ls"],'),
+      args(0, '"timeout_ms":10}'),
+      call(1, 'apply_patch'),
+      args(1, '{"type":"create_file","path":"a","diff":"+x"}'),
+    ];
+    const out = events.flatMap((ev) => toResponseStreamEvents(s, ev).events);
+    const end = toResponseStreamEnd(s, result({ finishReason: 'tool_calls' }));
+    assert.deepEqual(
+      [...out, ...end.events].map((e) => e.type),
+      [
+        ...OPEN,
+        'response.output_item.added',
+        'response.output_item.added',
+        'response.output_item.done',
+        'response.output_item.done',
+        'response.completed',
+      ],
+    );
+    const [shell, patch] = end.final.output;
+    // Checked against the openai SDK's own types: a mismatch is a compile error.
+    const sh: OpenAI.Responses.ResponseFunctionShellToolCall = shell as Extract<typeof shell, { type: 'shell_call' }>;
+    const ap: OpenAI.Responses.ResponseApplyPatchToolCall = patch as Extract<
+      typeof patch,
+      { type: 'apply_patch_call' }
+    >;
+    assert.deepEqual(sh, {
+      id: 'fc_0',
+      type: 'shell_call',
+      call_id: 'call_0',
+      action: { commands: ['ls'], timeout_ms: 10, max_output_length: null },
+      environment: null,
+      status: 'completed',
+    });
+    assert.deepEqual(ap.operation, { type: 'create_file', path: 'a', diff: '+x' });
   });
 });

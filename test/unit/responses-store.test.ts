@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { openStore, type StoredResponse } from '../../src/store/index.js';
+import { callOfItem } from '../../src/validate/index.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -68,8 +69,8 @@ function checkLookups(store: ReturnType<typeof openStore>, keyId: string): void 
     ['reply 1', 'reply 2', 'reply 3'],
   );
   assert.deepEqual(
-    chain.map((l) => l.toolCalls),
-    [1, 2, 3].map((n) => [{ callId: `call_${n}`, name: 'lookup', arguments: `{"n":${n}}` }]),
+    chain.map((l) => l.toolCalls.map(callOfItem)),
+    [1, 2, 3].map((n) => [{ id: `call_${n}`, name: 'lookup', arguments: `{"n":${n}}` }]),
   );
   assert.deepEqual(chain[0]!.messages, [{ role: 'user', content: 'ask 1' }]);
 }

@@ -478,12 +478,28 @@ describe('Responses tool_choice in the Responses shape', () => {
     assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
     assert.deepEqual(parse({ type: 'function', name: 'a' })!.choice, { name: 'a' });
   });
+  it('the Agents SDK tools are named by type alone: {type: "shell"} forces the shell function', () => {
+    const sdk = (tool_choice: unknown) =>
+      parseToolRequest(
+        toChatTools(
+          parseResponsesRequest({
+            model: 'sonnet',
+            input: 'hi',
+            tools: [{ type: 'shell', environment: { type: 'local' } }, { type: 'apply_patch' }],
+            tool_choice,
+          }).body,
+        ).chat,
+      )!;
+    assert.deepEqual(sdk({ type: 'shell' }).choice, { name: 'shell' });
+    const t = sdk({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'apply_patch' }] });
+    assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['apply_patch'], 'required']);
+  });
   const cases: [string, unknown, string, RegExp][] = [
     [
       'an unknown choice, answered with the Responses shapes',
       { type: 'nonsense' },
       'tool_choice',
-      /\{"type": "function" \| "custom", "name": …\} or \{"type": "allowed_tools", "mode"/,
+      /\{"type": "function" \| "custom", "name": …\}, \{"type": "shell" \| "apply_patch"\} or \{"type": "allowed_tools", "mode"/,
     ],
     ['a hosted tool forced', { type: 'web_search' }, 'tool_choice', /cannot force the hosted tool 'web_search'/],
     [
@@ -519,4 +535,72 @@ describe('Responses tool_choice in the Responses shape', () => {
       assert.doesNotMatch(err.message, /"function": \{"name"/, 'no chat shape quoted');
     });
   }
+});
+
+describe('the Agents SDK tool items in a Responses input', () => {
+  const parse = (input: unknown[]) =>
+    parseResponsesRequest({ model: 'sonnet', input: [{ role: 'user', content: 'q' }, ...input] });
+  it("a shell_call is the model's call of `shell`, with the arguments it gave; its output is each command's result", () => {
+    const p = parse([
+      {
+        type: 'shell_call',
+        id: 'sh_1',
+        call_id: 'c1',
+        status: 'completed',
+        action: { commands: ['ls', 'pwd'], timeout_ms: 100, max_output_length: null },
+        environment: null,
+      },
+      {
+        type: 'shell_call_output',
+        call_id: 'c1',
+        output: [
+          { stdout: 'a\n', stderr: '', outcome: { type: 'exit', exit_code: 0 } },
+          { stdout: '', stderr: '', outcome: { type: 'timeout' } },
+        ],
+        max_output_length: 4096,
+      },
+    ]);
+    assert.deepEqual(p.messages.slice(1), [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'c1',
+            type: 'function',
+            function: { name: 'shell', arguments: '{"commands":["ls","pwd"],"timeout_ms":100}' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content: 'Command 1 exited with code 0.\nstdout:\na\n\n\nCommand 2 timed out.\n(no output)',
+      },
+    ]);
+    assert.deepEqual(
+      p.items.map((i) => i.type),
+      ['message', 'shell_call', 'shell_call_output'],
+    );
+  });
+  it('an apply_patch_call is a call of `apply_patch` (a delete without a diff); a failed output says so', () => {
+    const p = parse([
+      { type: 'apply_patch_call', call_id: 'c2', status: 'completed', operation: { type: 'delete_file', path: 'x' } },
+      { type: 'apply_patch_call_output', call_id: 'c2', status: 'failed' },
+    ]);
+    const [call, result] = p.messages.slice(1) as { tool_calls?: { function: unknown }[]; content?: unknown }[];
+    assert.deepEqual(call!.tool_calls![0]!.function, {
+      name: 'apply_patch',
+      arguments: '{"type":"delete_file","path":"x"}',
+    });
+    assert.equal(result!.content, 'The patch failed.');
+  });
+  it('an output answering no call is a 400; a bad operation names its field', () => {
+    const p = parse([{ type: 'shell_call_output', call_id: 'c9', output: [] }]);
+    assert.equal(rejection(() => checkCallOutputs(p.items, new Set())).param, 'input.1.call_id');
+    const err = rejection(() =>
+      parse([{ type: 'apply_patch_call', call_id: 'c2', operation: { type: 'rename_file', path: 'x' } }]),
+    );
+    assert.equal(err.param, 'input.1.operation.type');
+  });
 });
