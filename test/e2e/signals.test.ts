@@ -315,7 +315,10 @@ describe('daemon signals', () => {
     const second = await serve(stateDir, records);
     try {
       const sweep = await logged(second, 'workspace_sweep');
-      assert.deepEqual([sweep?.removed, sweep?.killed], [3, 3]);
+      // A CLI whose input was the killed olp may end by itself before the sweep gets to it: the
+      // sweep stops the rest, and none survives.
+      assert.equal(sweep?.removed, 3);
+      assert.ok(Number(sweep?.killed) >= 1 && Number(sweep?.killed) <= 3, JSON.stringify(sweep));
       assert.deepEqual(leftoverWorkspaces(stateDir), []);
       assert.deepEqual(await waitGone(orphans), []);
     } finally {
