@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool as langchainTool } from '@langchain/core/tools';
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { type AIMessage, HumanMessage, type ToolMessage } from '@langchain/core/messages';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startedWorkerIdle, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { fakeCliProcesses, isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
@@ -33,22 +33,6 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Waits until the daemon's first started live worker is up and idle. */
-async function startedWorkerIdle(t: TestDaemon): Promise<void> {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const started = t.logs.find((l) => l.event === 'worker_starting');
-    if (started) {
-      const health = (await (
-        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
-      ).json()) as { workers: { live: { pid: number; state: string }[] } };
-      if (health.workers.live.some((w) => w.pid === started.pid && w.state === 'idle')) return;
-    }
-    if (Date.now() > end) throw new Error('no live worker came up');
     await new Promise((r) => setTimeout(r, 20));
   }
 }

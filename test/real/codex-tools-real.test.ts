@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startedWorkerIdle, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
@@ -54,22 +54,6 @@ const WEATHER: OpenAI.ChatCompletionTool = {
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   },
 };
-
-/** Waits until the live worker started after the `startsBefore`-th start is up and idle. */
-async function startedWorkerIdle(startsBefore: number): Promise<void> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const started = t.logs.filter((l) => l.event === 'worker_starting')[startsBefore];
-    if (started) {
-      const health = (await (
-        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
-      ).json()) as { workers: { live: { pid: number; state: string }[] } };
-      if (health.workers.live.some((w) => w.pid === started.pid && w.state === 'idle')) return;
-    }
-    if (Date.now() > end) throw new Error('no live worker came up');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function spawned(): number[] {
   return t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
@@ -145,7 +129,7 @@ describe('real codex CLI with the client’s functions', () => {
       for (const turn of [1, 2, 3]) {
         // The app-server that follows the first turn is up before the second (one that comes
         // first runs `codex exec resume` instead).
-        if (turn === 2) await startedWorkerIdle(startsBefore);
+        if (turn === 2) await startedWorkerIdle(t, startsBefore);
         messages.push({ role: 'user', content: `weather in Paris and Oslo? (turn ${turn})` });
         const first: OpenAI.ChatCompletion = await client.chat.completions.create({
           model: 'codex',

@@ -86,3 +86,22 @@ export async function startTestDaemon(
     base,
   };
 }
+
+/**
+ * Waits until the live worker of the daemon's `nth` start (0: its first; see the `worker_starting`
+ * log event) is up and idle, by its pid in /health.
+ */
+export async function startedWorkerIdle(t: TestDaemon, nth = 0, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const started = t.logs.filter((l) => l.event === 'worker_starting')[nth];
+    if (started) {
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: { pid: number; state: string }[] } };
+      if (health.workers.live.some((w) => w.pid === started.pid && w.state === 'idle')) return;
+    }
+    if (Date.now() > end) throw new Error('no live worker came up');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

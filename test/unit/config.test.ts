@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { type ConfigError, parseConfig } from '../../src/config/index.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'olp-config-'));
 
