@@ -56,6 +56,7 @@ export async function* step(
   const totalTimer = setTimeout(() => stopProcess(s.life, 'timeout'), s.deps.limits.timeoutMs);
   // Parked, or kept as the slot's worker: the process lives on.
   let held = false;
+  if (s.worker) s.worker.parked = false;
   try {
     s.proc.expect();
     // A read `settle` left pending comes first.
@@ -76,6 +77,7 @@ export async function* step(
       if (!tools.open) s.session.expect(tools.calls);
       s.proc.hold();
       held = true;
+      if (s.worker) s.worker.parked = true;
       log.debug(
         { event: 'turn_parked', pid: s.proc.pid, calls: tools.calls.length },
         'waiting for the client’s tool results',

@@ -182,7 +182,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       return all().map((w) => ({
         slot: w.slot,
         pid: w.proc.pid,
-        state: starting.has(w) ? 'starting' : w.state,
+        state: starting.has(w) ? 'starting' : w.state === 'busy' && w.parked ? 'parked' : w.state,
         model: w.fit.cliModel,
         turns: w.turns,
         ageS: Math.round((t - w.startedAt) / 1000),

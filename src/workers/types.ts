@@ -38,6 +38,8 @@ export interface Worker extends LiveRun {
   state: 'idle' | 'busy' | 'retiring' | 'spare' | 'starting';
   /** Its key was revoked mid-turn: retired as soon as the turn ends. */
   revoked?: boolean;
+  /** Busy with a turn that waits, parked, for the client's tool results. */
+  parked?: boolean;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
@@ -72,7 +74,7 @@ export interface WorkerInfo {
   slot: string;
   pid: number | undefined;
   /** `starting`: a spare not up yet. */
-  state: Worker['state'] | 'starting';
+  state: Worker['state'] | 'starting' | 'parked';
   model: string;
   turns: number;
   ageS: number;

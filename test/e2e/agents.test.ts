@@ -97,6 +97,17 @@ describe('agent conversations on one live CLI', () => {
         health.workers.live.map((w) => [w.pid, w.state]),
         [[runs[0], 'idle']],
       );
+      // A fifth user turn's calls: the worker waits on them, and /health says so.
+      messages.push(asking(5));
+      const ask = await client.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER, TIME] });
+      assert.equal(ask.choices[0]!.finish_reason, 'tool_calls');
+      const parked = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: { pid: number; state: string }[] } };
+      assert.deepEqual(
+        parked.workers.live.map((w) => [w.pid, w.state]),
+        [[runs[0], 'parked']],
+      );
     } finally {
       await t.close(true);
     }
