@@ -63,13 +63,9 @@ export type CallWire =
 
 /** A custom tool's one string, from the arguments the model gave the function it was offered as. */
 export function customInput(args: string): string {
-  try {
-    const parsed = JSON.parse(args) as { input?: unknown };
-    if (typeof parsed?.input === 'string') return parsed.input;
-  } catch {
-    // not JSON: the model wrote the input itself
-  }
-  return args;
+  const { input } = argsObject(args);
+  // Not JSON of that shape: the model wrote the input itself.
+  return typeof input === 'string' ? input : args;
 }
 
 /** The arguments the model gave, as an object (nothing usable: empty). */

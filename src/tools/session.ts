@@ -1,3 +1,4 @@
+import { canonicalJson } from '../transcript/index.js';
 import type { ToolSpec } from './spec.js';
 
 /** A call the model made: its tool_use id, the function and its arguments. */
@@ -146,19 +147,8 @@ export function toBridgeSession(s: Session, token: string, base: string, onClose
 /** Whether a JSON text and a value hold the same data (key order aside). */
 function sameJson(text: string, value: unknown): boolean {
   try {
-    return canonical(JSON.parse(text)) === canonical(value);
+    return canonicalJson(JSON.parse(text)) === canonicalJson(value);
   } catch {
     return false;
   }
-}
-
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
 }

@@ -19,7 +19,7 @@ export {
 export { createTokenCalibration, type TokenCalibration, type TokenObservation } from './calibration.js';
 export { createFenceStripper, type FenceStripper } from './fences.js';
 export type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
-export { toAssistantTurn, type CallText } from './turns.js';
+export { canonicalJson, toAssistantTurn, type CallText } from './turns.js';
 
 /** A policy for text-only use (and the default): no images, ids as sent. */
 export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false, limits: DEFAULT_IMAGE_LIMITS };

@@ -18,13 +18,25 @@ export interface CallText {
   args: string;
 }
 
+/** A JSON value as text with its object keys sorted: the same data, whatever order it was written in, is the same text. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
 /**
- * Arguments as compact JSON, when they are JSON: a client that parses a call's arguments and
- * writes them out again (spacing, escapes) still sends the same call back.
+ * Arguments as canonical JSON, when they are JSON: a client that parses a call's arguments and
+ * writes them out again (spacing, escapes, key order) still sends the same call back.
  */
 function canonicalArgs(args: string): string {
   try {
-    return JSON.stringify(JSON.parse(args));
+    return canonicalJson(JSON.parse(args));
   } catch {
     return args;
   }
