@@ -17,7 +17,17 @@ export function spareMethods(s: PoolState) {
         if (slot === undefined || spare.worker.slot === slot) return false;
         void retire(s, spare.worker, 'superseded');
       }
-      return s.workers.size + s.spares.size < s.o.max;
+      if (s.workers.size + s.spares.size < s.o.max) return true;
+      // At the cap, the spare takes the place of the key's least recently used idle worker that
+      // has served one turn only: a conversation that has not gone on (a client sending a new
+      // conversation with every request keeps none). One that went on keeps its worker.
+      const own = `${keyId}/${backend}/`;
+      const oneShot = [...s.workers.values()]
+        .filter((w) => w.state === 'idle' && w.turns <= 1 && w.slot.startsWith(own))
+        .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+      if (!oneShot) return false;
+      void retire(s, oneShot, 'evicted');
+      return true;
     },
 
     /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */

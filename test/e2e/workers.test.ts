@@ -402,6 +402,26 @@ describe('pre-started CLIs', () => {
     }
   });
 
+  it('a key sending a new conversation with every request keeps its spares once its one-turn workers fill --max-workers', async () => {
+    const t = await startWorkers({ prestart: true, maxWorkers: 3 });
+    try {
+      for (let i = 0; i < 8; i++) {
+        const c = conversation(t);
+        c.messages[0] = { role: 'system', content: `[[fake:report-history]] one-shot ${i}` };
+        await c.say(`one-shot ${i}`);
+      }
+      await waitFor(() => runModes(t).length === 8);
+      assert.deepEqual(runModes(t), ['cold', ...Array(7).fill('prestarted')]);
+      // Never more live CLIs than the cap: a spare took the place of a worker whose conversation never went on.
+      const health = (await (
+        await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } })
+      ).json()) as { workers: { live: unknown[] } };
+      assert.ok(health.workers.live.length <= 3, JSON.stringify(health.workers));
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a spare started for one model does not serve another; a request with its own output cap runs cold', async () => {
     const t = await startWorkers({ prestart: true });
     try {
