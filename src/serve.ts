@@ -1,3 +1,4 @@
+import { createLogins } from './logins/index.js';
 import { channel } from 'node:diagnostics_channel';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
@@ -120,6 +121,8 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
   });
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
+  // Each key's login: its credential for each CLI (secrets in <state>/logins, rows in the store).
+  const logins = createLogins({ stateDir: config.stateDir, store: store.logins });
   // Replaying, the models are the recording's: no CLI needs to be installed.
   const registry = createModelRegistry(backends, config.models, (b) =>
     replayBackends ? replayBackends.has(b.id) : detector.installed(b),
@@ -167,6 +170,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
     calibration: createTokenCalibration(),
     parked,
     plans,
+    logins,
     finished,
     turns: {
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },

@@ -7,6 +7,8 @@ export interface Principal {
   name: string;
   role: Role;
   policy: Policy;
+  /** The login whose CLIs serve the key; null: the machine's own. */
+  login: string | null;
 }
 
 /** Resolves an `Authorization: Bearer <token>` header to a principal, or throws a 401/403. */
@@ -17,5 +19,5 @@ export function authenticate(header: string | undefined, keys: KeyStore, now = D
   if (!key) throw invalidApiKey();
   if (key.policy.expiresAt && Date.parse(key.policy.expiresAt) <= now) throw keyExpired(key.policy.expiresAt);
   if (!key.policy.enabled) throw keyDisabled();
-  return { keyId: key.id, name: key.name, role: key.role, policy: key.policy };
+  return { keyId: key.id, name: key.name, role: key.role, policy: key.policy, login: key.login };
 }

@@ -3,6 +3,18 @@ import type { ExitInfo } from '../process/index.js';
 import type { EnvPolicy } from './types.js';
 
 /**
+ * A key's login is the only credential its runs get: the operator's provider keys (`--*-env`,
+ * `--*-pass-env`) are left out of a login's runs, so no run mixes two people's credentials.
+ */
+export function withoutApiKeys<T extends Readonly<Record<string, string>> | readonly string[]>(
+  vars: T,
+  apiKeyVars: readonly string[],
+): T {
+  if (Array.isArray(vars)) return vars.filter((n) => !apiKeyVars.includes(n)) as unknown as T;
+  return Object.fromEntries(Object.entries(vars).filter(([n]) => !apiKeyVars.includes(n))) as T;
+}
+
+/**
  * The environment rules every backend follows: what it sets always passes; a provider key passes
  * only when the operator names it; `neverPass` (nested-session markers, the CLI's own home) never does.
  */

@@ -5,6 +5,7 @@ export type {
   EventParser,
   FinishReason,
   ModelEntry,
+  LoginUse,
   Turn,
   TurnOutcome,
   Usage,

@@ -88,6 +88,17 @@ export interface SessionUse {
   forkOf?: string;
 }
 
+/**
+ * A login's credential for one CLI (src/logins), given to a run in place of the machine's own:
+ * a token for the CLI's environment (claude: a setup token) or a credential file to link into
+ * its home (codex: the login's auth.json).
+ */
+export interface LoginUse {
+  name: string;
+  token?: string;
+  file?: string;
+}
+
 /** One request's work for a backend, after routing and rendering. */
 export interface Turn {
   prompt: Prompt;
@@ -101,6 +112,8 @@ export interface Turn {
   outputSchema?: Record<string, unknown>;
   /** Start the CLI so that it can serve later turns of this session (see `Backend.live`). */
   live?: boolean;
+  /** The key's login, when it is not the machine's own: its credential replaces the machine's. */
+  login?: LoginUse;
   /**
    * Start the CLI before its conversation exists (a spare): no prompt, no system prompt (it comes
    * with `live.init`), and the CLI picks its own session id.

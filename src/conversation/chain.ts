@@ -1,7 +1,7 @@
 import { modelAllowed } from '../admit/index.js';
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
-import { backendNotLoggedIn, ClientAbortedError, type ProxyError } from '../errors/index.js';
-import { overagePolicy } from '../plan/index.js';
+import { backendNotLoggedIn, ClientAbortedError, isProxyError, type ProxyError } from '../errors/index.js';
+import { overagePolicy, planScope } from '../plan/index.js';
 import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
 import { offeredTools } from '../tools/index.js';
@@ -19,7 +19,8 @@ function isFallbackable(e: ProxyError): boolean {
     e.code === 'backend_not_logged_in' ||
     e.code === 'backend_overloaded' ||
     e.code === 'backend_rate_limited' ||
-    e.code === 'plan_limit_reached'
+    e.code === 'plan_limit_reached' ||
+    e.code === 'login_not_set_up'
   );
 }
 
@@ -98,9 +99,18 @@ async function* tryChain(
       );
       return true;
     };
+    // The key's login decides the credential the CLI gets; one without a credential for this CLI
+    // (or removed) does not borrow another's: the chain may go on to a CLI the login has.
+    const login = deps.logins?.use(principal.login, route.backend.id);
+    if (isProxyError(login)) {
+      meta.log.info({ event: 'login_refused', backend: route.backend.id, login: principal.login }, login.message);
+      last = { ok: false, error: login, usage: null };
+      if (fallBack(login)) continue;
+      return last;
+    }
     // While the login's plan window is spent (or only extra usage is left and this key may not
     // draw on it), the CLI is not started: it would only say so again.
-    const refused = deps.plans?.refusal(route.backend.id, overagePolicy(principal));
+    const refused = deps.plans?.refusal(planScope(route.backend.id, principal.login), overagePolicy(principal));
     if (refused) {
       meta.log.info({ event: 'plan_refused', backend: route.backend.id, code: refused.code }, refused.message);
       last = { ok: false, error: refused, usage: null };
@@ -108,7 +118,7 @@ async function* tryChain(
       return last;
     }
     // A CLI olp already knows is logged out is not started: codex would retry for minutes.
-    const known = deps.detector.known(route.backend);
+    const known = principal.login === null ? deps.detector.known(route.backend) : undefined;
     if (known?.login === 'not_logged_in') {
       last = {
         ok: false,
@@ -140,6 +150,7 @@ async function* tryChain(
         cliModel: route.cliModel,
         ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
         ...(schema ? { outputSchema: schema } : {}),
+        ...(login ? { login } : {}),
       };
       const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
       gen = runTurn(deps.turns, {

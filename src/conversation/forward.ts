@@ -1,3 +1,4 @@
+import { planScope } from '../plan/index.js';
 import type { BackendEvent } from '../backends/index.js';
 import { backendRetryMidStream } from '../errors/index.js';
 import { createFenceStripper, isJsonFormat, outputSchemaOf } from '../transcript/index.js';
@@ -106,7 +107,11 @@ function* note(
       model,
       backend,
       session,
-      headers: { ...p.headers, ...deps.plans?.headers(backend), 'x-olp-session-mode': session.mode },
+      headers: {
+        ...p.headers,
+        ...deps.plans?.headers(planScope(backend, s.principal.login)),
+        'x-olp-session-mode': session.mode,
+      },
     };
   }
   p.firstTokenMs ??= performance.now() - meta.started;
@@ -122,7 +127,7 @@ function* pass(
   noted = false,
 ): Generator<ConversationEvent> {
   if (ev.type === 'plan') {
-    s.deps.plans?.report(backend, ev.report);
+    s.deps.plans?.report(planScope(backend, s.principal.login), ev.report);
     if (ev.report.overage) s.p.overage = true;
     return;
   }

@@ -48,6 +48,7 @@ export function recordResult(
       rotationReason: r.session?.reason ?? null,
       runMode: r.run,
       overage: r.overage,
+      login: r.backend ? principal.login : null,
     });
   } catch (err) {
     meta.log.error({ err, event: 'usage_write_failed' }, 'could not write the usage row');

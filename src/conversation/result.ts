@@ -1,3 +1,4 @@
+import { planScope } from '../plan/index.js';
 import type { Principal } from '../auth/index.js';
 import type { Usage } from '../backends/index.js';
 import { charsToTokens } from '../transcript/index.js';
@@ -46,7 +47,7 @@ export function finish(
     status,
     headers: {
       ...p.headers,
-      ...(p.backend ? deps.plans?.headers(p.backend) : {}),
+      ...(p.backend ? deps.plans?.headers(planScope(p.backend, principal.login)) : {}),
       ...(p.session ? { 'x-olp-session-mode': p.session.mode } : {}),
     },
   });

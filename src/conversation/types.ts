@@ -6,6 +6,7 @@ import type { ModelRegistry } from '../models/index.js';
 import type { Channel } from 'node:diagnostics_channel';
 import type { Principal } from '../auth/index.js';
 import type { Plans } from '../plan/index.js';
+import type { Logins } from '../logins/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat, TokenCalibration } from '../transcript/index.js';
@@ -34,6 +35,8 @@ export interface ConversationDeps {
   parked?: ParkedTurns | undefined;
   /** The logins' plan states (src/plan). */
   plans?: Plans | undefined;
+  /** The keys' logins (src/logins): absent, every key runs on the machine's own login. */
+  logins?: Logins | undefined;
   /**
    * Where each finished request's result is published (a `FinishedRequest`), once its ledger row
    * is written: metrics and other observers subscribe in the composition root.

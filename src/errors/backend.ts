@@ -16,6 +16,11 @@ export function backendNotLoggedIn(backend: string, detail: string, fix: string,
   );
 }
 
+/** The key's login cannot serve the CLI: it was removed, or holds no credential for that CLI. */
+export function loginNotSetUp(message: string): ProxyError {
+  return createProxyError('login_not_set_up', message);
+}
+
 /** The provider limits the login: 30 s for a rate limit, longer (3600) for a spent quota. */
 export function backendRateLimited(backend: string, detail: string, retryAfter = 30, cause?: unknown): ProxyError {
   return createProxyError(

@@ -31,7 +31,7 @@ export function createMeRoute(store: Store, plans?: Plans) {
     res.json({
       ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }),
       overage: overagePolicy(p),
-      plan: plans?.view() ?? {},
+      plan: plans?.view(p.login) ?? {},
     });
   };
 }
@@ -120,7 +120,7 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
       ...budgetView(store, { id: p.keyId, policy: p.policy }, now),
       rows,
       sessions,
-      plan: plans?.view() ?? {},
+      plan: plans?.view(p.login) ?? {},
     });
   };
 }

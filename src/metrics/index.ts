@@ -1,3 +1,4 @@
+import { MACHINE_LOGIN } from '../logins/index.js';
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Principal } from '../auth/index.js';
@@ -125,23 +126,24 @@ export function createMetrics(sources: MetricsSources) {
   new Gauge({
     name: 'olp_plan_utilization',
     help: "Share (0-1) of the login's plan window used, as the CLI last reported it.",
-    labelNames: ['backend', 'window'] as const,
+    labelNames: ['backend', 'login', 'window'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {}))
-        if (p.utilization !== null) this.set({ backend, window: p.window ?? '' }, p.utilization);
+      for (const { backend, login, view: p } of sources.plans?.all() ?? [])
+        if (p.utilization !== null)
+          this.set({ backend, login: login ?? MACHINE_LOGIN, window: p.window ?? '' }, p.utilization);
     },
   });
   new Gauge({
     name: 'olp_plan_rejected',
     help: "1 while the login's plan window is spent (requests answered 429 plan_limit_reached), else 0.",
-    labelNames: ['backend'] as const,
+    labelNames: ['backend', 'login'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      for (const [backend, p] of Object.entries(sources.plans?.view() ?? {}))
-        this.set({ backend }, p.status === 'rejected' && !p.overage ? 1 : 0);
+      for (const { backend, login, view: p } of sources.plans?.all() ?? [])
+        this.set({ backend, login: login ?? MACHINE_LOGIN }, p.status === 'rejected' && !p.overage ? 1 : 0);
     },
   });
 

@@ -1,9 +1,9 @@
 import { planLimitReached, type ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { PlanRow, PlanStore } from '../store/index.js';
-import { windowName, windowSpent } from './words.js';
+import { scopeName, windowName, windowSpent } from './words.js';
 
-export { describePlans, LIMIT_TEXT, resetFromText, windowSpent } from './words.js';
+export { describePlans, LIMIT_TEXT, resetFromText, scopeName, windowSpent } from './words.js';
 
 /**
  * What a CLI says of its login's subscription plan (claude's `rate_limit_event`, codex's usage
@@ -74,6 +74,16 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
     };
   }
 
+  /** Every login's current state for each CLI (metrics, reports). */
+  function all(): { backend: string; login: string | null; view: PlanView }[] {
+    const out: { backend: string; login: string | null; view: PlanView }[] = [];
+    for (const scope of states.keys()) {
+      const s = current(scope);
+      if (s) out.push({ ...fromScope(scope), view: toView(s) });
+    }
+    return out;
+  }
+
   return {
     /** A CLI's report, from a turn just run. */
     report(backend: string, r: PlanReport): void {
@@ -106,13 +116,13 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
             window: r.window,
             resetsAt: row.resetsAt === null ? null : new Date(row.resetsAt).toISOString(),
           },
-          `${backend}: ${windowName(r.window)} is spent`,
+          `${scopeName(backend)}: ${windowName(r.window)} is spent`,
         );
       }
       if (r.overage && !before?.overage)
         o.logger.warn(
           { event: 'plan_overage', backend, window: r.window },
-          `${backend}: the plan's included usage is spent; turns now draw on paid extra usage`,
+          `${scopeName(backend)}: the plan's included usage is spent; turns now draw on paid extra usage`,
         );
       for (const t of WARN_AT) {
         const id = `${backend} ${r.window} ${t}`;
@@ -120,7 +130,7 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
         warned.set(id, r.resetsAt ?? now() + 3600_000);
         o.logger.warn(
           { event: 'plan_utilization', backend, window: r.window, utilization, threshold: t },
-          `${backend}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`,
+          `${scopeName(backend)}: ${Math.round(utilization * 100)} % of ${windowName(r.window)} is used`,
         );
       }
     },
@@ -137,7 +147,7 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
         return windowSpent(backend, s.window, s.resetsAt, s.message, now());
       if (s.overage && overage === 'deny') {
         return planLimitReached(
-          `The ${backend} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`,
+          `The ${scopeName(backend)} login's plan has only paid extra usage left in ${windowName(s.window)}, and this key may not draw on it (olp keys set NAME --overage allow).${at}`,
           s.resetsAt,
           now(),
         );
@@ -163,19 +173,32 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       return current(backend)?.overage === true;
     },
 
-    /** Every backend's current state (`/olp/me`, `olp doctor`). */
-    view(): Record<string, PlanView> {
+    /** One login's current states by CLI (`/olp/me`): null for the machine's own login. */
+    view(login: string | null): Record<string, PlanView> {
       const out: Record<string, PlanView> = {};
-      for (const backend of states.keys()) {
-        const s = current(backend);
-        if (s) out[backend] = toView(s);
-      }
+      for (const { backend, login: l, view } of all()) if (l === login) out[backend] = view;
       return out;
     },
+
+    all,
   };
 }
 
 export type Plans = ReturnType<typeof createPlans>;
+
+/**
+ * Whose plan window a turn draws on: the CLI's, of the machine's own login (`claude`), or of a
+ * key's login (`claude@alice`). Plan states, refusals and headers are kept per scope.
+ */
+export function planScope(backend: string, login: string | null): string {
+  return login === null ? backend : `${backend}@${login}`;
+}
+
+/** The CLI and login of a plan scope. */
+export function fromScope(scope: string): { backend: string; login: string | null } {
+  const at = scope.indexOf('@');
+  return at < 0 ? { backend: scope, login: null } : { backend: scope.slice(0, at), login: scope.slice(at + 1) };
+}
 
 /** A key's overage policy: its own, else deny for members and allow for owners. */
 export function overagePolicy(key: { role: string; policy: { overage?: OveragePolicy | null } }): OveragePolicy {

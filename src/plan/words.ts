@@ -16,17 +16,24 @@ export function windowName(window: string | null): string {
   return window ? `the ${WINDOW_NAMES[window] ?? window.replace(/_/g, ' ')} window` : "the plan's window";
 }
 
-/** The answer to a request while the backend's plan window is spent (`said`: the CLI's words). */
+/** A plan scope (`claude`, `claude@alice`) as a message says it: "claude", "claude (login alice)". */
+export function scopeName(scope: string): string {
+  const at = scope.indexOf('@');
+  return at < 0 ? scope : `${scope.slice(0, at)} (login ${scope.slice(at + 1)})`;
+}
+
+/** The answer to a request while the scope's plan window is spent (`said`: the CLI's words). */
 export function windowSpent(
-  backend: string,
+  scope: string,
   window: string | null,
   resetsAt: number | null,
   said: string | null | undefined,
   now: number,
 ): ProxyError {
   const at = resetsAt === null ? '' : ` It resets at ${new Date(resetsAt).toISOString()}.`;
+  const backend = scope.split('@')[0];
   return planLimitReached(
-    `The ${backend} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`,
+    `The ${scopeName(scope)} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`,
     resetsAt,
     now,
   );
@@ -40,7 +47,7 @@ export function describePlans(rows: readonly PlanRow[], now: number): string[] {
       const used = r.utilization === null ? '' : `, ${Math.round(r.utilization * 100)} % used`;
       const reset = r.resetsAt === null ? '' : `, resets ${new Date(r.resetsAt).toISOString()}`;
       const extra = r.overage ? ', drawing on paid extra usage' : '';
-      return `${r.backend}: ${r.status} (${windowName(r.window)}${used}${reset}${extra}; reported ${new Date(r.updatedAt).toISOString()})`;
+      return `${scopeName(r.backend)}: ${r.status} (${windowName(r.window)}${used}${reset}${extra}; reported ${new Date(r.updatedAt).toISOString()})`;
     });
 }
 

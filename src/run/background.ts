@@ -143,6 +143,7 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
     session: { mode: 'fresh', slot: next },
     live: true,
     prestart: true,
+    ...(input.turn.login ? { login: input.turn.login } : {}),
   };
   const fit: WorkerFit = {
     sessionId: '',
@@ -150,6 +151,7 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
     system: '',
     maxOutputTokens: turn.maxOutputTokens,
     tools: '',
+    login: turn.login?.name ?? '',
   };
   launch(deps, input, pool, turn, {
     slot: workerSlot(input.keyId, backend.id, next),

@@ -2,6 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
+import { createLoginStore, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
@@ -35,6 +36,7 @@ export {
 } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
+export type { CredentialKind, LoginCli, LoginRecord, LoginStore } from './logins.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
 
 const MIGRATIONS: string[] = [
@@ -161,6 +163,17 @@ const MIGRATIONS: string[] = [
    CREATE TRIGGER responses_items_gone AFTER DELETE ON responses BEGIN
      DELETE FROM response_items WHERE response_id = old.id;
    END;`,
+  // Logins: each CLI's credential kind (the secrets are files under <state>/logins/<name>/); a key
+  // bound to one (NULL: the machine's own), and the login each usage row was served by.
+  `CREATE TABLE logins (
+     name TEXT PRIMARY KEY,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     claude TEXT,
+     codex TEXT
+   );
+   ALTER TABLE keys ADD COLUMN login TEXT;
+   ALTER TABLE usage ADD COLUMN login TEXT;`,
 ];
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
@@ -170,6 +183,7 @@ export interface Store {
   readonly slots: SlotStore;
   readonly responses: ResponseStore;
   readonly plans: PlanStore;
+  readonly logins: LoginStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -208,6 +222,7 @@ function storeOn(db: BetterSqlite3.Database): Store {
     slots: createSlotStore(db, watch, behind),
     responses: createResponseStore(db),
     plans: createPlanStore(db),
+    logins: createLoginStore(db, watch),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => {
       behind.flush();

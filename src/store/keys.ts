@@ -48,6 +48,8 @@ export interface KeyRecord {
   createdAt: string;
   revokedAt: string | null;
   policy: Policy;
+  /** The login whose CLIs serve this key (src/logins); null: the machine's own. */
+  login: string | null;
 }
 
 export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -77,6 +79,7 @@ interface KeyRow {
   enabled: number;
   expires_at: string | null;
   overage: string | null;
+  login: string | null;
 }
 
 function toRecord(row: KeyRow): KeyRecord {
@@ -97,6 +100,7 @@ function toRecord(row: KeyRow): KeyRecord {
       expiresAt: row.expires_at,
       overage: row.overage === 'allow' || row.overage === 'deny' ? row.overage : null,
     },
+    login: row.login,
   };
 }
 
@@ -109,8 +113,8 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
   const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
   const fresh = watch.guard(recent);
   const insert = db.prepare(
-    `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at, overage)
-     VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at, @overage)`,
+    `INSERT INTO keys (id, name, role, token_hash, hint, created_at, models, concurrency, rpm, daily_tokens, monthly_tokens, enabled, expires_at, overage, login)
+     VALUES (@id, @name, @role, @token_hash, @hint, @created_at, @models, @concurrency, @rpm, @daily_tokens, @monthly_tokens, @enabled, @expires_at, @overage, @login)`,
   );
   const byHash = db.prepare<[Buffer], KeyRow>('SELECT * FROM keys WHERE token_hash = ? AND revoked_at IS NULL');
   const byName = db.prepare<[string], KeyRow>('SELECT * FROM keys WHERE name = ? AND revoked_at IS NULL');
@@ -119,11 +123,14 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
   const rotate = db.prepare('UPDATE keys SET token_hash = ?, hint = ? WHERE name = ? AND revoked_at IS NULL');
   const update = db.prepare(
     `UPDATE keys SET role = @role, models = @models, concurrency = @concurrency, rpm = @rpm, daily_tokens = @daily_tokens,
-       monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at, overage = @overage WHERE name = @name AND revoked_at IS NULL`,
+       monthly_tokens = @monthly_tokens, enabled = @enabled, expires_at = @expires_at, overage = @overage, login = @login
+     WHERE name = @name AND revoked_at IS NULL`,
   );
   const activeCount = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM keys WHERE revoked_at IS NULL');
-  const standingOf = db.prepare<[string], Pick<KeyRow, 'revoked_at' | 'enabled' | 'expires_at'>>(
-    'SELECT revoked_at, enabled, expires_at FROM keys WHERE id = ?',
+  // A key bound to a login that is gone (`olp logins remove`) may run nothing either.
+  const standingOf = db.prepare<[string], Pick<KeyRow, 'revoked_at' | 'enabled' | 'expires_at'> & { orphan: number }>(
+    `SELECT k.revoked_at, k.enabled, k.expires_at, (k.login IS NOT NULL AND l.name IS NULL) AS orphan
+     FROM keys k LEFT JOIN logins l ON l.name = k.login WHERE k.id = ?`,
   );
   /** This process's own writes to keys (another process's are seen by the watch). */
   let written = 0;
@@ -141,7 +148,12 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
 
   return {
     /** Adds a key and returns its record and the token (shown to the operator once). */
-    add(name: string, role: Role = 'member', policy: Partial<Policy> = {}): { key: KeyRecord; token: string } {
+    add(
+      name: string,
+      role: Role = 'member',
+      policy: Partial<Policy> = {},
+      login: string | null = null,
+    ): { key: KeyRecord; token: string } {
       if (!KEY_NAME.test(name))
         throw new Error(`invalid key name '${name}': use 1-64 letters, digits, '.', '_' or '-'`);
       if (byName.get(name)) throw new Error(`a key named '${name}' already exists`);
@@ -154,6 +166,7 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
         hint: hintOf(token),
         created_at: new Date().toISOString(),
         ...policyColumns({ ...DEFAULT_POLICY, ...policy }),
+        login,
       });
       return { key: toRecord(byName.get(name)!), token };
     },
@@ -164,14 +177,19 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     list(): KeyRecord[] {
       return all.all().map(toRecord);
     },
-    /** Changes a key's role or policy; takes effect on its next request. */
-    update(name: string, patch: { role?: Role; policy?: Partial<Policy> }): KeyRecord {
+    /** Changes a key's role, policy or login; takes effect on its next request. */
+    update(name: string, patch: { role?: Role; policy?: Partial<Policy>; login?: string | null }): KeyRecord {
       recent.clear();
       written++;
       const current = byName.get(name);
       if (!current) throw new Error(`no active key named '${name}'`);
       const rec = toRecord(current);
-      update.run({ name, role: patch.role ?? rec.role, ...policyColumns({ ...rec.policy, ...patch.policy }) });
+      update.run({
+        name,
+        role: patch.role ?? rec.role,
+        ...policyColumns({ ...rec.policy, ...patch.policy }),
+        login: patch.login === undefined ? rec.login : patch.login,
+      });
       return toRecord(byName.get(name)!);
     },
     /** Replaces a key's token; the old one stops working at once. Returns the new token. */
@@ -200,6 +218,7 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
       const row = standingOf.get(id);
       if (!row || row.revoked_at !== null) return { stopped: 'revoked' };
       if (row.enabled !== 1) return { stopped: 'disabled' };
+      if (row.orphan === 1) return { stopped: 'login removed' };
       const until = row.expires_at === null ? null : Date.parse(row.expires_at);
       if (until !== null && until <= now) return { stopped: 'expired' };
       return { stopped: null, until };
@@ -228,7 +247,9 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
 export type KeyStore = ReturnType<typeof createKeyStore>;
 
 /** A key's standing for its live CLIs: stopped and why, or usable until its expiry (ms; null for none). */
-export type KeyStanding = { stopped: 'revoked' | 'disabled' | 'expired' } | { stopped: null; until: number | null };
+export type KeyStanding =
+  | { stopped: 'revoked' | 'disabled' | 'expired' | 'login removed' }
+  | { stopped: null; until: number | null };
 
 /** How long a looked-up key is reused at most, and how many are kept. */
 const KEY_CACHE_MS = 60_000;

@@ -1,7 +1,7 @@
 // A usage row as olp writes it, and as the ledger exports it (docs/usage-ledger.md).
 
 /** Version of the row shape in docs/usage-ledger.md; bumped on any change a consumer could notice. */
-export const LEDGER_SCHEMA_VERSION = 4;
+export const LEDGER_SCHEMA_VERSION = 5;
 
 /** The backfill tags of a CLI-served turn: a consumer keyed on `api` or on `provider` excludes it. */
 export const CLIENT_NAME = 'olp';
@@ -51,6 +51,8 @@ export interface UsageRow {
   runMode?: string | null;
   /** The turn drew on the plan's paid extra usage. */
   overage?: boolean;
+  /** The login that served it (`olp logins`); null for the machine's own. */
+  login?: string | null;
 }
 
 /** A row as exported: the documented, versioned shape with the backfill tags. */
@@ -76,6 +78,8 @@ export interface LedgerRecord {
   run_mode: string | null;
   /** The turn drew on the login's paid extra usage (subscription plans). */
   overage: boolean;
+  /** The login whose CLI served the turn; null for the machine's own. */
+  login: string | null;
   cost_usd: number | null;
   usage: {
     prompt_tokens: number;
@@ -120,6 +124,7 @@ export interface DbRow {
   rotation_reason: string | null;
   run_mode: string | null;
   overage: number;
+  login: string | null;
   api: string | null;
   provider: string | null;
   client_name: string | null;
@@ -147,6 +152,7 @@ export function toLedgerRecord(r: DbRow): LedgerRecord {
     rotation_reason: r.rotation_reason,
     run_mode: r.run_mode ?? null,
     overage: r.overage === 1,
+    login: r.login ?? null,
     cost_usd: r.cost_usd,
     usage: {
       prompt_tokens: r.prompt_tokens,

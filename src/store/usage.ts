@@ -31,10 +31,10 @@ export type { DailyRow, Scope, UsageFilter, UsageGroup } from './usage-query.js'
 export function createUsageStore(db: Database, behind: WriteBehind) {
   const insert = db.prepare(
     `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
-       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode, overage,
+       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode, overage, login,
        api, provider, client_name, schema_version)
      VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
-       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode, @overage,
+       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode, @overage, @login,
        @api, @provider, @clientName, @schemaVersion)`,
   );
   const addDaily = db.prepare(
@@ -62,6 +62,7 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
       estimated: row.estimated ? 1 : 0,
       runMode: row.runMode ?? null,
       overage: row.overage ? 1 : 0,
+      login: row.login ?? null,
       api: cli ? 'cli' : null,
       provider: cli ? (row.provider ?? row.backend) : null,
       clientName: CLIENT_NAME,

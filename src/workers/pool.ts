@@ -58,7 +58,8 @@ export function createWorkerPool(o: WorkerPoolOptions) {
         f.cliModel !== fit.cliModel ||
         f.system !== fit.system ||
         f.maxOutputTokens !== fit.maxOutputTokens ||
-        f.tools !== fit.tools
+        f.tools !== fit.tools ||
+        f.login !== fit.login
       ) {
         void retire(s, w, 'mismatch');
         return undefined;

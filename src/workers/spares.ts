@@ -57,11 +57,13 @@ export function spareMethods(s: PoolState) {
       slot: string,
       cliModel: string,
       maxOutputTokens: number | undefined,
+      login: string,
       waitMs = 0,
     ): Promise<Worker | undefined> {
       const spare = s.spares.get(slot);
       if (!spare || spare.worker.state !== 'spare') return undefined;
-      if (spare.worker.fit.cliModel !== cliModel || spare.worker.fit.maxOutputTokens !== maxOutputTokens) {
+      const f = spare.worker.fit;
+      if (f.cliModel !== cliModel || f.maxOutputTokens !== maxOutputTokens || f.login !== login) {
         void retire(s, spare.worker, 'mismatch');
         return undefined;
       }

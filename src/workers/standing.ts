@@ -48,7 +48,7 @@ export function watchKeyStanding(o: StandingOptions) {
       known.delete(id);
       o.logger.info(
         { event: 'key_clis_retired', reason: s.stopped },
-        `a key was ${s.stopped}: its live CLIs are stopped`,
+        `a key's live CLIs are stopped: ${s.stopped}`,
       );
       for (const h of o.holders) h.retireKey(id, 'revoked');
     }

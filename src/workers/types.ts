@@ -12,6 +12,8 @@ export interface WorkerFit {
   maxOutputTokens: number | undefined;
   /** Fingerprint of the client's tools the process offers (names, schemas): '' for none. */
   tools: string;
+  /** The login whose credential the process holds: '' for the machine's own. */
+  login: string;
 }
 
 /** A process that just answered a turn and can serve the next one. */

@@ -31,7 +31,7 @@ const core = composeDaemon({
   hostEnv: { PATH: process.env.PATH ?? '', HOME: join(base, 'home') },
 });
 const { key, token } = core.store.keys.add('me', 'owner');
-const principal = { keyId: key.id, name: key.name, role: key.role, policy: key.policy };
+const principal = { keyId: key.id, name: key.name, role: key.role, policy: key.policy, login: key.login };
 let n = 0;
 const meta = (stream = false) => ({
   requestId: `req_core${n++}`,

@@ -161,9 +161,9 @@ describe('plan state', () => {
       message: 'You’ve hit your usage limit.',
     });
     assert.equal(plans.refusal('codex', 'allow'), undefined, 'no known reset: the CLI is asked');
-    assert.equal(plans.view().codex?.status, 'rejected');
+    assert.equal(plans.view(null).codex?.status, 'rejected');
     clock += 3600_000;
-    assert.equal(plans.view().codex, undefined, 'shown as spent for an hour at most');
+    assert.equal(plans.view(null).codex, undefined, 'shown as spent for an hour at most');
     store.close();
   });
   it('overage: refused only for keys that deny it; utilization kept across reports of the same window', () => {

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
 import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
-import { toEnvPolicy } from '../common.js';
+import { toEnvPolicy, withoutApiKeys } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
@@ -87,7 +87,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     credentials: [opts.credentials],
     apiKeyVars: API_KEY_VARS,
     links(turn) {
-      const links: Link[] = [{ from: opts.credentials, to: '.claude/.credentials.json' }];
+      // A login's setup token goes in the environment: no credentials file, nothing to refresh.
+      const links: Link[] = turn.login ? [] : [{ from: opts.credentials, to: '.claude/.credentials.json' }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
       if (turn.session && turn.session.mode !== 'ephemeral')
         links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
@@ -97,14 +98,17 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     // leaves it there: its temp dir is the run's own, removed with it.
     homeDirs: ['tmp'],
     envPolicy(turn: Turn, place: Place): EnvPolicy {
-      const set: Record<string, string> = { ...opts.env, ...fixed, TMPDIR: `${place.home}/tmp` };
+      const own = turn.login ? withoutApiKeys(opts.env, API_KEY_VARS) : opts.env;
+      const set: Record<string, string> = { ...own, ...fixed, TMPDIR: `${place.home}/tmp` };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
       // A call of the client's function waits for the client's next request: the CLI must wait as long.
       if (turn.tools) set.MCP_TOOL_TIMEOUT = String(turn.tools.timeoutMs);
       // 2.1.332 defers MCP tools behind its ToolSearch tool by default: the client's functions are
       // offered to the model as tools of their own instead.
       if (turn.tools) set.ENABLE_TOOL_SEARCH = 'false';
-      return toEnvPolicy(set, opts.passEnv, API_KEY_VARS, isNestedSessionVar);
+      if (turn.login?.token) set.CLAUDE_CODE_OAUTH_TOKEN = turn.login.token;
+      const pass = turn.login ? withoutApiKeys(opts.passEnv, API_KEY_VARS) : opts.passEnv;
+      return toEnvPolicy(set, pass, API_KEY_VARS, isNestedSessionVar);
     },
     prepare: (turn, place) => toClaudeInvocation(opts.bin, turn, place, nextId),
     createParser: () => createClaudeParser(),

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
 import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
-import { toEnvPolicy } from '../common.js';
+import { toEnvPolicy, withoutApiKeys } from '../common.js';
 import type { Backend, EnvPolicy, ModelEntry, Place, Turn, Usage } from '../types.js';
 import { toCodexSpawnError } from './errors.js';
 import { appServerReady, createTurnIds, toAppServerInvocation, toTurnStart } from './live-invocation.js';
@@ -81,7 +81,7 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     credentials: [opts.auth],
     apiKeyVars: API_KEY_VARS,
     links(turn: Turn) {
-      const links: Link[] = [{ from: opts.auth, to: '.codex/auth.json' }];
+      const links: Link[] = [{ from: turn.login?.file ?? opts.auth, to: '.codex/auth.json' }];
       // Rollouts (the thread transcripts `exec resume` reads) must outlive the run's home.
       if (turn.session && turn.session.mode !== 'ephemeral')
         links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
@@ -90,9 +90,10 @@ export function createCodexBackend(opts: CodexOptions): Backend {
     envPolicy(turn: Turn, place: Place): EnvPolicy {
       // CODEX_HOME is always the run's own; the host's (and its database home) never leak in.
       const tools: Record<string, string> = turn.tools ? { [TOOLS_TOKEN_VAR]: turn.tools.token } : {};
+      const own = turn.login ? withoutApiKeys(opts.env, API_KEY_VARS) : opts.env;
       return toEnvPolicy(
-        { ...opts.env, CODEX_HOME: codexHome(place), NO_COLOR: '1', ...tools },
-        opts.passEnv,
+        { ...own, CODEX_HOME: codexHome(place), NO_COLOR: '1', ...tools },
+        turn.login ? withoutApiKeys(opts.passEnv, API_KEY_VARS) : opts.passEnv,
         API_KEY_VARS,
         (name) => name === 'CODEX_SQLITE_HOME',
       );
