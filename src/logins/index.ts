@@ -18,12 +18,18 @@ export const LOGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 /** Where a login's secrets live. */
 export function loginPaths(stateDir: string, name: string) {
   const dir = join(stateDir, 'logins', name);
-  return { dir, claudeToken: join(dir, 'claude-token'), codexHome: join(dir, 'codex'), codexAuth: join(dir, 'codex', 'auth.json') };
+  return {
+    dir,
+    claudeToken: join(dir, 'claude-token'),
+    codexHome: join(dir, 'codex'),
+    codexAuth: join(dir, 'codex', 'auth.json'),
+  };
 }
 
 /** A login name a command line may create or name; throws with the rule otherwise. */
 export function checkLoginName(name: string): string {
-  if (!LOGIN_NAME.test(name)) throw new Error(`invalid login name '${name}': use 1-32 letters, digits, '.', '_' or '-'`);
+  if (!LOGIN_NAME.test(name))
+    throw new Error(`invalid login name '${name}': use 1-32 letters, digits, '.', '_' or '-'`);
   if (name === MACHINE_LOGIN) throw new Error(`'${MACHINE_LOGIN}' is the machine's own login; pick another name`);
   return name;
 }
@@ -38,7 +44,8 @@ export function checkClaudeToken(raw: string): string {
   if (/\s/.test(token)) throw new Error('the token has spaces or line breaks inside: paste it as one line');
   if (token.startsWith('sk-ant-api'))
     throw new Error('that is an Anthropic API key, not a subscription token: make one with `claude setup-token`');
-  if (!token.startsWith('sk-ant-oat')) throw new Error("that does not look like a claude setup token (they start 'sk-ant-oat')");
+  if (!token.startsWith('sk-ant-oat'))
+    throw new Error("that does not look like a claude setup token (they start 'sk-ant-oat')");
   return token;
 }
 

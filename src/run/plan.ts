@@ -102,7 +102,13 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<ColdPlan
     pool.retireSlot(slot, 'rotated');
   } else {
     pool.retireSlot(slot, 'rotated');
-    const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, turn.login?.name ?? '', SPARE_WAIT_MS);
+    const spare = await pool.takeSpare(
+      slot,
+      turn.cliModel,
+      turn.maxOutputTokens,
+      turn.login?.name ?? '',
+      SPARE_WAIT_MS,
+    );
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
       deps.workspaces.resetSlot(

@@ -28,10 +28,17 @@ interface Row {
 }
 
 const KINDS: readonly string[] = ['setup-token', 'chatgpt', 'api-key', 'access-token'];
-const kind = (raw: string | null): CredentialKind | null => (raw !== null && KINDS.includes(raw) ? (raw as CredentialKind) : null);
+const kind = (raw: string | null): CredentialKind | null =>
+  raw !== null && KINDS.includes(raw) ? (raw as CredentialKind) : null;
 
 function toRecord(r: Row): LoginRecord {
-  return { name: r.name, createdAt: r.created_at, updatedAt: r.updated_at, claude: kind(r.claude), codex: kind(r.codex) };
+  return {
+    name: r.name,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    claude: kind(r.claude),
+    codex: kind(r.codex),
+  };
 }
 
 /** The logins' rows: which CLIs each has a credential for. The secrets themselves are files (src/logins). */

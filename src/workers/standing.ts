@@ -46,10 +46,7 @@ export function watchKeyStanding(o: StandingOptions) {
         continue;
       }
       known.delete(id);
-      o.logger.info(
-        { event: 'key_clis_retired', reason: s.stopped },
-        `a key's live CLIs are stopped: ${s.stopped}`,
-      );
+      o.logger.info({ event: 'key_clis_retired', reason: s.stopped }, `a key's live CLIs are stopped: ${s.stopped}`);
       for (const h of o.holders) h.retireKey(id, 'revoked');
     }
   }
