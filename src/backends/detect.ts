@@ -4,7 +4,7 @@ import { delimiter, isAbsolute, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findExecutable, runCommand, type CommandResult } from '../process/index.js';
 import { toChildEnv, type Workspaces } from '../workspace/index.js';
-import type { Backend, Turn } from './types.js';
+import type { Backend, LoginUse, Turn } from './types.js';
 
 /** olp's own install: its `node_modules` holds the CLIs pinned for its tests, never the user's. */
 const OWN_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
@@ -96,13 +96,14 @@ export function createDetector(
     path: string,
     p: StatusProbe,
     timeoutMs: number,
+    turn: Turn,
   ): Promise<[version: CommandResult, login: CommandResult]> {
     let ws: ReturnType<ProbeWorkspaces['create']>;
     try {
       ws = workspaces.create({
         keyId: PROBE_KEY,
         requestId: `${b.id}-${randomUUID()}`,
-        links: b.links(PROBE_TURN),
+        links: b.links(turn),
         ...(b.homeDirs ? { dirs: b.homeDirs } : {}),
       });
     } catch (err) {
@@ -111,7 +112,7 @@ export function createDetector(
       return [failed, failed];
     }
     try {
-      const env = toChildEnv(hostEnv, b.envPolicy(PROBE_TURN, ws), ws.home);
+      const env = toChildEnv(hostEnv, b.envPolicy(turn, ws), ws.home);
       const run = { env, timeoutMs, cwd: ws.cwd };
       return await Promise.all([runCommand(path, p.versionArgs, run), runCommand(path, p.loginArgs, run)]);
     } finally {
@@ -119,22 +120,23 @@ export function createDetector(
     }
   }
 
-  async function probe(b: Backend): Promise<Detection> {
+  async function probe(b: Backend, login?: LoginUse): Promise<Detection> {
     const p = probes.get(b.id);
     const path = findExecutable(b.bin, hostEnv.PATH) ?? null;
-    const credentials = b.credentials.map((file) => ({ file, exists: existsSync(file) }));
+    const files = login ? (login.file ? [login.file] : []) : b.credentials;
+    const credentials = files.map((file) => ({ file, exists: existsSync(file) }));
     const fixes: string[] = [];
     if (!path) {
       if (p) fixes.push(p.installFix);
       return { backend: b.id, bin: b.bin, path, version: null, login: 'unknown', credentials, ready: false, fixes };
     }
     let version: string | null = null;
-    let login: Detection['login'] = 'unknown';
+    let state: Detection['login'] = 'unknown';
     if (p) {
       // The status commands are CLI processes too: they run only in free room under the cap.
       const release = opts.room ? opts.room(2) : () => undefined;
       if (!release) {
-        const last = settled.get(b.id)?.value;
+        const last = login ? undefined : settled.get(b.id)?.value;
         return last
           ? { ...last, unchecked: 'process_cap' }
           : {
@@ -142,7 +144,7 @@ export function createDetector(
               bin: b.bin,
               path,
               version,
-              login,
+              login: state,
               credentials,
               ready: true,
               fixes,
@@ -152,26 +154,37 @@ export function createDetector(
       let v: CommandResult;
       let l: CommandResult;
       try {
-        [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000);
+        [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000, login ? { ...PROBE_TURN, login } : PROBE_TURN);
       } finally {
         release();
       }
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
-      if (p.apiKeyConfigured) login = 'api_key';
+      // A login's runs get its credential only: the operator's API keys do not count for it.
+      if (p.apiKeyConfigured && !login) state = 'api_key';
       else if (!l.failed)
-        login = !p.loggedIn(l.exitCode, l.stdout, l.stderr)
+        state = !p.loggedIn(l.exitCode, l.stdout, l.stderr)
           ? 'not_logged_in'
           : p.keyLogin?.(l.stdout, l.stderr)
             ? 'api_key'
             : 'logged_in';
-      if (login === 'not_logged_in') fixes.push(p.loginFix);
+      if (state === 'not_logged_in') fixes.push(login ? `olp logins rotate ${login.name} --${b.id}` : p.loginFix);
     }
-    return { backend: b.id, bin: b.bin, path, version, login, credentials, ready: login !== 'not_logged_in', fixes };
+    return {
+      backend: b.id,
+      bin: b.bin,
+      path,
+      version,
+      login: state,
+      credentials,
+      ready: state !== 'not_logged_in',
+      fixes,
+    };
   }
 
   return {
-    /** Full detection (spawns the CLI's status commands; cached for a while). */
-    detect(b: Backend): Promise<Detection> {
+    /** Full detection (spawns the CLI's status commands; cached for a while); `login`: with a login's credential. */
+    detect(b: Backend, login?: LoginUse): Promise<Detection> {
+      if (login) return probe(b, login);
       const hit = cache.get(b.id);
       if (hit && Date.now() - hit.at < ttl) return hit.value;
       const at = Date.now();

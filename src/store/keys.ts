@@ -3,54 +3,12 @@ import type { Database } from 'better-sqlite3';
 import { sha256 } from '../ids/index.js';
 import type { WriteWatch } from './watch.js';
 import { v4 as uuidv4 } from 'uuid';
+import { toRecord, DEFAULT_POLICY, type KeyRecord, type KeyRow, type Policy, type Role } from './key-record.js';
+
+export { DEFAULT_POLICY, type KeyRecord, type Policy, type Role } from './key-record.js';
 
 /** Every olp token starts with this, so secret scanners and people recognise a leaked one. */
 export const TOKEN_PREFIX = 'olpk_';
-
-export type Role = 'owner' | 'member';
-
-/** What a key may do. `null` means "no limit" (or, for models, "every model"). */
-export interface Policy {
-  /** Model ids or glob patterns (`claude-*`); null = all. */
-  models: string[] | null;
-  /** Requests in flight (queued or running) at once. */
-  concurrency: number | null;
-  /** Requests per rolling minute. */
-  rpm: number | null;
-  /** prompt + completion tokens per UTC day. */
-  dailyTokens: number | null;
-  /** prompt + completion tokens per UTC calendar month. */
-  monthlyTokens: number | null;
-  enabled: boolean;
-  /** ISO time after which the key stops working. */
-  expiresAt: string | null;
-  /** May draw on the plan's paid extra usage; null = the role's default (owners yes, members no). */
-  overage: 'allow' | 'deny' | null;
-}
-
-export const DEFAULT_POLICY: Policy = {
-  models: null,
-  concurrency: null,
-  rpm: null,
-  dailyTokens: null,
-  monthlyTokens: null,
-  enabled: true,
-  expiresAt: null,
-  overage: null,
-};
-
-export interface KeyRecord {
-  id: string;
-  name: string;
-  role: Role;
-  /** The first characters of the token, safe to show (`olpk_AbC…`). */
-  hint: string;
-  createdAt: string;
-  revokedAt: string | null;
-  policy: Policy;
-  /** The login whose CLIs serve this key (src/logins); null: the machine's own. */
-  login: string | null;
-}
 
 export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -61,47 +19,6 @@ export function hashToken(token: string): Buffer {
 
 export function createToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
-}
-
-interface KeyRow {
-  id: string;
-  name: string;
-  role: Role;
-  token_hash: Buffer;
-  hint: string;
-  created_at: string;
-  revoked_at: string | null;
-  models: string | null;
-  concurrency: number | null;
-  rpm: number | null;
-  daily_tokens: number | null;
-  monthly_tokens: number | null;
-  enabled: number;
-  expires_at: string | null;
-  overage: string | null;
-  login: string | null;
-}
-
-function toRecord(row: KeyRow): KeyRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    role: row.role,
-    hint: row.hint,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    policy: {
-      models: row.models === null ? null : (JSON.parse(row.models) as string[]),
-      concurrency: row.concurrency,
-      rpm: row.rpm,
-      dailyTokens: row.daily_tokens,
-      monthlyTokens: row.monthly_tokens,
-      enabled: row.enabled === 1,
-      expiresAt: row.expires_at,
-      overage: row.overage === 'allow' || row.overage === 'deny' ? row.overage : null,
-    },
-    login: row.login,
-  };
 }
 
 function hintOf(token: string): string {

@@ -58,7 +58,7 @@ describe('one row per request', () => {
         cached: data.usage!.prompt_tokens_details!.cached_tokens,
       },
     );
-    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 4]);
+    assert.deepEqual([r.api, r.provider, r.client_name, r.schema_version], ['cli', 'claude-cli', 'olp', 5]);
     assert.match(r.session_id ?? '', /^[0-9a-f-]{36}$/);
     assert.deepEqual(
       [r.outcome, r.http_status, r.requested_model, r.served_model, r.key_name, r.session_mode, r.run_mode],
@@ -191,7 +191,7 @@ describe('olp usage', () => {
       .map((l) => JSON.parse(l) as LedgerRecord);
     assert.equal(lines.length, [...t.daemon.store.usage.export({ scope: { all: true } })].length);
     for (const l of lines) {
-      assert.equal(l.schema_version, 4);
+      assert.equal(l.schema_version, 5);
       assert.equal(l.client_name, 'olp');
       if (l.backend)
         assert.ok(l.api === 'cli' && (l.provider === 'claude-cli' || l.provider === 'codex'), JSON.stringify(l));
