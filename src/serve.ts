@@ -1,4 +1,4 @@
-import { createLogins } from './logins/index.js';
+import { createLogins, createRefreshGate } from './logins/index.js';
 import { channel } from 'node:diagnostics_channel';
 import { availableParallelism, totalmem } from 'node:os';
 import { createAdmission } from './admit/index.js';
@@ -176,6 +176,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor: cap.supervisor,
       cap,
+      refresh: createRefreshGate(),
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',

@@ -185,6 +185,12 @@ export interface Backend {
   readonly apiKeyVars: readonly string[];
   /** Files to link into the run's home; `persistent` links point into the slot's persistent dir. */
   links(turn: Turn): Link[];
+  /**
+   * The login file the turn's CLI may refresh and rewrite, and when its access token expires
+   * (epoch ms; null when it holds nothing that expires): undefined when the turn's credential is
+   * not such a file (a setup token, an API key).
+   */
+  refreshable?(turn: Turn): { file: string; expiresAt(text: string): number | null } | undefined;
   /** Directories the CLI needs in its home even when nothing is linked there. */
   homeDirs?: readonly string[];
   envPolicy(turn: Turn, place: Place): EnvPolicy;

@@ -4,6 +4,8 @@ import type { LoginUse } from '../backends/index.js';
 import { loginNotSetUp, type ProxyError } from '../errors/index.js';
 import { ensurePrivateDir, type LoginCli, type LoginRecord, type LoginStore } from '../store/index.js';
 
+export { createRefreshGate, type RefreshGate, type Turnstile } from './refresh.js';
+
 // A login is one person's CLI credentials (see ARCHITECTURE §13): a claude setup token, a codex
 // CODEX_HOME of its own. Its row (which CLIs, what kind) is in the state database; its secrets are
 // files under <state>/logins/<name>/ (0600 in 0700 directories), read when a run is started and

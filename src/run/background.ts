@@ -54,8 +54,9 @@ function launch(
   },
 ): void {
   const { backend, log } = input;
-  // Started in the background: only into room no turn is waiting for.
-  if (deps.cap && !deps.cap.hasRoom()) {
+  // Started in the background: only into room no turn is waiting for, and never while its login's
+  // expiring token is being refreshed by another run.
+  if ((deps.cap && !deps.cap.hasRoom()) || deps.refresh?.busy(backend, turn)) {
     how.tools?.close();
     return;
   }

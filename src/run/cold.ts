@@ -1,7 +1,7 @@
 import type { BackendEvent } from '../backends/index.js';
 import type { RunningProcess } from '../process/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
-import { callOf, openWorkspace, spawnIn } from './spawn.js';
+import { callOf, openWorkspace, spawnIn, waitToStart } from './spawn.js';
 import type { ColdPlan, RunDeps, RunInput, RunOutcome } from './types.js';
 import { follow, stopProcess } from './stop.js';
 
@@ -35,9 +35,9 @@ export async function* runCold(
   let proc: RunningProcess | undefined;
   let lines: AsyncIterator<string> | undefined;
   let kept = false;
-  let room: (() => void) | undefined;
+  let room: ((proc?: RunningProcess) => void) | undefined;
   try {
-    room = await deps.cap?.acquire(input.signal);
+    room = await waitToStart(deps, backend, turn, input.signal);
     // A live process's own timeout bounds its whole life; each turn has its own below.
     const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
     proc = spawnIn(deps, backend, turn, ws, {
@@ -47,7 +47,7 @@ export async function* runCold(
       log,
       record: (p) => callOf(backend, turn, p),
     });
-    room?.();
+    room(proc);
     log.debug(
       { event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) },
       'spawned',

@@ -2,6 +2,7 @@ import type { BackendEvent } from '../backends/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
 import { follow, stopProcess } from './stop.js';
+import { waitToWrite } from './spawn.js';
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
 const WARM_START_MS = 2000;
@@ -25,7 +26,9 @@ export async function* runLive(
   let totalTimer: NodeJS.Timeout | undefined;
   let startTimer: NodeJS.Timeout | undefined;
   let settled = false;
+  let written: (() => void) | undefined;
   try {
+    written = await waitToWrite(deps, backend, plan.turn, input.signal);
     w.proc.expect();
     if (!(await w.proc.write(plan.write))) {
       await pool.retire(w, 'no_answer');
@@ -62,6 +65,7 @@ export async function* runLive(
     if (!seen && !input.signal.aborted && exit.reason !== 'shutdown') return undefined;
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run: plan.mode };
   } finally {
+    written?.();
     clearTimeout(startTimer);
     clearTimeout(totalTimer);
     unfollow();

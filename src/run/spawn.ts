@@ -21,6 +21,52 @@ export function openWorkspace(
   });
 }
 
+/**
+ * Waits until the turn's CLI may start: its login's turn to refresh an expiring token (one
+ * refresher per login file, see logins/refresh.ts), then room under the process cap. The ticket
+ * is called with the process once it runs (or without, when none started); later calls do nothing.
+ */
+export async function waitToStart(
+  deps: RunDeps,
+  backend: Backend,
+  turn: Turn,
+  signal: AbortSignal,
+): Promise<(proc?: RunningProcess) => void> {
+  const gate = await deps.refresh?.enter(backend, turn, signal);
+  let room: (() => void) | undefined;
+  try {
+    room = await deps.cap?.acquire(signal);
+  } catch (err) {
+    gate?.release();
+    throw err;
+  }
+  let done = false;
+  return (proc) => {
+    if (done) return;
+    done = true;
+    room?.();
+    if (gate && proc) gate.started(proc.exit);
+    else gate?.release();
+  };
+}
+
+/**
+ * Waits until a turn may be written to a live CLI: its login's turn to refresh an expiring token,
+ * as for a start. The returned function ends the turn's hold (the turn is over, or parked).
+ */
+export async function waitToWrite(
+  deps: RunDeps,
+  backend: Backend,
+  turn: Turn,
+  signal: AbortSignal,
+): Promise<() => void> {
+  const gate = await deps.refresh?.enter(backend, turn, signal);
+  if (!gate) return () => undefined;
+  let end!: () => void;
+  gate.started(new Promise<void>((r) => (end = r)));
+  return end;
+}
+
 /** How a process is started in its workspace. */
 export interface SpawnSpec {
   /** The backend's invocation and files for the turn (`backend.prepare` unless a live start says otherwise). */

@@ -3,7 +3,7 @@ import type { RunningProcess } from '../process/index.js';
 import { workerSlot } from '../workers/index.js';
 import { afterTurn } from './background.js';
 import { toParked } from './parked.js';
-import { bridgeTools, callOf, openWorkspace, spawnIn } from './spawn.js';
+import { bridgeTools, callOf, openWorkspace, spawnIn, waitToStart, waitToWrite } from './spawn.js';
 import { step, type ToolLive } from './tool-step.js';
 import type { RunDeps, RunInput, RunOutcome, ToolPlan } from './types.js';
 import { stopProcess } from './stop.js';
@@ -43,10 +43,10 @@ export async function* runToolTurn(
   });
   const life = new AbortController();
   let state: ToolLive | undefined;
-  let room: (() => void) | undefined;
+  let room: ((proc?: RunningProcess) => void) | undefined;
   let proc: RunningProcess | undefined;
   try {
-    room = await deps.cap?.acquire(input.signal);
+    room = await waitToStart(deps, backend, turn, input.signal);
     // The process may wait, parked, several times as long as one turn: each step has its own bound.
     const limits = { ...deps.limits, timeoutMs: deps.limits.timeoutMs + 24 * 3600_000 };
     proc = spawnIn(deps, backend, turn, ws, {
@@ -56,7 +56,7 @@ export async function* runToolTurn(
       log,
       record: (p) => callOf(backend, turn, p, 'mcp.json'),
     });
-    room?.();
+    room(proc);
     log.debug(
       { event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, tools: plan.tools.length },
       'spawned',
@@ -107,8 +107,10 @@ async function* runWarmTool(
   const { backend, log } = input;
   const w = plan.worker!;
   const pool = plan.pooled!.pool;
+  const written = await waitToWrite(deps, backend, plan.turn, input.signal);
   w.proc.expect();
   if (!(await w.proc.write(plan.write!))) {
+    written();
     await pool.retire(w, 'no_answer');
     return undefined;
   }
@@ -152,6 +154,7 @@ async function* runWarmTool(
     if (!next.value.ok && state.read === 0 && !input.signal.aborted) return undefined;
     return next.value;
   } finally {
+    written();
     clearTimeout(silent);
   }
 }

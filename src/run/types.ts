@@ -5,6 +5,7 @@ import type { Lease, SessionPlan } from '../sessions/index.js';
 import type { createParkedTurns, ParkedTurn, ToolBridge, ToolSpec } from '../tools/index.js';
 import type { ProcessCap, Worker, WorkerFit, WorkerPool } from '../workers/index.js';
 import type { SlotReset, Workspaces } from '../workspace/index.js';
+import type { RefreshGate } from '../logins/index.js';
 
 /**
  * How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, a pre-started
@@ -29,6 +30,8 @@ export interface RunDeps {
   workers?: WorkerPool;
   /** The cap on every CLI process olp holds: a spawn waits for room (`supervisor` is its own). */
   cap?: ProcessCap;
+  /** One refresher per login file: while its token is about to expire, its runs start one at a time. */
+  refresh?: RefreshGate;
   /** Event types a CLI printed that olp does not know, already logged (each is logged once per daemon). */
   unknownEvents?: Set<string>;
   /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */

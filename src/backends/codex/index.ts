@@ -87,6 +87,9 @@ export function createCodexBackend(opts: CodexOptions): Backend {
         links.push({ from: 'codex-sessions', to: '.codex/sessions', persistent: true });
       return links;
     },
+    // A ChatGPT login rotates its refresh token when codex refreshes it (within 5 minutes of the
+    // access token's expiry, codex 0.171): olp lets one run at a time do that (src/logins/refresh.ts).
+    refreshable: (turn) => ({ file: turn.login?.file ?? opts.auth, expiresAt: chatgptExpiry }),
     envPolicy(turn: Turn, place: Place): EnvPolicy {
       // CODEX_HOME is always the run's own; the host's (and its database home) never leak in.
       const tools: Record<string, string> = turn.tools ? { [TOOLS_TOKEN_VAR]: turn.tools.token } : {};
@@ -125,4 +128,17 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       resume: (turn, place) => toAppServerInvocation(opts.bin, turn, place, opts.config),
     },
   };
+}
+
+/** When a codex auth.json's ChatGPT access token expires (its JWT `exp`), epoch ms; null for an API key or token login. */
+export function chatgptExpiry(text: string): number | null {
+  try {
+    const auth = JSON.parse(text) as { tokens?: { access_token?: unknown; refresh_token?: unknown } | null };
+    const token = auth.tokens?.access_token;
+    if (typeof token !== 'string' || !auth.tokens?.refresh_token) return null;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof claims.exp === 'number' ? claims.exp * 1000 : null;
+  } catch {
+    return null;
+  }
 }
