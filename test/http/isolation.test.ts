@@ -14,6 +14,7 @@ interface Report {
   env: string[];
   markerVisible: boolean;
   credentialsVisible: boolean;
+  credentialsLinked: boolean;
   fds: string[];
 }
 
@@ -59,7 +60,10 @@ describe('a CLI child sees only its workspace', () => {
     // With the session pool on, the working directory is the slot's stable one.
     assert.match(r.cwd, new RegExp(`^${t.stateDir}/slots/[^/]+/claude-\\d/work$`));
     assert.equal(r.markerVisible, false, 'a file in the real home is not visible through $HOME');
-    assert.equal(r.credentialsVisible, true, 'the claude login is linked in');
+    // The login file stays where it is: claude finds it (and takes its refresh locks) in the owner's
+    // directory, so runs refresh it one at a time and never replace a link with a copy of their own.
+    assert.equal(r.credentialsVisible, true, "claude finds the machine's login");
+    assert.equal(r.credentialsLinked, false, 'nothing of the login is linked into the home');
   });
 
   it('the environment is an allowlist: no API keys, no nested-session markers, no other host variables', async () => {
@@ -67,6 +71,7 @@ describe('a CLI child sees only its workspace', () => {
     const names = r.env.filter((n) => !SHELL_ADDED.has(n)).sort();
     assert.deepEqual(names, [
       'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+      'CLAUDE_SECURESTORAGE_CONFIG_DIR',
       'DISABLE_AUTOUPDATER',
       'DISABLE_ERROR_REPORTING',
       'DISABLE_TELEMETRY',

@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Link } from '../../workspace/index.js';
 import { INSTALL_COMMAND, LOGIN_COMMAND } from './fixes.js';
 import { toEnvPolicy, withoutApiKeys } from '../common.js';
@@ -42,6 +42,13 @@ function isNestedSessionVar(name: string): boolean {
 /** Provider credentials in the environment: only passed when the operator names them. */
 const API_KEY_VARS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'];
 
+const CREDENTIALS_FILE = '.credentials.json';
+/**
+ * Where claude keeps its login file and takes its refresh locks (2.1.197 and 2.1.332; not
+ * documented: the real-CLI tier checks it on both pinned versions).
+ */
+export const SECURE_STORAGE_VAR = 'CLAUDE_SECURESTORAGE_CONFIG_DIR';
+
 /** The operator's claude login file: $CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json. */
 export function defaultClaudeCredentials(hostEnv: Readonly<Record<string, string | undefined>>): string {
   return join(hostEnv.CLAUDE_CONFIG_DIR || join(hostEnv.HOME || homedir(), '.claude'), '.credentials.json');
@@ -60,6 +67,14 @@ export interface ClaudeOptions {
 /** The claude backend: `claude -p --output-format stream-json` per turn. */
 export function createClaudeBackend(opts: ClaudeOptions): Backend {
   const nextId = createControlIds();
+  // The machine's login file is not linked into runs: claude writes a refreshed token to a temp
+  // file renamed over the link (which then stops being one, and the owner's file keeps a refresh
+  // token the refresh used up), and it takes its refresh locks in the run's own ~/.claude, so runs
+  // do not exclude one another. Pointed at the owner's directory instead, every run and the
+  // owner's own claude read and write the one file under the same locks, and re-read it before
+  // refreshing: one refresh (observed with 2.1.197 and 2.1.332, 10 runs at once). A file of
+  // another name (`--claude-credentials`) cannot be found there: it is linked, as before.
+  const store = basename(opts.credentials) === CREDENTIALS_FILE ? dirname(opts.credentials) : undefined;
   const fixed: Record<string, string> = {
     DISABLE_AUTOUPDATER: '1',
     DISABLE_TELEMETRY: '1',
@@ -88,7 +103,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     apiKeyVars: API_KEY_VARS,
     links(turn) {
       // A login's setup token goes in the environment: no credentials file, nothing to refresh.
-      const links: Link[] = turn.login ? [] : [{ from: opts.credentials, to: '.claude/.credentials.json' }];
+      const links: Link[] =
+        turn.login || store ? [] : [{ from: opts.credentials, to: `.claude/${CREDENTIALS_FILE}` }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
       if (turn.session && turn.session.mode !== 'ephemeral')
         links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });
@@ -107,6 +123,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       // offered to the model as tools of their own instead.
       if (turn.tools) set.ENABLE_TOOL_SEARCH = 'false';
       if (turn.login?.token) set.CLAUDE_CODE_OAUTH_TOKEN = turn.login.token;
+      else if (!turn.login && store) set[SECURE_STORAGE_VAR] = store;
       const pass = turn.login ? withoutApiKeys(opts.passEnv, API_KEY_VARS) : opts.passEnv;
       return toEnvPolicy(set, pass, API_KEY_VARS, isNestedSessionVar);
     },
