@@ -12,6 +12,7 @@ import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
 import { printable } from './output.js';
 import { inspectStateDir } from './state-dir.js';
+import { describeLogins, loginChecks, type LoginCheck } from './doctor-logins.js';
 
 /** Whether host:port can be bound right now. */
 function portFree(host: string, port: number): Promise<boolean> {
@@ -61,7 +62,8 @@ async function describePort(config: Config): Promise<string> {
 export async function runDetection(
   config: Config,
   rawEnv: Readonly<Record<string, string | undefined>>,
-): Promise<Detection[]> {
+  logins: readonly LoginCheck[] = [],
+): Promise<Detection[] & { logins?: Map<string, Detection> }> {
   const hostEnv = toHostEnv(rawEnv);
   const { backends, probes } = createBackends(config, hostEnv);
   const scratch = mkdtempSync(join(tmpdir(), 'olp-probe-'));
@@ -72,7 +74,15 @@ export async function runDetection(
       createWorkspaces(scratch, { runDir: join(scratch, 'run'), path: hostEnv.PATH }),
       { ttlMs: 0 },
     );
-    return await Promise.all(backends.map((b) => detector.detect(b)));
+    const machine = Promise.all(backends.map((b) => detector.detect(b)));
+    // Each login's credential, as its runs get it (its token or file, none of the machine's).
+    const byLogin = Promise.all(
+      logins.map(async (c) => {
+        const b = backends.find((x) => x.id === c.cli)!;
+        return [`${c.login}/${c.cli}`, await detector.detect(b, c.use)] as const;
+      }),
+    );
+    return Object.assign(await machine, { logins: new Map(await byLogin) });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -84,7 +94,8 @@ export async function runDoctor(
   rawEnv: Readonly<Record<string, string | undefined>>,
   out: (s: string) => void,
 ): Promise<number> {
-  const found = await runDetection(config, rawEnv);
+  const { checks, logins, keys } = loginChecks(config);
+  const found = await runDetection(config, rawEnv, checks);
   const configured: Record<string, string> = { claude: config.claudeBin, codex: config.codexBin };
   // VERSION is the version of the binary in BINARY: the one `olp serve` runs.
   const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY', 'FOUND BY']];
@@ -131,6 +142,9 @@ export async function runDoctor(
   const plans = describePlans(readPlanStates(config.stateDir), Date.now());
   out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
   for (const line of plans.slice(1)) out(`           ${line}\n`);
+  const accounts = describeLogins(config, rawEnv, logins, keys, found.logins ?? new Map());
+  out(`logins     ${accounts.lines[0]}\n`);
+  for (const line of accounts.lines.slice(1)) out(`           ${line}\n`);
   const starter = starterInfo();
   out(
     `spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`,
@@ -156,7 +170,9 @@ export async function runDoctor(
       );
     }
   }
+  fixes.push(...accounts.fixes);
   if (fixes.length > 0) out(`\nTo fix:\n${fixes.map((f) => `  ${f}`).join('\n')}\n`);
+  if (accounts.warnings.length > 0) out(`\nWarnings:\n${accounts.warnings.map((w) => `  ${w}`).join('\n')}\n`);
   const ready = found.filter((d) => d.ready && d.path);
   out(
     ready.length > 0

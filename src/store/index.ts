@@ -2,7 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createKeyStore, type KeyStore } from './keys.js';
-import { createLoginStore, type LoginStore } from './logins.js';
+import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
@@ -95,18 +95,41 @@ function storeOn(db: BetterSqlite3.Database): Store {
   };
 }
 
-/** The plan states of a state dir's database, read only, without migrating it (none when it is missing or older). */
-export function readPlanStates(stateDir: string): PlanRow[] {
+/** Reads a state dir's database read only, without migrating it; `fallback` when it is missing or older. */
+function readOnly<T>(stateDir: string, read: (db: BetterSqlite3.Database) => T, fallback: T): T {
   const file = join(stateDir, 'olp.db');
-  if (!existsSync(file)) return [];
+  if (!existsSync(file)) return fallback;
   try {
     const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
     try {
-      return createPlanStore(db).list();
+      return read(db);
     } finally {
       db.close();
     }
   } catch {
-    return [];
+    return fallback;
   }
+}
+
+/** The plan states of a state dir (none when its database is missing or older). */
+export function readPlanStates(stateDir: string): PlanRow[] {
+  return readOnly(stateDir, (db) => createPlanStore(db).list(), []);
+}
+
+/** A state dir's logins and which active keys each serves (`machine`: keys with no login). */
+export function readLogins(stateDir: string): { logins: LoginRecord[]; keys: Map<string, string[]> } {
+  return readOnly(
+    stateDir,
+    (db) => {
+      const keys = new Map<string, string[]>();
+      const rows = db
+        .prepare<[], { name: string; login: string | null }>(
+          'SELECT name, login FROM keys WHERE revoked_at IS NULL ORDER BY name',
+        )
+        .all();
+      for (const r of rows) keys.set(r.login ?? 'machine', [...(keys.get(r.login ?? 'machine') ?? []), r.name]);
+      return { logins: createLoginStore(db, createWriteWatch(db)).list(), keys };
+    },
+    { logins: [], keys: new Map() },
+  );
 }

@@ -103,8 +103,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     apiKeyVars: API_KEY_VARS,
     links(turn) {
       // A login's setup token goes in the environment: no credentials file, nothing to refresh.
-      const links: Link[] =
-        turn.login || store ? [] : [{ from: opts.credentials, to: `.claude/${CREDENTIALS_FILE}` }];
+      const links: Link[] = turn.login || store ? [] : [{ from: opts.credentials, to: `.claude/${CREDENTIALS_FILE}` }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
       if (turn.session && turn.session.mode !== 'ephemeral')
         links.push({ from: 'claude-projects', to: '.claude/projects', persistent: true });

@@ -136,7 +136,9 @@ export function chatgptExpiry(text: string): number | null {
     const auth = JSON.parse(text) as { tokens?: { access_token?: unknown; refresh_token?: unknown } | null };
     const token = auth.tokens?.access_token;
     if (typeof token !== 'string' || !auth.tokens?.refresh_token) return null;
-    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      exp?: unknown;
+    };
     return typeof claims.exp === 'number' ? claims.exp * 1000 : null;
   } catch {
     return null;
