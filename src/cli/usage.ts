@@ -7,7 +7,7 @@ import { printable, type Sink } from './output.js';
 export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
 
 Commands:
-  olp usage [--key NAME] [--since DATE] [--until DATE] [--by key|day|model] [--json]
+  olp usage [--key NAME] [--since DATE] [--until DATE] [--by GROUP] [--json]
         who used how much of what, and how much of it was cache
   olp usage export --format jsonl [--key NAME] [--since DATE] [--until DATE]
         every row in the documented schema (docs/usage-ledger.md), one JSON object a line
@@ -18,7 +18,8 @@ Options:
   --key NAME           only this key's requests
   --since DATE         from this time on: 2026-12-01 (UTC midnight), an ISO time, or back from now (7d, 12h)
   --until DATE         before this time (same forms)
-  --by key|day|model   how the summary is grouped (default key)
+  --by GROUP           how the summary is grouped: key (default), day, model, or login (whose CLI
+                       login served it: machine for the machine's own, (no CLI) for refusals)
   --json               the summary as JSON
   --format jsonl       export format (the only one)
   --older-than DAYS    prune: rows older than this many days
@@ -81,8 +82,8 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
   }
   if (sub !== undefined) throw new UsageError(`unknown usage command '${sub}' (export, prune)`);
   const by = (values.by ?? 'key') as string;
-  if (by !== 'key' && by !== 'day' && by !== 'model')
-    throw new UsageError(`--by must be key, day or model, not '${by}'`);
+  if (by !== 'key' && by !== 'day' && by !== 'model' && by !== 'login')
+    throw new UsageError(`--by must be key, day, model or login, not '${by}'`);
   const groups = store.usage.summarize(filterFrom(store, values), by);
   const plans = describePlans(store.plans.list(), Date.now());
   if (values.json) {

@@ -1,3 +1,4 @@
+import { MACHINE_LOGIN } from '../logins/index.js';
 import { overagePolicy, type Plans } from '../plan/index.js';
 import type { Request, Response } from 'express';
 import { budgetPeriods } from '../admit/index.js';
@@ -8,12 +9,14 @@ import { ctx } from './context.js';
 /** A key as the owner endpoints show it: policy and usage, never token material beyond the hint. */
 function toKeyView(
   store: Store,
-  key: Pick<KeyRecord, 'id' | 'name' | 'role'> & { policy: Policy; hint?: string; createdAt?: string },
+  key: Pick<KeyRecord, 'id' | 'name' | 'role' | 'login'> & { policy: Policy; hint?: string; createdAt?: string },
 ) {
   const { day, month } = budgetPeriods(Date.now());
   return {
     name: key.name,
     role: key.role,
+    // Whose CLI login serves the key (`olp logins`).
+    login: key.login ?? MACHINE_LOGIN,
     ...(key.hint ? { token_hint: `${key.hint}…` } : {}),
     ...(key.createdAt ? { created_at: key.createdAt } : {}),
     policy: key.policy,
@@ -29,7 +32,7 @@ export function createMeRoute(store: Store, plans?: Plans) {
   return (_req: Request, res: Response): void => {
     const p = ctx(res).principal!;
     res.json({
-      ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy }),
+      ...toKeyView(store, { id: p.keyId, name: p.name, role: p.role, policy: p.policy, login: p.login }),
       overage: overagePolicy(p),
       plan: plans?.view(p.login) ?? {},
     });
@@ -116,6 +119,7 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
       object: 'usage',
       key: p.name,
       role: p.role,
+      login: p.login ?? MACHINE_LOGIN,
       days,
       ...budgetView(store, { id: p.keyId, policy: p.policy }, now),
       rows,
@@ -134,7 +138,7 @@ export function createUsageRoute(store: Store) {
     const keys = store.keys
       .list()
       .filter((k) => !k.revokedAt)
-      .map((k) => ({ name: k.name, role: k.role, ...budgetView(store, k, now) }));
+      .map((k) => ({ name: k.name, role: k.role, login: k.login ?? MACHINE_LOGIN, ...budgetView(store, k, now) }));
     res.setHeader('cache-control', 'no-store');
     res.json({
       object: 'usage',

@@ -30,10 +30,10 @@ export const PAGE_HTML = `<!doctype html>
   <section><h2>Last 30 days</h2><svg id="chart" viewBox="0 0 300 100" role="img" aria-label="tokens per day"></svg></section>
   <section><h2>By model</h2><table><thead><tr><th>model</th><th>requests</th><th>prompt</th><th>completion</th></tr></thead><tbody id="models"></tbody></table></section>
   <section><h2>Conversations</h2><table><thead><tr><th>CLI</th><th>started</th><th>turns</th><th>last used</th></tr></thead><tbody id="sessions"></tbody></table></section>
-  <section><h2>Subscription window</h2><ul id="plan"></ul></section>
+  <section><h2>Subscription window</h2><p class="muted" id="served-by"></p><ul id="plan"></ul></section>
   <section id="family" hidden>
     <h2>Family</h2>
-    <table><thead><tr><th>key</th><th>role</th><th>today</th><th>daily budget</th><th>this month</th><th>monthly budget</th></tr></thead><tbody id="members"></tbody></table>
+    <table><thead><tr><th>key</th><th>role</th><th>login</th><th>today</th><th>daily budget</th><th>this month</th><th>monthly budget</th></tr></thead><tbody id="members"></tbody></table>
     <h2>CLIs and load</h2><ul id="health"></ul>
   </section>
 </main>
@@ -122,7 +122,7 @@ function plan(p) {
 }
 async function family(key) {
   const [all, health] = await Promise.all([api('/olp/usage?days=30', key), api('/health', key)]);
-  $('members').replaceChildren(...all.keys.map((k) => row([k.name, k.role, fmt(k.today.tokens), k.today.budget ? fmt(k.today.budget) : '-', fmt(k.month.tokens), k.month.budget ? fmt(k.month.budget) : '-'])));
+  $('members').replaceChildren(...all.keys.map((k) => row([k.name, k.role, k.login, fmt(k.today.tokens), k.today.budget ? fmt(k.today.budget) : '-', fmt(k.month.tokens), k.month.budget ? fmt(k.month.budget) : '-'])));
   const lines = [];
   for (const [id, b] of Object.entries(health.backends || {})) lines.push(id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
   if (health.cli) lines.push('CLI runs: ' + health.cli.running + ' running, ' + health.cli.queued + ' waiting (at most ' + health.cli.maxConcurrent + ' at once)');
@@ -146,6 +146,7 @@ async function show(key) {
     models(me.rows);
     $('sessions').replaceChildren(...me.sessions.map((s) => row([s.backend, s.started_at ? new Date(s.started_at).toLocaleString() : '-', String(s.turns), s.last_used_at ? new Date(s.last_used_at).toLocaleString() : '-'])));
     plan(me.plan);
+    $('served-by').textContent = me.login === 'machine' ? "Served by the machine's own login" : 'Served by the login ' + me.login;
     $('login').hidden = true;
     $('forget').hidden = false;
     $('bill').hidden = false;

@@ -66,12 +66,14 @@ const GROUP_BY = {
   key: "coalesce(key_name, '(no key)')",
   day: "strftime('%Y-%m-%d', ts / 1000, 'unixepoch')",
   model: "coalesce(served_model, model, '(none)')",
+  // Rows written before logins existed were all served by the machine's own.
+  login: "CASE WHEN backend IS NULL THEN '(no CLI)' ELSE coalesce(login, 'machine') END",
 } as const;
 
 /** What usage totals can be grouped by. */
 export type GroupBy = keyof typeof GROUP_BY;
 
-/** Totals grouped by key, UTC day or model, within the scope. */
+/** Totals grouped by key, UTC day, model or login, within the scope. */
 export function summarizeUsage(db: Database, filter: UsageFilter, by: GroupBy): UsageGroup[] {
   const w = where(filter);
   const rows = db

@@ -149,6 +149,16 @@ describe('logins', () => {
       const rows = [...t.daemon.store.usage.export({ scope: { all: true } })];
       for (const r of rows) assert.equal(r.login, r.key_name === 'tester' ? null : r.key_name);
       assert.equal(rows.length, 3 * 2 * 2 * 4);
+      // `olp usage --by login`: each login's share.
+      const byLogin = t.daemon.store.usage.summarize({ scope: { all: true } }, 'login');
+      assert.deepEqual(
+        byLogin.map((g) => [g.group, g.requests]),
+        [
+          ['alice', 16],
+          ['bob', 16],
+          ['machine', 16],
+        ],
+      );
     } finally {
       await t.close();
     }

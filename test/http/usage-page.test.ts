@@ -31,6 +31,7 @@ describe('GET /olp/me/usage', () => {
       {
         object: 'usage',
         key: 'mum',
+        login: 'machine',
         role: 'member',
         days: 30,
         today: { tokens: 0, requests: 0, budget: null },
