@@ -35,6 +35,8 @@ export interface DaemonOptions {
   hostEnv: Readonly<Record<string, string | undefined>>;
   /** olp's version, as the state dir's lock names its holder (and a new recording's header says). */
   version?: string;
+  /** Tests only: false leaves out the one refresher per login file (to show the race it prevents). */
+  refreshGate?: false;
 }
 
 /** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
@@ -46,19 +48,19 @@ export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv
  * Every part of a daemon, built from the config and wired together, not yet listening: the app,
  * the conversation core's dependencies and what shutdown must stop. Tests build one in-process.
  */
-export function composeDaemon({ config, logger, hostEnv: rawEnv, version }: DaemonOptions) {
+export function composeDaemon({ config, logger, hostEnv: rawEnv, version, refreshGate }: DaemonOptions) {
   const hostEnv = toHostEnv(rawEnv);
   // First: the sweep and the slot recovery below assume no other olp runs on this state dir.
   const lock = lockStateDir(config.stateDir);
   try {
-    return composeLocked({ config, logger, hostEnv, version }, lock);
+    return composeLocked({ config, logger, hostEnv, version, refreshGate }, lock);
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
-function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock: StateLock) {
+function composeLocked({ config, logger, hostEnv, version, refreshGate }: DaemonOptions, lock: StateLock) {
   const store = openStore(config.stateDir);
   const workspaces = createWorkspaces(config.stateDir, {
     ...(config.runDir ? { runDir: config.runDir } : {}),
@@ -176,7 +178,7 @@ function composeLocked({ config, logger, hostEnv, version }: DaemonOptions, lock
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
       supervisor: cap.supervisor,
       cap,
-      refresh: createRefreshGate(),
+      ...(refreshGate === false ? {} : { refresh: createRefreshGate() }),
       workspaces,
       hostEnv,
       replay: config.recordMode === 'replay',

@@ -8,6 +8,8 @@ export type StandInMode = 'text' | '401' | '429' | '500' | 'slow';
 
 export interface RecordedRequest {
   path: string;
+  /** The credential it carried (`x-api-key` or `Authorization: Bearer`; both joined by ' + '); null for none. */
+  credential: string | null;
   body: {
     model?: string;
     system?: unknown;
@@ -135,6 +137,17 @@ export function standInReply(userText: string): string {
   return `stand-in heard: ${tail.slice(-60)}`;
 }
 
+/**
+ * A request's API credential: its `x-api-key` (an API key) or its `Authorization: Bearer` token
+ * (OAuth); both, joined by ' + ', when it carried both.
+ */
+function credentialOf(req: IncomingMessage): string | null {
+  const key = req.headers['x-api-key'];
+  const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  const found = [typeof key === 'string' ? key : undefined, bearer].filter((c): c is string => !!c);
+  return found.length ? found.join(' + ') : null;
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -170,7 +183,7 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     } catch {
       // keep empty
     }
-    requests.push({ path, body });
+    requests.push({ path, credential: credentialOf(req), body });
     if (state.plan && !path.endsWith('/count_tokens')) {
       for (const [name, value] of Object.entries(planHeaders(state.plan))) res.setHeader(name, value);
       if (state.plan.status === 'rejected') {

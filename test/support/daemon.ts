@@ -31,6 +31,8 @@ export async function startTestDaemon(
     codexEnv?: Record<string, string>;
     hostEnv?: Record<string, string>;
     base?: string;
+    /** false: no one refresher per login file (see DaemonOptions.refreshGate). */
+    refreshGate?: false;
   } = {},
 ): Promise<TestDaemon> {
   const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
@@ -68,6 +70,7 @@ export async function startTestDaemon(
     config,
     logger,
     hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv },
+    ...(opts.refreshGate === false ? { refreshGate: false as const } : {}),
   });
   const token = opts.base ? '' : daemon.store.keys.add('tester', 'owner').token;
   return {
