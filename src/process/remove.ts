@@ -52,7 +52,7 @@ async function matching(dir: string, name: string): Promise<string[]> {
 export function createTreeRemover(windowMs = 200, path: string = FALLBACK_PATH) {
   /** Where `rm` and `find` are, looked up on PATH once (each lookup stats every PATH entry). */
   const resolved = new Map<string, string>();
-  let queue: Job[] = [];
+  const queue: Job[] = [];
   let timer: NodeJS.Timeout | undefined;
   let useCommands = true;
 
