@@ -129,12 +129,11 @@ export function createLoginClis(config: Config, hostEnv: Env) {
       if (why) return { ok: false, said: why };
       const ok = claude.status.loggedIn(r.exitCode, r.stdout, r.stderr);
       const method = /"authMethod":\s*"([^"]*)"/.exec(r.stdout)?.[1];
-      return {
-        ok,
-        said: ok
-          ? `logged in${method ? ` (${method})` : ''}`
-          : `not logged in (exit ${r.exitCode}${method ? `, authMethod ${method}` : ''})`,
-      };
+      if (!ok) return { ok, said: `not logged in (exit ${r.exitCode}${method ? `, authMethod ${method}` : ''})` };
+      // claude 2.1.197 and 2.1.332 answer `auth status` for a token in the environment without
+      // asking the server: a revoked or expired token shows only when a request runs.
+      const unchecked = method === 'oauth_token' ? '; the server sees it only when a request runs' : '';
+      return { ok, said: `logged in${method ? ` (${method})` : ''}${unchecked}` };
     },
 
     /**
@@ -188,12 +187,10 @@ export function createLoginClis(config: Config, hostEnv: Env) {
         chmodSync(auth, 0o600);
         const verdict = await codexStatus(name, staging);
         if (!verdict.ok) throw new LoginFailed(`codex does not accept the new login: ${verdict.said}`);
-        // Swapped whole: a run that starts meanwhile links either the old auth.json or the new one.
-        const old = `${codexHome}.old`;
-        rmSync(old, { recursive: true, force: true });
-        if (existsSync(codexHome)) renameSync(codexHome, old);
-        renameSync(staging, codexHome);
-        rmSync(old, { recursive: true, force: true });
+        // Renamed over the old one: a run that starts meanwhile links either the old auth.json or
+        // the new one, never none. (What else codex left in the staging home is not needed.)
+        ensurePrivateDir(codexHome);
+        renameSync(auth, join(codexHome, 'auth.json'));
       } finally {
         rmSync(staging, { recursive: true, force: true });
       }

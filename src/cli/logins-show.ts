@@ -110,7 +110,7 @@ export async function runLoginStatus(
     if (!kind) return `- (add one: olp logins add ${name} --${cli})`;
     if (!v) {
       ok = false;
-      return `${kind}, ${file}: MISSING (olp logins remove ${name} --${cli}, then add it again)`;
+      return `${kind}, ${file}: MISSING (store it again: olp logins rotate ${name} --${cli})`;
     }
     ok &&= v.ok;
     return `${kind}, ${file}: ${v.ok ? v.said : `REJECTED: ${v.said} (replace it: olp logins rotate ${name} --${cli})`}`;

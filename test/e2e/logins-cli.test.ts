@@ -214,7 +214,7 @@ describe('olp logins list, status, remove; olp keys --login', () => {
     const ok = olp(s, ['logins', 'status', 'alice']);
     assert.equal(ok.status, 0, ok.all);
     assert.ok(!ok.all.includes(CLAUDE_TOKEN));
-    assert.match(ok.stdout, /^claude\s+setup-token, .*logins\/alice\/claude-token: logged in \(oauth_token\)$/m);
+    assert.match(ok.stdout, /^claude\s+setup-token, .*logins\/alice\/claude-token: logged in \(oauth_token\); /m);
     assert.match(ok.stdout, /^codex\s+- \(add one: olp logins add alice --codex\)$/m);
     assert.match(ok.stdout, /^keys\s+k-alice$/m);
     assert.match(ok.stdout, /^plan\s+claude \(login alice\): allowed/m);
@@ -228,6 +228,15 @@ describe('olp logins list, status, remove; olp keys --login', () => {
       /^claude\s+setup-token, .*: REJECTED: not logged in .*olp logins rotate alice --claude\)$/m,
     );
     assert.ok(!bad.all.includes(revoked));
+    rmSync(join(s, 'logins', 'alice', 'claude-token'));
+    const missing = olp(s, ['logins', 'status', 'alice']);
+    assert.equal(missing.status, 1);
+    assert.match(
+      missing.stdout,
+      /^claude\s+setup-token, .*: MISSING \(store it again: olp logins rotate alice --claude\)$/m,
+    );
+    assert.equal(olp(s, ['logins', 'rotate', 'alice', '--claude'], { input: CLAUDE_TOKEN }).status, 0);
+    assert.equal(olp(s, ['logins', 'status', 'alice']).status, 0);
     assert.equal(olp(s, ['logins', 'status', 'nobody']).status, 1);
     assert.match(olp(s, ['logins', 'status', 'machine']).stdout, /^keys\s+k-machine$/m);
   });
