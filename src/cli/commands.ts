@@ -7,6 +7,7 @@ import { runDoctor } from './doctor.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
 import { toOlpCommand } from './invocation.js';
 import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
+import { LOGIN_FLAGS, loginsHelp, runLogins } from './logins.js';
 import { createSink, printable, type Sink } from './output.js';
 import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_HELP, runRecordings } from './recordings.js';
 import { runServe } from './serve-command.js';
@@ -58,6 +59,32 @@ function keys(argv: string[], io: Io): number {
       (s) => io.stdout.write(s),
       (s) => io.stderr.write(s),
     );
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) throw err;
+    io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
+    return 1;
+  } finally {
+    store.close();
+  }
+}
+
+async function logins(argv: string[], io: Io): Promise<number> {
+  const { values, positionals, help } = parseCommandLine(argv, LOGIN_FLAGS);
+  const [sub, ...names] = positionals;
+  if (help || sub === undefined) {
+    io.stdout.write(loginsHelp(sub));
+    return 0;
+  }
+  const config = loadStateConfig(values, io.env);
+  const store = openStateStore(config);
+  try {
+    return await runLogins(store, config, sub, names, values as Flat, {
+      env: io.env,
+      stdin: process.stdin,
+      prompt: process.stderr,
+      out: (s) => io.stdout.write(s),
+      err: (s) => io.stderr.write(s),
+    });
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) throw err;
     io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
@@ -146,6 +173,7 @@ const HELP: Record<string, string | ((sub?: string) => string)> = {
   serve: SERVE_HELP,
   doctor: DOCTOR_HELP,
   keys: keysHelp,
+  logins: loginsHelp,
   sessions: SESSIONS_HELP,
   usage: USAGE_HELP,
   responses: RESPONSES_HELP,
@@ -211,6 +239,8 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return runServe(rest, io.env, io.stdout, io.stderr, version());
     case 'keys':
       return keys(rest, io);
+    case 'logins':
+      return logins(rest, io);
     case 'sessions':
       return sessions(rest, io);
     case 'responses':

@@ -49,6 +49,7 @@ Run the proxy:
 
 Manage it (works while olp serve runs):
   keys         API keys and their limits: add, set, show, list, rotate, revoke
+  logins       members' own CLI logins for their keys: add, rotate, list, status, remove
   usage        who used how much of what; export, prune
   sessions     the CLI sessions kept per key: list, rotate
   responses    stored Responses API responses: list, prune

@@ -11,7 +11,9 @@ const POLICY_FLAGS = `Policy flags (use 'none' to clear a limit):
   --monthly-tokens N     prompt + completion tokens per UTC month
   --expires WHEN         an ISO date/time, a duration like 30d or 12h, or 'never'
   --overage allow|deny   may draw on the plan's paid extra usage once its included usage is
-                         spent ('default': owners may, members may not)`;
+                         spent ('default': owners may, members may not)
+  --login NAME           whose CLI logins answer the key: a login of olp logins, or 'machine'
+                         (the default: the CLIs' own login on this machine)`;
 
 const KEY_COMMANDS: Record<string, { usage: string; what: string; policy?: boolean }> = {
   add: {
@@ -65,6 +67,7 @@ export const KEY_FLAGS = {
   'monthly-tokens': { type: 'string' },
   expires: { type: 'string' },
   overage: { type: 'string' },
+  login: { type: 'string' },
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
 } as const;

@@ -1,4 +1,5 @@
 import { budgetPeriods } from '../admit/index.js';
+import { MACHINE_LOGIN } from '../logins/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { printable } from './output.js';
@@ -67,6 +68,17 @@ function toRole(raw: string | boolean | undefined): Role | undefined {
   return raw;
 }
 
+/** `--login NAME`: a login olp has, or `machine` (null: the machine's own); undefined when not given. */
+function toLogin(store: Store, raw: string | boolean | undefined): string | null | undefined {
+  if (raw === undefined || typeof raw === 'boolean') return undefined;
+  if (raw === MACHINE_LOGIN) return null;
+  if (!store.logins.get(raw))
+    throw new Error(
+      `there is no login named '${raw}' (olp logins list shows them; add one with: olp logins add ${raw} --claude, or --codex)`,
+    );
+  return raw;
+}
+
 const show = (n: number | null) => (n === null ? '-' : String(n));
 
 function status(k: KeyRecord): string {
@@ -75,7 +87,8 @@ function status(k: KeyRecord): string {
   return k.policy.enabled ? 'active' : 'disabled';
 }
 
-function table(cells: string[][]): string {
+/** Rows of cells as aligned columns, each cell made printable. */
+export function table(cells: string[][]): string {
   const rows = cells.map((r) => r.map(printable));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return (
@@ -98,6 +111,7 @@ function describeKey(store: Store, k: KeyRecord): string {
     ['role', k.role],
     ['token', `${k.hint}…`],
     ['status', status(k)],
+    ['login', k.login ?? MACHINE_LOGIN],
     ['created', k.createdAt],
     ['expires', p.expiresAt ?? 'never'],
     ['models', p.models ? p.models.join(', ') : 'all'],
@@ -127,8 +141,10 @@ export function runKeys(
     case 'add': {
       const n = needName();
       const role = toRole(values.role) ?? (store.keys.activeCount() === 0 ? 'owner' : 'member');
-      const { key, token } = store.keys.add(n, role, toPolicyPatch(values));
-      err(`Created ${key.role} key '${key.name}'. The token is shown only now; store it safely:\n`);
+      const patch = toPolicyPatch(values);
+      const { key, token } = store.keys.add(n, role, patch, toLogin(store, values.login) ?? null);
+      const on = key.login === null ? '' : ` on the login '${key.login}'`;
+      err(`Created ${key.role} key '${key.name}'${on}. The token is shown only now; store it safely:\n`);
       out(`${token}\n`);
       return 0;
     }
@@ -136,9 +152,15 @@ export function runKeys(
       const n = needName();
       const role = toRole(values.role);
       const patch = toPolicyPatch(values);
-      if (!role && Object.keys(patch).length === 0)
-        throw new UsageError('olp keys set: nothing to change (give --role or a policy flag)');
-      out(describeKey(store, store.keys.update(n, { ...(role ? { role } : {}), policy: patch })));
+      const login = toLogin(store, values.login);
+      if (!role && Object.keys(patch).length === 0 && login === undefined)
+        throw new UsageError('olp keys set: nothing to change (give --role, --login or a policy flag)');
+      out(
+        describeKey(
+          store,
+          store.keys.update(n, { ...(role ? { role } : {}), policy: patch, ...(login !== undefined ? { login } : {}) }),
+        ),
+      );
       return 0;
     }
     case 'show': {
@@ -156,7 +178,7 @@ export function runKeys(
         out('no keys (create one with: olp keys add NAME)\n');
         return 0;
       }
-      const head = ['NAME', 'ROLE', 'TOKEN', 'MODELS', 'CONC', 'RPM', 'DAILY', 'MONTHLY', 'EXPIRES', 'STATUS'];
+      const head = ['NAME', 'ROLE', 'TOKEN', 'MODELS', 'CONC', 'RPM', 'DAILY', 'MONTHLY', 'EXPIRES', 'LOGIN', 'STATUS'];
       out(
         table([
           head,
@@ -170,6 +192,7 @@ export function runKeys(
             show(k.policy.dailyTokens),
             show(k.policy.monthlyTokens),
             k.policy.expiresAt?.slice(0, 10) ?? '-',
+            k.login ?? MACHINE_LOGIN,
             status(k),
           ]),
         ]),

@@ -1,4 +1,4 @@
-export { runCommand } from './command.js';
+export { runCommand, runInteractive } from './command.js';
 export { createProcessSupervisor } from './spawn.js';
 export { stopProcess, type ProcessStop } from './stop.js';
 export type {

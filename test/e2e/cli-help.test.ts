@@ -41,6 +41,14 @@ const CASES: { args: string[]; usage: string; options: string[] }[] = [
     options: ['--role', '--daily-tokens', '--state-dir'],
   },
   { args: ['keys', 'revoke', '-h'], usage: 'Usage: olp keys revoke NAME', options: ['--state-dir'] },
+  {
+    args: ['logins', '--help'],
+    usage: 'Usage: olp logins',
+    options: ['add NAME', 'status NAME', 'remove NAME', '--claude', '--api-key', '--stdin', '--state-dir'],
+  },
+  { args: ['logins', 'remove', '-h'], usage: 'Usage: olp logins remove NAME', options: ['--codex', '--state-dir'] },
+  { args: ['help', 'logins'], usage: 'Usage: olp logins', options: ['rotate NAME'] },
+  { args: ['keys', 'set', '--help'], usage: 'Usage: olp keys set NAME', options: ['--login NAME'] },
   { args: ['sessions', '--help'], usage: 'Usage: olp sessions', options: ['--key NAME', '--all'] },
   {
     args: ['usage', '--help'],
@@ -84,7 +92,7 @@ describe('olp COMMAND --help', () => {
     assert.doesNotMatch(text, /Policy flags/, 'the keys flags live in olp keys --help');
     const options = text.indexOf('\nOptions:');
     assert.ok(options > 0);
-    for (const cmd of ['serve', 'doctor', 'keys', 'usage', 'sessions', 'recordings']) {
+    for (const cmd of ['serve', 'doctor', 'keys', 'logins', 'usage', 'sessions', 'recordings']) {
       const at = text.search(new RegExp(`^  ${cmd}\\s`, 'm'));
       assert.ok(at > 0 && at < options, `${cmd} is listed among the commands, before the options`);
     }
