@@ -1,125 +1,43 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, type Config } from '../config/index.js';
-import { openStore, StateDirLocked, type Store } from '../store/index.js';
-import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack, type Options } from './args.js';
+import { ConfigError } from '../config/index.js';
+import { StateDirLocked } from '../store/index.js';
+import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack } from './args.js';
 import { runDoctor } from './doctor.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
 import { toOlpCommand } from './invocation.js';
 import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
 import { LOGIN_FLAGS, loginsHelp, runLogins } from './logins.js';
-import { createSink, printable, type Sink } from './output.js';
+import { createSink } from './output.js';
 import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_HELP, runRecordings } from './recordings.js';
 import { runServe } from './serve-command.js';
 import { RESPONSES_FLAGS, RESPONSES_HELP, runResponses } from './responses.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_HELP } from './sessions.js';
 import { StateDirError, toStateDirError } from './state-dir.js';
 import { runUsage, USAGE_FLAGS, USAGE_HELP } from './usage.js';
+import { namedCommand, storeCommand, version, type Flat, type Io } from './store-command.js';
 
-type Flat = Record<string, string | boolean | undefined>;
-
-interface Io {
-  env: Readonly<Record<string, string | undefined>>;
-  stdout: Sink;
-  stderr: Sink;
-}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
-/** Opens the store of a ready state dir; a failure to open it is said as what is wrong with the dir. */
-function openStateStore(config: Config): Store {
-  try {
-    return openStore(config.stateDir);
-  } catch (err) {
-    throw toStateDirError(err, config.stateDir) ?? err;
-  }
-}
-
-function keys(argv: string[], io: Io): number {
-  const { values, positionals, help } = parseCommandLine(argv, KEY_FLAGS);
-  const [sub, ...names] = positionals;
-  // `olp keys` alone: what the keys commands are.
-  if (help || sub === undefined) {
-    io.stdout.write(keysHelp(sub));
-    return 0;
-  }
-  const config = loadStateConfig(values, io.env);
-  const store = openStateStore(config);
-  try {
-    return runKeys(
+const keys = (argv: string[], io: Io) =>
+  namedCommand(argv, io, KEY_FLAGS, keysHelp, (store, _config, sub, names, values) =>
+    runKeys(
       store,
       sub,
       names,
-      values as Flat,
+      values,
       (s) => io.stdout.write(s),
       (s) => io.stderr.write(s),
-    );
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) throw err;
-    io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
-    return 1;
-  } finally {
-    store.close();
-  }
-}
+    ),
+  );
 
-async function logins(argv: string[], io: Io): Promise<number> {
-  const { values, positionals, help } = parseCommandLine(argv, LOGIN_FLAGS);
-  const [sub, ...names] = positionals;
-  if (help || sub === undefined) {
-    io.stdout.write(loginsHelp(sub));
-    return 0;
-  }
-  const config = loadStateConfig(values, io.env);
-  const store = openStateStore(config);
-  try {
-    return await runLogins(store, config, sub, names, values as Flat, {
+const logins = (argv: string[], io: Io) =>
+  namedCommand(argv, io, LOGIN_FLAGS, loginsHelp, (store, config, sub, names, values) =>
+    runLogins(store, config, sub, names, values, {
       env: io.env,
       stdin: process.stdin,
       prompt: process.stderr,
       out: (s) => io.stdout.write(s),
       err: (s) => io.stderr.write(s),
-    });
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) throw err;
-    io.stderr.write(`olp: ${printable((err as Error).message)}\n`);
-    return 1;
-  } finally {
-    store.close();
-  }
-}
-
-/**
- * `olp COMMAND [SUB] [options]` on the state store: its help, at most one sub-command word, and
- * the store opened for `run` and closed however it ends.
- */
-async function storeCommand(
-  argv: string[],
-  io: Io,
-  flags: Options,
-  help: string,
-  run: (store: Store, sub: string | undefined, values: Flat, config: Config) => number | Promise<number>,
-): Promise<number> {
-  const { values, positionals, help: wantsHelp } = parseCommandLine(argv, flags);
-  if (wantsHelp) {
-    io.stdout.write(help);
-    return 0;
-  }
-  const [sub, ...rest] = positionals;
-  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
-  const config = loadStateConfig(values, io.env);
-  const store = openStateStore(config);
-  try {
-    return await run(store, sub, values as Flat, config);
-  } finally {
-    store.close();
-  }
-}
+    }),
+  );
 
 const responses = (argv: string[], io: Io) =>
   storeCommand(argv, io, RESPONSES_FLAGS, RESPONSES_HELP, (store, sub, values) =>
