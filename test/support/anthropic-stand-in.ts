@@ -8,6 +8,8 @@ export type StandInMode = 'text' | '401' | '429' | '500' | 'slow';
 
 export interface RecordedRequest {
   path: string;
+  /** The credential it came with: the Authorization header (an OAuth token), else x-api-key. */
+  auth?: string;
   body: {
     model?: string;
     system?: unknown;
@@ -170,7 +172,8 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
     } catch {
       // keep empty
     }
-    requests.push({ path, body });
+    const auth = req.headers.authorization ?? req.headers['x-api-key'];
+    requests.push({ path, body, ...(typeof auth === 'string' ? { auth } : {}) });
     if (state.plan && !path.endsWith('/count_tokens')) {
       for (const [name, value] of Object.entries(planHeaders(state.plan))) res.setHeader(name, value);
       if (state.plan.status === 'rejected') {
