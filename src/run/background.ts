@@ -7,6 +7,7 @@ import type { Workspace } from '../workspace/index.js';
 import { bridgeTools, openWorkspace, spawnIn } from './spawn.js';
 import type { Pooled, RunDeps, RunInput, RunOutcome } from './types.js';
 import { stopProcess } from './stop.js';
+import { loginFit } from './plan.js';
 
 /** How long a starting live CLI (a spare, a resuming worker) may take to come up before it is given up. */
 const READY_MS = 30_000;
@@ -152,7 +153,7 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
     system: '',
     maxOutputTokens: turn.maxOutputTokens,
     tools: '',
-    login: turn.login?.name ?? '',
+    login: loginFit(turn),
   };
   launch(deps, input, pool, turn, {
     slot: workerSlot(input.keyId, backend.id, next),

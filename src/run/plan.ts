@@ -20,6 +20,15 @@ function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } 
   return images.length ? { images } : {};
 }
 
+/**
+ * The login a live CLI holds, as its fit says it: the login's name and its credential (hashed),
+ * so that a rotated token or another login retires the CLI instead of serving with the old one.
+ */
+export function loginFit(turn: Pick<Turn, 'login'>): string {
+  const l = turn.login;
+  return l ? `${l.name}:${sha256(`${l.token ?? ''}\u0000${l.file ?? ''}`).slice(0, 16)}` : '';
+}
+
 /** The turn the CLI runs, from what the request asks and the lease's session plan: built once, here. */
 export function toTurn(base: TurnBase, plan: SessionPlan): Turn {
   const { system, ...rest } = base;
@@ -50,7 +59,7 @@ export function fitOf(turn: Turn, sessionId: string, tools: readonly ToolSpec[] 
     system,
     maxOutputTokens: turn.maxOutputTokens,
     tools: tools.length ? sha256(JSON.stringify(tools)) : '',
-    login: turn.login?.name ?? '',
+    login: loginFit(turn),
   };
 }
 
@@ -102,13 +111,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<ColdPlan
     pool.retireSlot(slot, 'rotated');
   } else {
     pool.retireSlot(slot, 'rotated');
-    const spare = await pool.takeSpare(
-      slot,
-      turn.cliModel,
-      turn.maxOutputTokens,
-      turn.login?.name ?? '',
-      SPARE_WAIT_MS,
-    );
+    const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, loginFit(turn), SPARE_WAIT_MS);
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
       deps.workspaces.resetSlot(

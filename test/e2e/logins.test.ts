@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { loginPaths, removeLoginFiles, saveClaudeToken, writeSecret } from '../../src/logins/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { fakeCliProcesses, isAlive, leftoverWorkspaces } from '../support/procs.js';
+import { fakeCliProcesses, isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -81,6 +81,13 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The credential each run of the fake CLIs saw, oldest first. */
+function seenInOrder(t: TestDaemon): Seen[] {
+  return recordedPids(t.recordDir).runs.map(
+    (pid) => (readRecord(t.recordDir, pid) as unknown as { credential: Seen }).credential,
+  );
 }
 
 describe('logins', () => {
@@ -252,5 +259,52 @@ describe('logins', () => {
       await t.close();
     }
     assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+  });
+
+  it("a rotated token retires the login's live CLIs: the next turn starts a CLI with the new one", async () => {
+    const t = await startTestDaemon({ config: { workers: true } });
+    try {
+      const { token: old } = addLogin(t, 'alice');
+      const a = t.daemon.store.keys.add('alice', 'member', {}, 'alice');
+      const client = new OpenAI({ baseURL: t.baseURL, apiKey: a.token, maxRetries: 0 });
+      const messages: Msg[] = [{ role: 'user', content: 'hi' }];
+      const first = await client.chat.completions.create({ model: 'sonnet', messages });
+      messages.push(
+        { role: 'assistant', content: first.choices[0]!.message.content! },
+        { role: 'user', content: 'more' },
+      );
+      // As `olp logins rotate alice --claude` does it.
+      const fresh = `sk-ant-oat01-alice-rotated-${'z'.repeat(12)}`;
+      saveClaudeToken(t.stateDir, 'alice', fresh);
+      t.daemon.store.logins.set('alice', 'claude', 'setup-token');
+      await client.chat.completions.create({ model: 'sonnet', messages });
+      const tokens = seenInOrder(t).map((c) => c.oauthToken);
+      assert.equal(tokens[0], old);
+      assert.equal(tokens.at(-1), fresh, 'the second turn ran in a CLI holding the new token');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a fallback chain goes on to a CLI the login has, never to the machine's login", async () => {
+    const t = await startTestDaemon({ config: { fallbacks: { codex: ['sonnet'] } } });
+    try {
+      saveClaudeToken(t.stateDir, 'carol', `sk-ant-oat01-carol-${'y'.repeat(20)}`);
+      t.daemon.store.logins.set('carol', 'claude', 'setup-token');
+      const c = t.daemon.store.keys.add('carol', 'member', {}, 'carol').token;
+      const res = await fetch(`${t.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'codex', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(res.status, 200, 'carol has no codex credential: her claude answers');
+      const body = (await res.json()) as { model: string };
+      assert.equal(body.model, 'sonnet');
+      const seen = seenInOrder(t);
+      assert.equal(seen.length, 1, 'no codex was started for her');
+      assert.equal(seen[0]!.oauthToken, `sk-ant-oat01-carol-${'y'.repeat(20)}`);
+    } finally {
+      await t.close();
+    }
   });
 });
