@@ -27,8 +27,9 @@ export function loginChecks(config: Config): {
   checks: LoginCheck[];
   logins: LoginRecord[];
   keys: Map<string, string[]>;
+  sharing: string[];
 } {
-  const { logins, keys } = readLogins(config.stateDir);
+  const { logins, keys, sharing } = readLogins(config.stateDir);
   const checks: LoginCheck[] = [];
   for (const l of logins) {
     const p = loginPaths(config.stateDir, l.name);
@@ -41,7 +42,7 @@ export function loginChecks(config: Config): {
     }
     if (l.codex) checks.push({ login: l.name, cli: 'codex', use: { name: l.name, file: p.codexAuth } });
   }
-  return { checks, logins, keys };
+  return { checks, logins, keys, sharing };
 }
 
 function read(file: string): string | undefined {
@@ -91,6 +92,7 @@ export function describeLogins(
   env: Readonly<Record<string, string | undefined>>,
   logins: readonly LoginRecord[],
   keys: ReadonlyMap<string, string[]>,
+  sharing: readonly string[],
   found: ReadonlyMap<string, Detection>,
 ): { lines: string[]; fixes: string[]; warnings: string[] } {
   const machine = machineLines(config, env);
@@ -120,5 +122,11 @@ export function describeLogins(
       if (d?.login === 'not_logged_in') fixes.push(`login ${l.name}: olp logins rotate ${l.name} --${cli}`);
     }
   }
-  return { lines, fixes, warnings: machine.warnings };
+  // The vendors' terms: a login is its owner's; members are served by logins of their own.
+  const shared = sharing.length
+    ? [
+        `member keys on the machine's own login: ${sharing.join(', ')}; both vendors' terms forbid making one account available to others: give each member a login of their own (olp logins add NAME --claude, then olp keys set KEY --login NAME; README: Accounts and terms)`,
+      ]
+    : [];
+  return { lines, fixes, warnings: [...machine.warnings, ...shared] };
 }

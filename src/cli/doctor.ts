@@ -94,7 +94,7 @@ export async function runDoctor(
   rawEnv: Readonly<Record<string, string | undefined>>,
   out: (s: string) => void,
 ): Promise<number> {
-  const { checks, logins, keys } = loginChecks(config);
+  const { checks, logins, keys, sharing } = loginChecks(config);
   const found = await runDetection(config, rawEnv, checks);
   const configured: Record<string, string> = { claude: config.claudeBin, codex: config.codexBin };
   // VERSION is the version of the binary in BINARY: the one `olp serve` runs.
@@ -142,7 +142,7 @@ export async function runDoctor(
   const plans = describePlans(readPlanStates(config.stateDir), Date.now());
   out(`plan       ${plans.length === 0 ? 'no limit reported' : plans[0]}\n`);
   for (const line of plans.slice(1)) out(`           ${line}\n`);
-  const accounts = describeLogins(config, rawEnv, logins, keys, found.logins ?? new Map());
+  const accounts = describeLogins(config, rawEnv, logins, keys, sharing, found.logins ?? new Map());
   out(`logins     ${accounts.lines[0]}\n`);
   for (const line of accounts.lines.slice(1)) out(`           ${line}\n`);
   const starter = starterInfo();

@@ -144,6 +144,11 @@ export function runKeys(
       const patch = toPolicyPatch(values);
       const { key, token } = store.keys.add(n, role, patch, toLogin(store, values.login) ?? null);
       const on = key.login === null ? '' : ` on the login '${key.login}'`;
+      // The vendors' terms forbid making one account available to others: say so where it happens.
+      if (key.role === 'member' && key.login === null)
+        err(
+          `Note: '${key.name}' runs on this machine's own CLI login. If it is someone else's key, give them a login of their own: olp logins add ${key.name} --claude (or --codex), then olp keys set ${key.name} --login ${key.name}.\n`,
+        );
       err(`Created ${key.role} key '${key.name}'${on}. The token is shown only now; store it safely:\n`);
       out(`${token}\n`);
       return 0;

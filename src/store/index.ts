@@ -117,19 +117,25 @@ export function readPlanStates(stateDir: string): PlanRow[] {
 }
 
 /** A state dir's logins and which active keys each serves (`machine`: keys with no login). */
-export function readLogins(stateDir: string): { logins: LoginRecord[]; keys: Map<string, string[]> } {
+export function readLogins(stateDir: string): {
+  logins: LoginRecord[];
+  keys: Map<string, string[]>;
+  /** Member keys on the machine's own login. */
+  sharing: string[];
+} {
   return readOnly(
     stateDir,
     (db) => {
       const keys = new Map<string, string[]>();
       const rows = db
-        .prepare<[], { name: string; login: string | null }>(
-          'SELECT name, login FROM keys WHERE revoked_at IS NULL ORDER BY name',
+        .prepare<[], { name: string; login: string | null; role: string }>(
+          'SELECT name, login, role FROM keys WHERE revoked_at IS NULL ORDER BY name',
         )
         .all();
       for (const r of rows) keys.set(r.login ?? 'machine', [...(keys.get(r.login ?? 'machine') ?? []), r.name]);
-      return { logins: createLoginStore(db, createWriteWatch(db)).list(), keys };
+      const sharing = rows.filter((r) => r.login === null && r.role === 'member').map((r) => r.name);
+      return { logins: createLoginStore(db, createWriteWatch(db)).list(), keys, sharing };
     },
-    { logins: [], keys: new Map() },
+    { logins: [], keys: new Map(), sharing: [] },
   );
 }

@@ -79,16 +79,23 @@ describe('olp doctor: logins', () => {
       r.stdout,
       /Warnings:\n {2}codex: .*auth\.json is a ChatGPT login shared by olp's runs and any codex you run yourself/,
     );
+    assert.doesNotMatch(r.stdout, /member keys on the machine's own login/, 'alice has her own');
     for (const secret of [TOKEN, 'sk-alice-secret'])
       assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
   });
 
-  it('warns when the claude login file is one olp must link (another name): runs could each refresh it', () => {
+  it("warns when the claude login file is one olp must link (another name), and of member keys on the machine's login", () => {
     const home = join(base, 'home2');
     mkdirSync(home, { recursive: true });
     const creds = join(home, 'claude-login.json');
     writeFileSync(creds, '{"claudeAiOauth":{"accessToken":"at","refreshToken":"rt","expiresAt":1}}');
-    const r = doctor(join(base, 'state2'), home, ['--claude-credentials', creds]);
+    const state = join(base, 'state2');
+    const store = openStore(state);
+    store.keys.add('mum', 'owner');
+    store.keys.add('kid', 'member');
+    store.close();
+    const r = doctor(state, home, ['--claude-credentials', creds]);
+    assert.match(r.stdout, /member keys on the machine's own login: kid; both vendors' terms forbid/);
     assert.match(
       r.stdout,
       /Warnings:\n {2}claude: .*claude-login\.json is linked into every run .*olp logins add NAME --claude/,
