@@ -139,17 +139,7 @@ export function createDetector(
         const last = login ? undefined : settled.get(b.id)?.value;
         return last
           ? { ...last, unchecked: 'process_cap' }
-          : {
-              backend: b.id,
-              bin: b.bin,
-              path,
-              version,
-              login: state,
-              credentials,
-              ready: true,
-              fixes,
-              unchecked: 'process_cap',
-            };
+          : { ...detected(b, path, version, state, credentials, fixes), ready: true, unchecked: 'process_cap' };
       }
       let v: CommandResult;
       let l: CommandResult;
@@ -169,16 +159,7 @@ export function createDetector(
             : 'logged_in';
       if (state === 'not_logged_in') fixes.push(login ? `olp logins rotate ${login.name} --${b.id}` : p.loginFix);
     }
-    return {
-      backend: b.id,
-      bin: b.bin,
-      path,
-      version,
-      login: state,
-      credentials,
-      ready: state !== 'not_logged_in',
-      fixes,
-    };
+    return detected(b, path, version, state, credentials, fixes);
   }
 
   return {
@@ -217,3 +198,15 @@ export function createDetector(
 }
 
 export type Detector = ReturnType<typeof createDetector>;
+
+/** A detection as found: ready unless the CLI said it is not logged in. */
+function detected(
+  b: Backend,
+  path: string,
+  version: string | null,
+  login: Detection['login'],
+  credentials: Detection['credentials'],
+  fixes: string[],
+): Detection {
+  return { backend: b.id, bin: b.bin, path, version, login, credentials, ready: login !== 'not_logged_in', fixes };
+}

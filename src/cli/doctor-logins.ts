@@ -45,6 +45,21 @@ export function loginChecks(config: Config): {
   return { checks, logins, keys, sharing };
 }
 
+/** What a codex auth.json holds, as `codex login` writes it (0.171). */
+function codexKind(text: string): CredentialKind | undefined {
+  try {
+    const auth = JSON.parse(text) as {
+      auth_mode?: unknown;
+      tokens?: { refresh_token?: unknown } | null;
+      personal_access_token?: unknown;
+    };
+    if (auth.tokens?.refresh_token) return 'chatgpt';
+    if (auth.auth_mode === 'apikey') return 'api-key';
+    if (auth.personal_access_token) return 'access-token';
+  } catch {}
+  return undefined;
+}
+
 function read(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
@@ -72,13 +87,13 @@ function machineLines(config: Config, env: Readonly<Record<string, string | unde
   const codexFile = config.codexAuth ?? defaultCodexAuth(env);
   const codexText = read(codexFile);
   let codex = codexText === undefined ? `no login file (${codexFile})` : `login file ${codexFile}`;
-  if (codexText !== undefined && /"refresh_token"\s*:\s*"[^"]/.test(codexText)) {
+  const kind = codexText === undefined ? undefined : codexKind(codexText);
+  if (kind === 'chatgpt') {
     codex += ' (ChatGPT login, refreshed by codex)';
     warnings.push(
       `codex: ${codexFile} is a ChatGPT login shared by olp's runs and any codex you run yourself; olp's runs refresh it one at a time, but one of yours starting as its token expires can still spend the same refresh token; a login of olp's own (olp logins add NAME --codex) rules that out`,
     );
-  } else if (codexText !== undefined && /"OPENAI_API_KEY"\s*:\s*"/.test(codexText))
-    codex += ' (API key, never refreshed)';
+  } else if (kind) codex += ` (${KIND[kind]})`;
   return { claude, codex, warnings };
 }
 
