@@ -112,6 +112,7 @@ function* note(
         ...deps.plans?.headers(planScope(backend, s.principal.login)),
         'x-olp-session-mode': session.mode,
       },
+      promptTokens: p.promptTokens,
     };
   }
   p.firstTokenMs ??= performance.now() - meta.started;

@@ -45,7 +45,7 @@ export interface ConversationDeps {
 }
 
 /** Which wire format a request came in; recorded in its ledger row. */
-export type Endpoint = 'chat.completions' | 'responses';
+export type Endpoint = 'chat.completions' | 'responses' | 'messages';
 
 /** A validated request, in no wire format: the conversation (as OpenAI chat messages) and its settings. */
 export interface ConversationInput {
@@ -79,7 +79,15 @@ export interface SessionNote {
 /** What a conversation yields while it runs. Wire adapters turn these into their format. */
 export type ConversationEvent =
   /** A model is answering (after any fallback): the last moment to set response headers. */
-  | { type: 'started'; model: string; backend: string; session: SessionNote; headers: Readonly<Record<string, string>> }
+  | {
+      type: 'started';
+      model: string;
+      backend: string;
+      session: SessionNote;
+      headers: Readonly<Record<string, string>>;
+      /** olp's estimate of the prompt's tokens (a format that says them before the CLI has: Anthropic's `message_start`). */
+      promptTokens: number;
+    }
   | { type: 'text'; text: string }
   /** The model calls one of the client's functions (`index` counts this response's calls from 0). */
   | { type: 'tool_call'; index: number; id: string; name: string }

@@ -41,6 +41,7 @@ const STARTED = (model: string): ConversationEvent => ({
   backend: 'claude',
   session: { mode: 'ephemeral' },
   headers: {},
+  promptTokens: 12,
 });
 
 /** The text as the fake claude says it, in small deltas. */

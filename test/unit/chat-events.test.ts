@@ -34,6 +34,7 @@ const started: ConversationEvent = {
   backend: 'claude',
   session: { mode: 'ephemeral' },
   headers: { 'x-from-start': '1' },
+  promptTokens: 12,
 };
 
 /** A chunk as a short description: its delta's keys (or `usage`), its finish reason when set. */

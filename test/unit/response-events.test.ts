@@ -58,6 +58,7 @@ const started: ConversationEvent = {
   backend: 'claude',
   session: { mode: 'ephemeral' },
   headers: { 'x-from-start': '1' },
+  promptTokens: 12,
 };
 const text = (t: string): ConversationEvent => ({ type: 'text', text: t });
 const call = (index: number, name: string): ConversationEvent => ({
