@@ -75,7 +75,7 @@ export function runStartupChores(d: {
       if (!existsSync(file))
         logger.warn(
           { event: 'credentials_missing', backend: b.id, file },
-          `${b.id}: credential file ${file} not found (fine if you use an API key)`,
+          `${b.id}: credential file ${file} not found (fine if you use an API key, or only keys bound to logins)`,
         );
     }
   }
