@@ -115,8 +115,12 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
   // A key revoked, disabled or expired (`olp keys` writes from another process) loses its live CLIs.
+  // A key whose login is removed stops too: a change to the logins is a reason to look again.
   const standing = watchKeyStanding({
-    keys: store.keys,
+    keys: {
+      version: () => store.keys.version() + store.logins.version(),
+      standing: (id, now) => store.keys.standing(id, now),
+    },
     holders: workers ? [workers, parked] : [parked],
     everyMs: 250,
     logger,

@@ -225,6 +225,9 @@ describe('logins', () => {
       const held = () => fakeCliProcesses(t.recordDir);
       await waitFor(() => held().length > 0);
       const pids = held();
+      // Bob's key is known to be in good standing (the standing watch looks every 250 ms) before
+      // the login goes: its removal alone must make olp look again.
+      await new Promise((r) => setTimeout(r, 400));
 
       // As `olp logins remove bob` does it, from another process or this one.
       t.daemon.store.logins.remove('bob');
@@ -278,9 +281,12 @@ describe('logins', () => {
       saveClaudeToken(t.stateDir, 'alice', fresh);
       t.daemon.store.logins.set('alice', 'claude', 'setup-token');
       await client.chat.completions.create({ model: 'sonnet', messages });
-      const tokens = seenInOrder(t).map((c) => c.oauthToken);
-      assert.equal(tokens[0], old);
-      assert.equal(tokens.at(-1), fresh, 'the second turn ran in a CLI holding the new token');
+      // The CLIs that ran the two turns (spares, started in between, are logged otherwise).
+      const turns = t.logs.filter((l) => l.event === 'spawned').map((l) => Number(l.pid));
+      assert.equal(turns.length, 2, 'the warm worker holding the old token did not take the second turn');
+      const seen = (pid: number) => (readRecord(t.recordDir, pid) as unknown as { credential: Seen }).credential;
+      assert.equal(seen(turns[0]!).oauthToken, old);
+      assert.equal(seen(turns[1]!).oauthToken, fresh, 'the second turn ran in a CLI holding the new token');
     } finally {
       await t.close();
     }
