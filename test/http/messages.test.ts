@@ -111,6 +111,17 @@ describe('POST /v1/messages', () => {
     anthropicError(await post('/v1/messages/batches', {}), 404, 'not_found_error');
   });
 
+  it('a streamed request that fails before its first byte, and a body that is not JSON, get the envelope too', async () => {
+    const res = await ask('[[fake:not-logged-in]]', { stream: true });
+    anthropicError(res, 403, 'permission_error');
+    const broken = await request(t.url)
+      .post('/v1/messages')
+      .set('x-api-key', t.token)
+      .set('content-type', 'application/json')
+      .send('{"model": ');
+    anthropicError(broken, 400, 'invalid_request_error');
+  });
+
   it('a CLI that is not logged in is a 403 permission_error that says not to retry (never a 5xx Claude Code retries)', async () => {
     const res = await ask('[[fake:not-logged-in]]');
     anthropicError(res, 403, 'permission_error');
