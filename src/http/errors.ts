@@ -73,18 +73,15 @@ function setErrorHeaders(res: ServerResponse, e: ProxyError): void {
   for (const [name, value] of Object.entries(e.headers)) res.setHeader(name, value);
 }
 
-/** Sets status, OpenAI error headers and the envelope. */
+/** Sets status, error headers and the envelope: Anthropic's (and its status) on the Messages paths, OpenAI's elsewhere. */
 export function sendError(res: Response, e: ProxyError): void {
-  if (isMessagesPath(res.req?.originalUrl ?? res.req?.url)) {
-    const a = toAnthropicError(e);
-    setErrorHeaders(res, e);
-    res.status(a.status);
-    for (const [name, value] of Object.entries(a.headers)) res.setHeader(name, value);
-    res.json(a.body);
+  setErrorHeaders(res, e);
+  if (!isMessagesPath(res.req?.originalUrl ?? res.req?.url)) {
+    res.json(toErrorBody(e));
     return;
   }
-  setErrorHeaders(res, e);
-  res.json(toErrorBody(e));
+  const a = toAnthropicError(e);
+  res.status(a.status).json(a.body);
 }
 
 /**
