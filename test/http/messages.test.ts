@@ -23,6 +23,16 @@ const post = (path: string, body: unknown) =>
 const ask = (content: string, extra: Record<string, unknown> = {}) =>
   post('/v1/messages', { model: 'sonnet', max_tokens: 1024, messages: [{ role: 'user', content }], ...extra });
 
+/** The request's ledger row (written just after the response). */
+async function usageRow(requestId: string) {
+  for (let i = 0; i < 100; i++) {
+    const r = t.daemon.store.usage.get(requestId);
+    if (r) return r;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  throw new Error(`no row for ${requestId}`);
+}
+
 /** Anthropic's error envelope, with its status and type. */
 function anthropicError(res: request.Response, status: number, type: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -49,6 +59,8 @@ describe('POST /v1/messages', () => {
       assert.equal(res.body.role, 'assistant');
       assert.match(res.body.id, /^msg_/);
       assert.match(res.body.content[0].text, /hello there/);
+      const row = await usageRow(res.headers['x-request-id']!);
+      assert.equal(row.endpoint, 'messages');
     }
   });
 
