@@ -19,7 +19,7 @@ export interface ParsedMessagesRequest {
   /** The tools and tool choice in the chat shape `parseToolRequest` reads. */
   chatTools: { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown };
   responseFormat?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
-  /** Tool types (and `mcp_servers`) the model is not offered: olp cannot run them for the client. */
+  /** Tool types (and `mcp_servers`) the model is not offered, as olp cannot run them, and tools named past olp's rule. */
   dropped: string[];
 }
 
@@ -27,6 +27,9 @@ type UserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url:
 type ImageBlock = Extract<Block, { type: 'image' }>;
 
 const DROPPED: ReadonlySet<string> = new Set(DROPPED_BLOCKS);
+
+/** The tool names olp offers (OpenAI's rule, which its MCP bridge keeps to). */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** An image block as the data URL (or remote URL) part the core takes. */
 function toImagePart(b: ImageBlock, at: string): UserPart {
@@ -141,6 +144,12 @@ function toChatTools(body: MessagesRequest, dropped: string[]): ParsedMessagesRe
   const tools = (body.tools ?? []).flatMap((t) => {
     if (t.type !== undefined && t.type !== 'custom') {
       if (!dropped.includes(t.type)) dropped.push(t.type.slice(0, 40));
+      return [];
+    }
+    // Anthropic takes names of up to 128 characters (an MCP server's tools in Claude Code can be
+    // that long); olp offers functions by OpenAI's rule. One such tool is left out, not the request.
+    if (!TOOL_NAME.test(t.name)) {
+      dropped.push(t.name.slice(0, 80));
       return [];
     }
     const raw = t as { description?: unknown; input_schema?: unknown };

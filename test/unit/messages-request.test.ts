@@ -234,10 +234,11 @@ describe('parseMessagesRequest: fields', () => {
         { type: 'custom', name: 'Read', input_schema: { type: 'object', properties: {} } },
         { type: 'web_search_20250305', name: 'web_search' },
         { type: 'bash_20250124', name: 'bash' },
+        { name: `mcp__${'x'.repeat(70)}`, input_schema: { type: 'object', properties: {} } },
       ],
       mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }],
     });
-    assert.deepEqual(r.dropped, ['web_search_20250305', 'bash_20250124', 'mcp_servers']);
+    assert.deepEqual(r.dropped, ['web_search_20250305', 'bash_20250124', `mcp__${'x'.repeat(70)}`, 'mcp_servers']);
     const t = parseToolRequest(r.chatTools)!;
     assert.deepEqual(
       t.tools.map((x) => x.name),
