@@ -7,6 +7,7 @@ import type { Backend, Detector } from '../backends/index.js';
 import type { ModelInfo, ModelRegistry } from '../models/index.js';
 import type { Store } from '../store/index.js';
 import { ctx } from './context.js';
+import { mapModel } from './messages.js';
 import type { Lifecycle } from './lifecycle.js';
 
 export interface RouteDeps {
@@ -37,8 +38,13 @@ function toAnthropicModel(m: ModelInfo): { type: 'model'; id: string; display_na
   return { type: 'model', id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString() };
 }
 
-/** GET /v1/models and /v1/models/:id: OpenAI's shapes, or Anthropic's for a request that carries `anthropic-version`. */
-export function createModelsRoutes(deps: RouteDeps) {
+/**
+ * GET /v1/models and /v1/models/:id: OpenAI's shapes, or Anthropic's for a request that carries
+ * `anthropic-version`; for such a request an id `anthropicModels` maps is found as its target is.
+ */
+export function createModelsRoutes(
+  deps: RouteDeps & { anthropicModels?: Readonly<Record<string, string>> | undefined },
+) {
   const anthropic = (req: Request) => req.headers['anthropic-version'] !== undefined;
   return {
     list(req: Request, res: Response): void {
@@ -55,8 +61,12 @@ export function createModelsRoutes(deps: RouteDeps) {
       });
     },
     get(req: Request, res: Response): void {
-      const m = deps.registry.get(String(req.params.id));
-      res.json(anthropic(req) ? toAnthropicModel(m) : m);
+      const id = String(req.params.id);
+      if (!anthropic(req)) {
+        res.json(deps.registry.get(id));
+        return;
+      }
+      res.json(toAnthropicModel({ ...deps.registry.get(mapModel(id, deps.anthropicModels)), id }));
     },
   };
 }

@@ -237,6 +237,11 @@ describe('models and the root', () => {
       .set('x-api-key', t.token)
       .set('anthropic-version', '2023-06-01');
     assert.deepEqual([one.body.type, one.body.id], ['model', 'sonnet']);
+    const mapped = await request(t.url)
+      .get('/v1/models/my-anthropic-model-1')
+      .set('x-api-key', t.token)
+      .set('anthropic-version', '2023-06-01');
+    assert.deepEqual([mapped.status, mapped.body.id], [200, 'my-anthropic-model-1']);
     const o = await request(t.url).get('/v1/models').set('authorization', `Bearer ${t.token}`);
     assert.equal(o.body.object, 'list');
     assert.equal(o.body.data[0].object, 'model');
