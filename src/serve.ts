@@ -8,7 +8,12 @@ import { createBackends, createDetector, withoutOwnBins } from './backends/index
 
 export { createBackends };
 import type { Config } from './config/index.js';
-import { openConversation, type ConversationDeps, type FinishedRequest } from './conversation/index.js';
+import {
+  estimatePromptTokens,
+  openConversation,
+  type ConversationDeps,
+  type FinishedRequest,
+} from './conversation/index.js';
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
@@ -213,6 +218,8 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
     lifecycle,
     admission,
     open: (principal, meta) => openConversation(conversation, principal, meta),
+    countTokens: (principal, input) => estimatePromptTokens(conversation, principal.keyId, input),
+    anthropicModels: config.anthropicModels,
     plans,
     workers,
     processes: cap,

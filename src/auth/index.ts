@@ -1,4 +1,4 @@
-import { invalidApiKey, keyDisabled, keyExpired, missingApiKey } from '../errors/index.js';
+import { conflictingApiKeys, invalidApiKey, keyDisabled, keyExpired, missingApiKey } from '../errors/index.js';
 import type { KeyStore, Policy, Role } from '../store/index.js';
 
 /** Who is asking, and what they may do. Handlers see this, never the raw token. */
@@ -20,4 +20,21 @@ export function authenticate(header: string | undefined, keys: KeyStore, now = D
   if (key.policy.expiresAt && Date.parse(key.policy.expiresAt) <= now) throw keyExpired(key.policy.expiresAt);
   if (!key.policy.enabled) throw keyDisabled();
   return { keyId: key.id, name: key.name, role: key.role, policy: key.policy, login: key.login };
+}
+
+/**
+ * The request's key as an `Authorization` header: its own, or `x-api-key` (Anthropic's header,
+ * which Claude Code and the Anthropic SDKs send) as a bearer token. Both, naming different keys: 401.
+ */
+export function authorizationOf(headers: {
+  authorization?: string | undefined;
+  'x-api-key'?: unknown;
+}): string | undefined {
+  const apiKey = headers['x-api-key'];
+  const key = typeof apiKey === 'string' && apiKey.trim() !== '' ? apiKey.trim() : undefined;
+  if (key === undefined) return headers.authorization;
+  if (headers.authorization === undefined) return `Bearer ${key}`;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization)?.[1];
+  if (bearer !== key) throw conflictingApiKeys();
+  return headers.authorization;
 }

@@ -119,4 +119,11 @@ export const PLACE_FIELDS = {
     description:
       'Fallback chains as JSON: {"sonnet": ["codex"]} tries codex when sonnet is unavailable or rate-limited before any output.',
   },
+  anthropicModels: {
+    kind: 'record',
+    schema: z.record(z.string().min(1), z.string().min(1)).default({}),
+    env: 'OLP_ANTHROPIC_MODELS',
+    description:
+      'Models that serve /v1/messages requests for Anthropic model ids, as JSON of globs: {"claude-*": "codex"} serves Claude Code on codex. First match wins; other endpoints are not affected.',
+  },
 } satisfies Record<string, Field>;

@@ -1,4 +1,5 @@
 export { openConversation } from './open.js';
+export { estimatePromptTokens } from './estimate.js';
 export type {
   Conversation,
   ConversationDeps,

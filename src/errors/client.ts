@@ -38,7 +38,15 @@ export function unsupportedValue(param: string, message: string): ProxyError {
 export function missingApiKey(): ProxyError {
   return createProxyError(
     'invalid_api_key',
-    "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'. Create one with `olp keys add NAME`.",
+    "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>'). Create one with `olp keys add NAME`.",
+  );
+}
+
+/** `Authorization: Bearer` and `x-api-key` both sent, naming different keys: olp will not pick one. */
+export function conflictingApiKeys(): ProxyError {
+  return createProxyError(
+    'invalid_api_key',
+    "The request carries two different keys, in 'Authorization: Bearer' and in 'x-api-key'; send one of them.",
   );
 }
 

@@ -13,9 +13,10 @@ import { createPathCheck } from './path-check.js';
 import { routeDirect } from './direct.js';
 import { createChatRoute, type EndpointDeps } from './chat.js';
 import { createResponsesRoute, createStoredResponseRoutes } from './responses.js';
+import { createCountTokensRoute, createMessagesRoute, type MessagesDeps } from './messages.js';
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
-export interface AppDeps extends RouteDeps, EndpointDeps {
+export interface AppDeps extends RouteDeps, EndpointDeps, Omit<MessagesDeps, keyof EndpointDeps | 'admission'> {
   /** GET /metrics, when served: `owner` behind an owner key, `open` without one. */
   metrics?: { mode: 'owner' | 'open'; render(): Promise<{ type: string; body: string }> } | undefined;
   /** The logins' plan states, for a key's own page. */
@@ -111,10 +112,14 @@ export function createApp(deps: AppDeps): express.Express {
   const conversations = new Map<string, RequestHandler[]>([
     ['/v1/chat/completions', [auth, json, createChatRoute(deps)]],
     ['/v1/responses', [auth, json, createResponsesRoute(deps)]],
+    ['/v1/messages', [auth, json, createMessagesRoute(deps)]],
+    ['/v1/messages/count_tokens', [auth, json, createCountTokensRoute(deps)]],
   ]);
   for (const [path, handlers] of conversations) app.post(path, ...handlers);
   const models = createModelsRoutes(deps);
   app.get('/health', createHealthRoute(deps));
+  // Claude Code probes the base URL (HEAD /) before it starts; express answers HEAD from GET.
+  app.get('/', rootRoute);
   if (deps.metrics?.mode === 'open') app.get('/metrics', metricsRoute(deps.metrics));
   if (deps.metrics?.mode === 'owner') app.get('/metrics', auth, ownerOnlyRoute, metricsRoute(deps.metrics));
   // The usage page itself holds no data: it asks for a key and fetches the JSON below with it.
@@ -158,6 +163,11 @@ function metricsRoute(m: NonNullable<AppDeps['metrics']>) {
     res.setHeader('cache-control', 'no-store');
     res.end(body);
   };
+}
+
+/** GET / (and HEAD /): olp is up; no key needed, nothing said beyond that. */
+function rootRoute(_req: Request, res: Response): void {
+  res.type('text/plain').send('olp is running\n');
 }
 
 /** Authenticated JSON about keys and usage is never kept by a browser or a proxy. */

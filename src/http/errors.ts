@@ -11,6 +11,12 @@ import {
 } from '../errors/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { bounded } from '../log/index.js';
+import { toAnthropicError } from '../respond/index.js';
+
+/** Anthropic's Messages paths (`/v1/messages`, `/v1/messages/count_tokens`, …): their errors take Anthropic's envelope. */
+export function isMessagesPath(url: string | undefined): boolean {
+  return /^\/v1\/messages(?:[/?]|$)/.test(url ?? '');
+}
 
 /** Errors thrown by express's body parser, recognised by their `type`. */
 function fromBodyParser(err: unknown, limit: number): ProxyError | undefined {
@@ -67,10 +73,15 @@ function setErrorHeaders(res: ServerResponse, e: ProxyError): void {
   for (const [name, value] of Object.entries(e.headers)) res.setHeader(name, value);
 }
 
-/** Sets status, OpenAI error headers and the envelope. */
+/** Sets status, error headers and the envelope: Anthropic's (and its status) on the Messages paths, OpenAI's elsewhere. */
 export function sendError(res: Response, e: ProxyError): void {
   setErrorHeaders(res, e);
-  res.json(toErrorBody(e));
+  if (!isMessagesPath(res.req?.originalUrl ?? res.req?.url)) {
+    res.json(toErrorBody(e));
+    return;
+  }
+  const a = toAnthropicError(e);
+  res.status(a.status).json(a.body);
 }
 
 /**
@@ -81,7 +92,9 @@ export function sendErrorAndClose(res: ServerResponse, e: ProxyError): void {
   const c = (res as { locals?: { ctx?: RequestContext } }).locals?.ctx;
   if (c) c.error = e;
   setErrorHeaders(res, e);
-  const body = JSON.stringify(toErrorBody(e));
+  const anthropic = isMessagesPath(res.req?.url) ? toAnthropicError(e) : undefined;
+  if (anthropic) res.statusCode = anthropic.status;
+  const body = JSON.stringify(anthropic?.body ?? toErrorBody(e));
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', Buffer.byteLength(body));
   res.setHeader('connection', 'close');
@@ -113,7 +126,10 @@ export function createErrorHandler(bodyLimit: number): ErrorRequestHandler {
     c.error = e;
     if (e.status >= 500 && e.code === 'internal_error') c.log.error({ err }, 'internal error');
     if (res.headersSent) {
-      if (!res.writableEnded && !res.destroyed) res.end(`data: ${JSON.stringify(toErrorBody(e))}\n\n`);
+      if (res.writableEnded || res.destroyed) return;
+      if (isMessagesPath(req.originalUrl))
+        res.end(`event: error\ndata: ${JSON.stringify(toAnthropicError(e).body)}\n\n`);
+      else res.end(`data: ${JSON.stringify(toErrorBody(e))}\n\n`);
       return;
     }
     if (res.destroyed) return;

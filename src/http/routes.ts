@@ -1,12 +1,13 @@
 import type { WorkerPool } from '../workers/index.js';
 import type { Request, Response } from 'express';
 import type { Admission } from '../admit/index.js';
-import { authenticate } from '../auth/index.js';
+import { authenticate, authorizationOf } from '../auth/index.js';
 import { memoryInfo, starterInfo } from '../process/index.js';
 import type { Backend, Detector } from '../backends/index.js';
-import type { ModelRegistry } from '../models/index.js';
+import type { ModelInfo, ModelRegistry } from '../models/index.js';
 import type { Store } from '../store/index.js';
 import { ctx } from './context.js';
+import { mapModel } from './messages.js';
 import type { Lifecycle } from './lifecycle.js';
 
 export interface RouteDeps {
@@ -24,21 +25,48 @@ export interface RouteDeps {
   parked?: { readonly size: number; readonly ttlMs: number } | undefined;
 }
 
-/** Bearer auth for everything under /v1; puts the principal in the request context. */
+/** Key auth (a bearer token, or `x-api-key`) for everything under /v1; puts the principal in the request context. */
 export function createAuth(deps: RouteDeps) {
   return (req: Request, res: Response, next: () => void): void => {
-    ctx(res).principal = authenticate(req.headers.authorization, deps.store.keys);
+    ctx(res).principal = authenticate(authorizationOf(req.headers), deps.store.keys);
     next();
   };
 }
 
-export function createModelsRoutes(deps: RouteDeps) {
+/** A model as Anthropic lists it (`GET /v1/models` with an `anthropic-version` header). */
+function toAnthropicModel(m: ModelInfo): { type: 'model'; id: string; display_name: string; created_at: string } {
+  return { type: 'model', id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString() };
+}
+
+/**
+ * GET /v1/models and /v1/models/:id: OpenAI's shapes, or Anthropic's for a request that carries
+ * `anthropic-version`; for such a request an id `anthropicModels` maps is found as its target is.
+ */
+export function createModelsRoutes(
+  deps: RouteDeps & { anthropicModels?: Readonly<Record<string, string>> | undefined },
+) {
+  const anthropic = (req: Request) => req.headers['anthropic-version'] !== undefined;
   return {
-    list(_req: Request, res: Response): void {
-      res.json({ object: 'list', data: deps.registry.list() });
+    list(req: Request, res: Response): void {
+      const data = deps.registry.list();
+      if (!anthropic(req)) {
+        res.json({ object: 'list', data });
+        return;
+      }
+      res.json({
+        data: data.map(toAnthropicModel),
+        has_more: false,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+      });
     },
     get(req: Request, res: Response): void {
-      res.json(deps.registry.get(String(req.params.id)));
+      const id = String(req.params.id);
+      if (!anthropic(req)) {
+        res.json(deps.registry.get(id));
+        return;
+      }
+      res.json(toAnthropicModel({ ...deps.registry.get(mapModel(id, deps.anthropicModels)), id }));
     },
   };
 }
@@ -49,8 +77,8 @@ export function createModelsRoutes(deps: RouteDeps) {
  */
 export function createHealthRoute(deps: RouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
-    const principal =
-      req.headers.authorization === undefined ? undefined : authenticate(req.headers.authorization, deps.store.keys);
+    const header = authorizationOf(req.headers);
+    const principal = header === undefined ? undefined : authenticate(header, deps.store.keys);
     const found = await Promise.all(deps.backends.map((b) => deps.detector.detect(b)));
     const ok = found.some((d) => d.ready);
     const status = deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded';

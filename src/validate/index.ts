@@ -13,3 +13,4 @@ export {
   type ResponsesRequest,
 } from './responses-request.js';
 export { callOfItem } from './stored-calls.js';
+export { parseMessagesRequest, type MessagesRequest, type ParsedMessagesRequest } from './messages-request.js';

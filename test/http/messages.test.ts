@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import request from 'supertest';
+import { isAlive, recordedPids } from '../support/procs.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+
+let t: TestDaemon;
+before(async () => {
+  t = await startTestDaemon({ config: { anthropicModels: { 'my-anthropic-*': 'sonnet' } } });
+});
+after(async () => {
+  await t.close();
+});
+
+const spawns = () => recordedPids(t.recordDir).runs.length;
+const post = (path: string, body: unknown) =>
+  request(t.url)
+    .post(path)
+    .set('x-api-key', t.token)
+    .set('anthropic-version', '2023-06-01')
+    .set('anthropic-beta', 'claude-code-20250219,some-future-beta')
+    .send(body as object);
+const ask = (content: string, extra: Record<string, unknown> = {}) =>
+  post('/v1/messages', { model: 'sonnet', max_tokens: 1024, messages: [{ role: 'user', content }], ...extra });
+
+/** The request's ledger row (written just after the response). */
+async function usageRow(requestId: string) {
+  for (let i = 0; i < 100; i++) {
+    const r = t.daemon.store.usage.get(requestId);
+    if (r) return r;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  throw new Error(`no row for ${requestId}`);
+}
+
+/** Anthropic's error envelope, with its status and type. */
+function anthropicError(res: request.Response, status: number, type: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.type, 'error', JSON.stringify(res.body));
+  assert.equal(res.body.error.type, type);
+  assert.equal(typeof res.body.error.message, 'string');
+  assert.equal(res.body.error.code, undefined);
+}
+
+describe('POST /v1/messages', () => {
+  it('answers a message by x-api-key, as JSON, and with ?beta=true as Claude Code asks', async () => {
+    for (const path of ['/v1/messages', '/v1/messages?beta=true']) {
+      const res = await post(path, {
+        model: 'sonnet',
+        max_tokens: 1024,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }],
+        metadata: { user_id: 'u1' },
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        some_new_field: { from: 'a newer client' },
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.type, 'message');
+      assert.equal(res.body.role, 'assistant');
+      assert.match(res.body.id, /^msg_/);
+      assert.match(res.body.content[0].text, /hello there/);
+      const row = await usageRow(res.headers['x-request-id']!);
+      assert.equal(row.endpoint, 'messages');
+    }
+  });
+
+  it('streams Anthropic events when stream is true', async () => {
+    const res = await ask('stream me', { stream: true })
+      .buffer(true)
+      .parse((r, cb) => {
+        let text = '';
+        r.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        r.on('end', () => cb(null, text));
+      });
+    assert.equal(res.status, 200);
+    assert.match(res.headers['content-type'] ?? '', /text\/event-stream/);
+    const body = String(res.body);
+    assert.match(body, /^event: message_start\n/);
+    assert.match(body, /stream me/);
+    assert.match(body, /event: message_stop/);
+  });
+
+  it('a key in both headers that disagree is refused; none at all too; in Anthropic envelopes', async () => {
+    const both = await request(t.url)
+      .post('/v1/messages')
+      .set('x-api-key', t.token)
+      .set('authorization', 'Bearer sk-olp-something-else')
+      .send({ model: 'sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] });
+    anthropicError(both, 401, 'authentication_error');
+    const same = await request(t.url)
+      .post('/v1/messages')
+      .set('x-api-key', t.token)
+      .set('authorization', `Bearer ${t.token}`)
+      .send({ model: 'sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'same key' }] });
+    assert.equal(same.status, 200);
+    const none = await request(t.url).post('/v1/messages').send({});
+    anthropicError(none, 401, 'authentication_error');
+    const wrong = await request(t.url).post('/v1/messages').set('x-api-key', 'sk-olp-wrong').send({});
+    anthropicError(wrong, 401, 'authentication_error');
+  });
+
+  it('validation, unknown models and unknown paths are Anthropic errors', async () => {
+    anthropicError(
+      await post('/v1/messages', { model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }),
+      400,
+      'invalid_request_error',
+    );
+    anthropicError(await ask('x', { model: 'no-such-model' }), 404, 'not_found_error');
+    anthropicError(
+      await ask('x', {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+            ],
+          },
+        ],
+      }),
+      400,
+      'invalid_request_error',
+    );
+    anthropicError(await post('/v1/messages/batches', {}), 404, 'not_found_error');
+  });
+
+  it('a streamed request that fails before its first byte, and a body that is not JSON, get the envelope too', async () => {
+    const res = await ask('[[fake:not-logged-in]]', { stream: true });
+    anthropicError(res, 403, 'permission_error');
+    const broken = await request(t.url)
+      .post('/v1/messages')
+      .set('x-api-key', t.token)
+      .set('content-type', 'application/json')
+      .send('{"model": ');
+    anthropicError(broken, 400, 'invalid_request_error');
+  });
+
+  it('a CLI that is not logged in is a 403 permission_error that says not to retry (never a 5xx Claude Code retries)', async () => {
+    const res = await ask('[[fake:not-logged-in]]');
+    anthropicError(res, 403, 'permission_error');
+    assert.equal(res.headers['x-should-retry'], 'false');
+  });
+
+  it('server tools are not offered and are named in x-olp-tools-dropped', async () => {
+    const res = await ask('search please', {
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
+        { name: 'get_weather', description: 'weather', input_schema: { type: 'object', properties: {} } },
+      ],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.headers['x-olp-tools-dropped'], 'web_search_20250305');
+  });
+
+  it('anthropicModels maps a glob of Anthropic ids to a served model, on /v1/messages only', async () => {
+    const res = await ask('mapped', { model: 'my-anthropic-model-1' });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const chat = await request(t.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${t.token}`)
+      .send({ model: 'my-anthropic-model-1', messages: [{ role: 'user', content: 'x' }] });
+    assert.equal(chat.status, 404);
+  });
+
+  it("a tool_result continues the CLI parked on the model's tool_use, with no new spawn", async () => {
+    const tools = [
+      {
+        name: 'get_weather',
+        description: 'The weather in a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        cache_control: { type: 'ephemeral' },
+      },
+    ];
+    const question = {
+      role: 'user',
+      content: `Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Paris' } }])}]]`,
+    };
+    const before = spawns();
+    const first = await post('/v1/messages', { model: 'sonnet', max_tokens: 1024, tools, messages: [question] });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.stop_reason, 'tool_use');
+    const use = first.body.content.find((b: { type: string }) => b.type === 'tool_use');
+    assert.deepEqual([use.name, use.input], ['get_weather', { city: 'Paris' }]);
+    const pid = recordedPids(t.recordDir).runs.at(-1)!;
+    assert.ok(isAlive(pid), 'the CLI waits, parked');
+    const second = await post('/v1/messages', {
+      model: 'sonnet',
+      max_tokens: 1024,
+      tools,
+      messages: [
+        question,
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }, ...first.body.content] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny in Paris' }] },
+      ],
+    });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.equal(second.body.content[0].text, 'echo: sunny in Paris');
+    assert.equal(spawns() - before, 1, 'one CLI for the whole round trip');
+  });
+});
+
+describe('POST /v1/messages/count_tokens', () => {
+  it('answers from olp estimate at once, starting no CLI', async () => {
+    const before = spawns();
+    const res = await post('/v1/messages/count_tokens', {
+      model: 'sonnet',
+      system: 'x'.repeat(400),
+      messages: [{ role: 'user', content: 'y'.repeat(400) }],
+      tools: [{ name: 'Bash', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.ok(res.body.input_tokens >= 200 && res.body.input_tokens < 400, JSON.stringify(res.body));
+    assert.deepEqual(Object.keys(res.body), ['input_tokens']);
+    assert.equal(spawns(), before);
+  });
+
+  it('refuses a bad body in an Anthropic envelope', async () => {
+    anthropicError(
+      await post('/v1/messages/count_tokens', { model: 'sonnet', messages: 'no' }),
+      400,
+      'invalid_request_error',
+    );
+  });
+});
+
+describe('models and the root', () => {
+  it('GET /v1/models is Anthropic-shaped with anthropic-version, OpenAI-shaped without', async () => {
+    const a = await request(t.url).get('/v1/models').set('x-api-key', t.token).set('anthropic-version', '2023-06-01');
+    assert.equal(a.status, 200);
+    assert.equal(a.body.has_more, false);
+    assert.equal(a.body.data[0].type, 'model');
+    assert.equal(typeof a.body.data[0].display_name, 'string');
+    assert.ok(!Number.isNaN(Date.parse(a.body.data[0].created_at)));
+    assert.equal(a.body.first_id, a.body.data[0].id);
+    assert.equal(a.body.last_id, a.body.data.at(-1).id);
+    const one = await request(t.url)
+      .get('/v1/models/sonnet')
+      .set('x-api-key', t.token)
+      .set('anthropic-version', '2023-06-01');
+    assert.deepEqual([one.body.type, one.body.id], ['model', 'sonnet']);
+    const mapped = await request(t.url)
+      .get('/v1/models/my-anthropic-model-1')
+      .set('x-api-key', t.token)
+      .set('anthropic-version', '2023-06-01');
+    assert.deepEqual([mapped.status, mapped.body.id], [200, 'my-anthropic-model-1']);
+    const o = await request(t.url).get('/v1/models').set('authorization', `Bearer ${t.token}`);
+    assert.equal(o.body.object, 'list');
+    assert.equal(o.body.data[0].object, 'model');
+  });
+
+  it('HEAD / and GET / answer 200 without a key', async () => {
+    assert.equal((await request(t.url).head('/')).status, 200);
+    assert.equal((await request(t.url).get('/')).status, 200);
+  });
+});
+
+// Last: the spent window is remembered, and refuses every later claude request.
+describe('plan limits', () => {
+  it('a spent plan window is a 429 rate_limit_error with retry-after and the reset in its message', async () => {
+    const res = await ask('[[fake:plan-spent]]');
+    anthropicError(res, 429, 'rate_limit_error');
+    assert.ok(Number(res.headers['retry-after']) > 60, res.headers['retry-after']);
+    assert.match(res.body.error.message, /reset/i);
+  });
+});

@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { authorizationOf } from '../../src/auth/index.js';
+import { ProxyError } from '../../src/errors/index.js';
+import { mapModel } from '../../src/http/messages.js';
+import { ANTHROPIC_ERRORS, toAnthropicError } from '../../src/respond/index.js';
+import { parseToolRequest } from '../../src/tools/index.js';
+import { MAX_JSON_DEPTH, parseMessagesRequest } from '../../src/validate/index.js';
+import { ERROR_CATALOGUE, invalidRequest, planLimitReached } from '../../src/errors/index.js';
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const base = { model: 'claude-sonnet-4-5', max_tokens: 1024 };
+const user = (content: unknown) => ({ role: 'user', content });
+const parse = (extra: Record<string, unknown>) => parseMessagesRequest({ ...base, ...extra });
+
+function rejects(body: unknown, param?: string | null, pattern?: RegExp): ProxyError {
+  try {
+    parseMessagesRequest(body);
+  } catch (err) {
+    assert.ok(err instanceof ProxyError, `expected a ProxyError, got ${String(err)}`);
+    assert.equal(err.status, 400, err.message);
+    if (param !== undefined) assert.equal(err.param, param, err.message);
+    if (pattern) assert.match(err.message, pattern);
+    return err;
+  }
+  assert.fail('expected a 400');
+}
+
+describe('parseMessagesRequest: messages', () => {
+  it('a string content is a user message; top-level system (string or cached text blocks) comes first', () => {
+    assert.deepEqual(parse({ system: 'be brief', messages: [user('hi')] }).messages, [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ]);
+    const blocks = parse({
+      system: [
+        { type: 'text', text: 'one', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'two' },
+      ],
+      messages: [user('hi')],
+    });
+    assert.deepEqual(blocks.messages[0], { role: 'system', content: 'one\ntwo' });
+  });
+
+  it('a system message inside messages (claude 2.1.332 sends one) is system text', () => {
+    const r = parse({ messages: [{ role: 'system', content: [{ type: 'text', text: 'reminder' }] }, user('hi')] });
+    assert.deepEqual(r.messages, [
+      { role: 'system', content: 'reminder' },
+      { role: 'user', content: 'hi' },
+    ]);
+  });
+
+  it('images: a base64 source becomes a data URL, a url source the URL itself; a file source is refused', () => {
+    const r = parse({
+      messages: [
+        user([
+          { type: 'text', text: 'look' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+          { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+        ]),
+      ],
+    });
+    assert.deepEqual(r.messages[0], {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+        { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+      ],
+    });
+    rejects(
+      { ...base, messages: [user([{ type: 'image', source: { type: 'file', file_id: 'f_1' } }])] },
+      'messages.0.content.0.source',
+    );
+    rejects(
+      {
+        ...base,
+        messages: [user([{ type: 'image', source: { type: 'base64', media_type: 'image/tiff', data: 'x' } }])],
+      },
+      'messages.0.content.0.source.media_type',
+    );
+  });
+
+  it('tool_use blocks become the assistant message tool calls; thinking blocks are left out', () => {
+    const r = parse({
+      messages: [
+        user('weather?'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'let me see', signature: 'sig' },
+            { type: 'redacted_thinking', data: 'xyz' },
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+            { type: 'tool_use', id: 'toolu_2', name: 'get_time', input: {} },
+          ],
+        },
+        user([
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' },
+          { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'noon' }], is_error: true },
+        ]),
+      ],
+    });
+    assert.deepEqual(r.messages.slice(1), [
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'toolu_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: noon' },
+    ]);
+  });
+
+  it("tool results come before the user's other content, in order; a result's image goes with that content", () => {
+    const r = parse({
+      messages: [
+        user('read it'),
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file: 'a.png' } }] },
+        user([
+          { type: 'text', text: 'and then?' },
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }],
+          },
+        ]),
+      ],
+    });
+    assert.deepEqual(
+      r.messages.slice(2).map((m) => m.role),
+      ['tool', 'user'],
+    );
+    const after = r.messages[3] as { content: { type: string }[] };
+    assert.deepEqual(
+      after.content.map((p) => p.type),
+      ['text', 'text', 'image_url'],
+    );
+  });
+
+  it('an assistant message of thinking only is left out whole', () => {
+    const r = parse({
+      messages: [
+        user('a'),
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's' }] },
+        user('b'),
+      ],
+    });
+    assert.deepEqual(
+      r.messages.map((m) => m.role),
+      ['user', 'user'],
+    );
+  });
+
+  it('a text document is taken as text; a PDF is refused naming the block', () => {
+    const r = parse({
+      messages: [user([{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'the doc' } }])],
+    });
+    assert.deepEqual(r.messages[0], { role: 'user', content: [{ type: 'text', text: 'the doc' }] });
+    rejects(
+      {
+        ...base,
+        messages: [
+          user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } }]),
+        ],
+      },
+      'messages.0.content.0',
+      /document/,
+    );
+  });
+
+  it('a tool_result must answer an earlier tool_use', () => {
+    rejects(
+      { ...base, messages: [user([{ type: 'tool_result', tool_use_id: 'nope', content: 'x' }])] },
+      'messages.0',
+      /tool_use_id/,
+    );
+  });
+
+  it('refuses blocks in the wrong place, unknown block types and roles', () => {
+    rejects(
+      { ...base, messages: [user([{ type: 'tool_use', id: 'a', name: 'b', input: {} }])] },
+      'messages.0.content.0',
+    );
+    rejects({ ...base, messages: [user([{ type: 'hologram' }])] }, 'messages.0.content.0.type', /content block/);
+    rejects({ ...base, messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.role');
+    rejects({ ...base, messages: [{ role: 'assistant', content: 'only me' }] }, 'messages', /user message/);
+  });
+});
+
+describe('parseMessagesRequest: fields', () => {
+  it('model and max_tokens are required; malformed types are 400 naming the field', () => {
+    rejects({ model: 'x', messages: [user('hi')] }, 'max_tokens');
+    rejects({ max_tokens: 5, messages: [user('hi')] }, 'model');
+    rejects({ ...base, messages: 'hi' }, 'messages');
+    rejects({ ...base, messages: [user('hi')], temperature: 1.5 }, 'temperature');
+    rejects({ ...base, messages: [user('hi')], stream: 'yes' }, 'stream');
+    rejects({ ...base, messages: [user('hi')], stop_sequences: 'END' }, 'stop_sequences');
+    rejects([], null);
+  });
+
+  it('sampling, metadata, thinking, service_tier, container and unknown fields are accepted and ignored', () => {
+    const r = parse({
+      messages: [user('hi')],
+      temperature: 0.5,
+      top_p: 0.9,
+      top_k: 40,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'abc' },
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      service_tier: 'auto',
+      container: 'cont_1',
+      context_management: { edits: [] },
+      brand_new_field: true,
+    });
+    assert.equal(r.messages.length, 1);
+    assert.ok(!('brand_new_field' in r.body));
+    assert.deepEqual(r.dropped, []);
+  });
+
+  it('custom tools become functions (cache_control ignored); server tools and mcp_servers are dropped and named', () => {
+    const r = parse({
+      messages: [user('hi')],
+      tools: [
+        {
+          name: 'Bash',
+          description: 'run',
+          input_schema: { type: 'object', properties: {} },
+          cache_control: { type: 'ephemeral' },
+        },
+        { type: 'custom', name: 'Read', input_schema: { type: 'object', properties: {} } },
+        { type: 'web_search_20250305', name: 'web_search' },
+        { type: 'bash_20250124', name: 'bash' },
+        { name: `mcp__${'x'.repeat(70)}`, input_schema: { type: 'object', properties: {} } },
+      ],
+      mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }],
+    });
+    assert.deepEqual(r.dropped, ['web_search_20250305', 'bash_20250124', `mcp__${'x'.repeat(70)}`, 'mcp_servers']);
+    const t = parseToolRequest(r.chatTools)!;
+    assert.deepEqual(
+      t.tools.map((x) => x.name),
+      ['Bash', 'Read'],
+    );
+    assert.equal(t.tools[0]!.description, 'run');
+    assert.equal(t.choice, 'auto');
+  });
+
+  it('tool_choice: auto, any → required, tool → that function, none; disable_parallel_tool_use', () => {
+    const tools = [{ name: 'f', input_schema: { type: 'object', properties: {} } }];
+    const choice = (tool_choice: unknown) =>
+      parseToolRequest(parse({ messages: [user('hi')], tools, tool_choice }).chatTools);
+    assert.equal(choice({ type: 'auto' })!.choice, 'auto');
+    assert.equal(choice({ type: 'any' })!.choice, 'required');
+    assert.deepEqual(choice({ type: 'tool', name: 'f' })!.choice, { name: 'f' });
+    assert.equal(choice({ type: 'none' }), undefined);
+    assert.equal(choice({ type: 'auto', disable_parallel_tool_use: true })!.parallel, false);
+    assert.equal(choice({ type: 'auto' })!.parallel, true);
+    assert.throws(() => choice({ type: 'tool', name: 'g' }), /no function named 'g'/);
+    rejects({ ...base, messages: [user('hi')], tools, tool_choice: { type: 'sometimes' } }, 'tool_choice.type');
+  });
+
+  it('output_format json_schema becomes the core response format', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    const r = parse({ messages: [user('hi')], output_format: { type: 'json_schema', schema } });
+    assert.deepEqual(r.responseFormat, { type: 'json_schema', json_schema: { name: 'output', schema } });
+  });
+
+  it('a body nested too deep is refused before it is walked', () => {
+    let deep: unknown = {};
+    for (let i = 0; i < MAX_JSON_DEPTH + 5; i++) deep = { a: deep };
+    rejects({ ...base, messages: [user('hi')], metadata: deep }, 'metadata');
+  });
+});
+
+describe('the Messages adapter glue', () => {
+  it('anthropicModels: the first matching glob maps the id; others pass through', () => {
+    const map = { 'claude-haiku-*': 'sonnet', 'claude-*': 'codex' };
+    assert.equal(mapModel('claude-haiku-4-5', map), 'sonnet');
+    assert.equal(mapModel('claude-opus-5-5', map), 'codex');
+    assert.equal(mapModel('gpt-5', map), 'gpt-5');
+    assert.equal(mapModel('claude-opus-5-5'), 'claude-opus-5-5');
+  });
+
+  it('x-api-key is a bearer key; both headers naming different keys are refused', () => {
+    assert.equal(authorizationOf({ 'x-api-key': 'k1' }), 'Bearer k1');
+    assert.equal(authorizationOf({ authorization: 'Bearer k1' }), 'Bearer k1');
+    assert.equal(authorizationOf({ authorization: 'Bearer k1', 'x-api-key': 'k1' }), 'Bearer k1');
+    assert.equal(authorizationOf({}), undefined);
+    assert.throws(
+      () => authorizationOf({ authorization: 'Bearer k1', 'x-api-key': 'k2' }),
+      (e: unknown) => e instanceof ProxyError && e.status === 401,
+    );
+  });
+
+  it('every error code has an Anthropic status and type; deterministic failures are never 5xx', () => {
+    assert.deepEqual(Object.keys(ANTHROPIC_ERRORS).sort(), Object.keys(ERROR_CATALOGUE).sort());
+    for (const code of [
+      'backend_not_logged_in',
+      'login_not_set_up',
+      'backend_not_installed',
+      'model_not_found',
+    ] as const)
+      assert.ok(ANTHROPIC_ERRORS[code].status < 500, code);
+    assert.deepEqual(ANTHROPIC_ERRORS.context_length_exceeded, { status: 413, type: 'request_too_large' });
+    assert.deepEqual(ANTHROPIC_ERRORS.server_busy, { status: 529, type: 'overloaded_error' });
+    const e = toAnthropicError(invalidRequest('bad', 'messages'));
+    assert.deepEqual(e.body, { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } });
+    const plan = toAnthropicError(planLimitReached('spent; resets soon', Date.now() + 30_000, Date.now()));
+    assert.equal(plan.status, 429);
+    assert.equal(plan.body.error.type, 'rate_limit_error');
+    assert.equal(plan.headers['retry-after'], '30');
+    assert.equal(plan.headers['x-should-retry'], 'true');
+  });
+});
