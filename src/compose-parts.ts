@@ -14,6 +14,7 @@ import {
 } from './record/index.js';
 import type { Store } from './store/index.js';
 import type { Workspaces } from './workspace/index.js';
+import { watchKeyStanding, type KeyHolder } from './workers/index.js';
 
 // Parts of the composition root that stand alone: the spawn boundary for the mode, and the chores
 // of a start (the sweep's report, missing CLIs and logins, pruning, the slot recovery).
@@ -101,4 +102,20 @@ export function runStartupChores(d: {
       `${recovered} session slot(s) were in use when olp stopped; they will rotate`,
     );
   return pruneTimer;
+}
+
+/**
+ * Retires the live CLIs of a key revoked, disabled, expired, or whose login was removed (`olp keys`
+ * and `olp logins` write from another process): a change to the keys or the logins makes it look.
+ */
+export function watchStanding(store: Store, holders: readonly KeyHolder[], logger: Logger) {
+  return watchKeyStanding({
+    keys: {
+      version: () => store.keys.version() + store.logins.version(),
+      standing: (id, now) => store.keys.standing(id, now),
+    },
+    holders,
+    everyMs: 250,
+    logger,
+  });
 }

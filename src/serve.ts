@@ -17,7 +17,7 @@ import {
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createCallLayer, runStartupChores } from './compose-parts.js';
+import { createCallLayer, runStartupChores, watchStanding } from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import {
@@ -26,7 +26,6 @@ import {
   createWorkerPool,
   defaultMaxProcesses,
   defaultMaxWorkers,
-  watchKeyStanding,
 } from './workers/index.js';
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
@@ -119,17 +118,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   const lifecycle = createLifecycle();
   // The client's functions reach the model through olp's own MCP server (started with the daemon).
   const bridge = createToolBridge(logger);
-  // A key revoked, disabled or expired (`olp keys` writes from another process) loses its live CLIs.
-  // A key whose login is removed stops too: a change to the logins is a reason to look again.
-  const standing = watchKeyStanding({
-    keys: {
-      version: () => store.keys.version() + store.logins.version(),
-      standing: (id, now) => store.keys.standing(id, now),
-    },
-    holders: workers ? [workers, parked] : [parked],
-    everyMs: 250,
-    logger,
-  });
+  const standing = watchStanding(store, workers ? [workers, parked] : [parked], logger);
   // What the CLIs last said of their logins' plan windows (kept across restarts).
   const plans = createPlans({ store: store.plans, logger });
   // Each key's login: its credential for each CLI (secrets in <state>/logins, rows in the store).
