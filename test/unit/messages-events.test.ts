@@ -3,7 +3,9 @@
 // the official @anthropic-ai/sdk client (its stream parser and MessageStream accumulator), then
 // the usage mapping and the error table over the whole catalogue.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import express from 'express';
@@ -34,6 +36,7 @@ import {
   type MessagesStreamEvent,
 } from '../../src/respond/index.js';
 import { listenLoopback } from '../support/listen.js';
+import { ROOT } from '../support/paths.js';
 
 const usage: Usage = {
   promptTokens: 2105,
@@ -601,5 +604,20 @@ describe('toAnthropicError over the whole catalogue', () => {
     assert.match(ctx.body.error.message, /context window/);
     assert.match(ctx.body.error.message.toLowerCase(), /prompt is too long/);
     assert.match(ctx.body.error.message, /250000 tokens/);
+  });
+
+  it('docs/errors.md lists every code once, under its Messages status and type', () => {
+    const doc = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## On the Messages API'));
+    const listed: string[] = [];
+    for (const row of section.split('\n').filter((l) => /^\| \d/.test(l))) {
+      const [, statuses, type, codesText] = row.split('|').map((c) => c.trim());
+      for (const code of [...codesText!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]! as ErrorCode)) {
+        listed.push(code);
+        assert.equal(ANTHROPIC_ERRORS[code]?.type, type, code);
+        assert.ok(statuses!.split(', ').includes(String(ANTHROPIC_ERRORS[code]?.status)), code);
+      }
+    }
+    assert.deepEqual([...listed].sort(), [...codes].sort());
   });
 });
