@@ -4,11 +4,9 @@
 // the usage mapping and the error table over the whole catalogue.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import express from 'express';
 import { toClaudeUsage, toCodexUsage, type Usage } from '../../src/backends/index.js';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
 import {
@@ -31,11 +29,9 @@ import {
   toAnthropicUsage,
   toMessagesStreamEnd,
   toMessagesStreamEvents,
-  writeMessagesJson,
-  writeMessagesStream,
   type MessagesStreamEvent,
 } from '../../src/respond/index.js';
-import { listenLoopback } from '../support/listen.js';
+import { startScriptedMessages, type MessagesScript, type ScriptedMessages } from '../support/scripted-messages.js';
 import { ROOT } from '../support/paths.js';
 
 const usage: Usage = {
@@ -285,43 +281,10 @@ describe('usage mapping', () => {
 
 // --- the writers, over HTTP --------------------------------------------------------------------
 
-type Step = ConversationEvent | number;
-interface Script {
-  steps: Step[];
-  end: ConversationResult;
-}
-
-async function* play(script: Script): AsyncGenerator<ConversationEvent, ConversationResult> {
-  for (const step of script.steps) {
-    if (typeof step === 'number') await new Promise((r) => setTimeout(r, step));
-    else yield step;
-  }
-  return script.end;
-}
-
-/** A route as the Messages route uses the writers: errors before the first byte rendered by toAnthropicError. */
-function createTinyApp(next: () => Script, keepaliveMs: () => number) {
-  const app = express();
-  app.use(express.json());
-  app.post('/v1/messages', async (req, res) => {
-    res.setHeader('x-request-id', 'req_test');
-    const meta = { id: 'msg_test', model: 'sonnet', clientTimeoutMs: 2000, keepaliveMs: keepaliveMs() };
-    const events = play(next());
-    try {
-      if ((req.body as { stream?: boolean }).stream) await writeMessagesStream(res, events, meta);
-      else await writeMessagesJson(res, events, meta);
-    } catch (err) {
-      const e = toAnthropicError(err as ProxyError);
-      res.status(e.status).set(e.headers).json(e.body);
-    }
-  });
-  return app;
-}
-
 describe('Messages writers', () => {
-  let script: Script;
+  let script: MessagesScript;
   let keepalive = 0;
-  let server: { url: string; close(): Promise<void> };
+  let server: ScriptedMessages;
   let client: Anthropic;
   const params = { model: 'sonnet', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }] };
   const post = (stream: boolean) =>
@@ -332,14 +295,7 @@ describe('Messages writers', () => {
     });
 
   before(async () => {
-    server = await listenLoopback(
-      createServer(
-        createTinyApp(
-          () => script,
-          () => keepalive,
-        ),
-      ),
-    );
+    server = await startScriptedMessages(() => script, { keepaliveMs: () => keepalive });
     client = new Anthropic({ baseURL: server.url, apiKey: 'test-key', maxRetries: 0 });
   });
   after(() => server.close());
@@ -372,7 +328,7 @@ describe('Messages writers', () => {
   it('the SDK accumulates a streamed text reply into the Message', async () => {
     script = { steps: [started, text('Hello'), text(' there')], end: result() };
     const message = await client.messages.stream(params).finalMessage();
-    assert.equal(message.id, 'msg_test');
+    assert.match(message.id, /^msg_test\d+$/);
     assert.equal(message.model, 'claude-sonnet-5');
     assert.deepEqual(message.content, [{ type: 'text', text: 'Hello there' }]);
     assert.equal(message.stop_reason, 'end_turn');
@@ -473,8 +429,10 @@ describe('Messages writers', () => {
     const res = await post(false);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('request-id'), 'req_test');
-    assert.deepEqual(await res.json(), {
-      id: 'msg_test',
+    const body = (await res.json()) as { id: string };
+    assert.match(body.id, /^msg_test\d+$/);
+    assert.deepEqual(body, {
+      id: body.id,
       type: 'message',
       role: 'assistant',
       model: 'claude-sonnet-5',
