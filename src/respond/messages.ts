@@ -29,8 +29,10 @@ export interface MessagesMeta {
  * The longest silence on a Messages stream before a `ping`. Claude Code (2.1.197) aborts a stream
  * whose bytes stop for its byte watchdog's time (180 s by default; CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS
  * may lower it to no less than 10 s) and turns bytes without events into 10 s heartbeats of its
- * own; a ping every 5 s stays inside the smallest of those with one to spare. Pings are part of
- * Anthropic's protocol, so unlike the OpenAI formats' comment lines they are always on.
+ * own; a ping every 5 s stays inside the smallest of those with one to spare. (Its other watchdog,
+ * 5 minutes without an event other than a ping, no ping holds off; olp's idle timeout, 180 s by
+ * default, and queue timeout, 60 s, end a silence before it.) Pings are part of Anthropic's
+ * protocol, so unlike the OpenAI formats' comment lines they are always on.
  */
 export const MESSAGES_PING_MS = 5000;
 
@@ -45,10 +47,10 @@ function setRequestId(res: Response): void {
 
 /** Collects the whole reply and sends one Message; a failed conversation throws its error unsent. */
 export async function writeMessagesJson(res: Response, events: Events, meta: MessagesMeta): Promise<void> {
+  setRequestId(res);
   const reply = await collectReply(res, events);
   if (!reply) return;
   const r = reply.result;
-  setRequestId(res);
   res.status(200).json(
     toAnthropicMessage(
       { id: meta.id, model: r.servedModel ?? meta.model },

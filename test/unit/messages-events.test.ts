@@ -387,6 +387,7 @@ describe('Messages writers', () => {
     const res = await post(true);
     assert.equal(res.status, 400);
     assert.equal(res.headers.get('x-should-retry'), 'false');
+    assert.equal(res.headers.get('request-id'), 'req_test');
     assert.equal(res.headers.get('x-from-result'), '1');
     assert.deepEqual(await res.json(), {
       type: 'error',
