@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/index.js';
 import type { Conversation, RequestMeta } from '../conversation/index.js';
-import { shuttingDown } from '../errors/index.js';
+import { shuttingDown, type ProxyError } from '../errors/index.js';
 import {
   endSlowStream,
   newCompletionId,
@@ -45,11 +45,12 @@ export async function stopSlowReader(
   stop: RunStop,
   events: AsyncGenerator<unknown, unknown>,
   slow: ClientTooSlowError,
+  end: (res: Response, error: ProxyError) => void = endSlowStream,
 ): Promise<void> {
   const reason = clientTooSlow(slow.seconds);
   stop.stop(reason);
   await events.return(undefined);
-  if (reason.type === 'client_read_timeout') endSlowStream(res, reason.error);
+  if (reason.type === 'client_read_timeout') end(res, reason.error);
 }
 
 /** POST /v1/chat/completions: parse → run → write. */

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/index.js';
 import type { ConversationInput } from '../conversation/index.js';
 import { modelAllowed, type Admission } from '../admit/index.js';
 import { shuttingDown } from '../errors/index.js';
-import { newMessageId, writeMessagesJson, writeMessagesStream } from '../respond/index.js';
+import { endSlowMessagesStream, newMessageId, writeMessagesJson, writeMessagesStream } from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { parseMessagesRequest } from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
@@ -85,7 +85,7 @@ export function createMessagesRoute(deps: MessagesDeps) {
       if (!stream) await writeMessagesJson(res, events, meta);
       else {
         const slow = await writeMessagesStream(res, events, meta);
-        if (slow) await stopSlowReader(res, stop, events, slow);
+        if (slow) await stopSlowReader(res, stop, events, slow, endSlowMessagesStream);
       }
     } finally {
       done();

@@ -93,4 +93,4 @@ async function sendChunks(res: Response, sse: SseWriter, mapped: MappedChunks): 
   for (const chunk of mapped.chunks) await sse.send(chunk);
 }
 export * from './responses.js';
-export * from './messages-placeholder.js';
+export * from './messages.js';

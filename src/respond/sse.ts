@@ -30,13 +30,22 @@ function frame(payload: unknown, event?: string): string {
   return event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
 }
 
+/** The keepalive of the OpenAI formats: an SSE comment line, which every SSE parser skips. */
+const COMMENT_KEEPALIVE = ': keepalive\n\n';
+
 /**
  * Server-sent events on an express response, with backpressure bounded by `clientTimeoutMs`.
- * With `keepaliveMs`, `keepaliveMs` of silence (queueing, retries, long thinking) sends an SSE
- * comment line, which proxies and front ends that cut idle streams take as traffic; the first
- * one starts the stream if nothing had.
+ * With `keepaliveMs`, `keepaliveMs` of silence (queueing, retries, long thinking) sends
+ * `keepalive` (an SSE comment line unless the format has an event of its own for it, as
+ * Anthropic's `ping`), which proxies and front ends that cut idle streams take as traffic; the
+ * first one starts the stream if nothing had.
  */
-export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliveMs = 0): SseWriter {
+export function createSseWriter(
+  res: Response,
+  clientTimeoutMs: number,
+  keepaliveMs = 0,
+  keepalive = COMMENT_KEEPALIVE,
+): SseWriter {
   let open = false;
   let timer: NodeJS.Timeout | undefined;
   const quiet = (): void => {
@@ -45,7 +54,7 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
     timer = setTimeout(() => {
       if (res.writableEnded || res.destroyed) return;
       start();
-      res.write(': keepalive\n\n');
+      res.write(keepalive);
       quiet();
     }, keepaliveMs);
     timer.unref();
@@ -100,9 +109,16 @@ export function createSseWriter(res: Response, clientTimeoutMs: number, keepaliv
   };
 }
 
-/** Ends a slow reader's stream once its run is stopped: the error in-band, the socket closed soon after. */
-export function endSlowStream(res: Response, error: ProxyError): void {
+/**
+ * Ends a slow reader's stream once its run is stopped: the error in-band (as the format frames it:
+ * `last`), the socket closed soon after.
+ */
+export function endSlowStream(
+  res: Response,
+  error: ProxyError,
+  last: { payload: unknown; event?: string } = { payload: toErrorBody(error) },
+): void {
   // What fits still reaches the client; a socket that stays full is closed soon after.
-  if (!res.writableEnded) res.end(frame(toErrorBody(error)));
+  if (!res.writableEnded) res.end(frame(last.payload, last.event));
   setTimeout(() => res.destroy(), 5000).unref();
 }

@@ -76,7 +76,10 @@ describe('POST /v1/messages', () => {
     assert.match(res.headers['content-type'] ?? '', /text\/event-stream/);
     const body = String(res.body);
     assert.match(body, /^event: message_start\n/);
-    assert.match(body, /stream me/);
+    const text = [...body.matchAll(/"text_delta","text":("(?:[^"\\]|\\.)*")/g)]
+      .map((m) => JSON.parse(m[1]!) as string)
+      .join('');
+    assert.match(text, /stream me/);
     assert.match(body, /event: message_stop/);
   });
 
@@ -125,7 +128,7 @@ describe('POST /v1/messages', () => {
 
   it('a streamed request that fails before its first byte, and a body that is not JSON, get the envelope too', async () => {
     const res = await ask('[[fake:not-logged-in]]', { stream: true });
-    anthropicError(res, 403, 'permission_error');
+    anthropicError(res, 400, 'invalid_request_error');
     const broken = await request(t.url)
       .post('/v1/messages')
       .set('x-api-key', t.token)
@@ -134,9 +137,12 @@ describe('POST /v1/messages', () => {
     anthropicError(broken, 400, 'invalid_request_error');
   });
 
-  it('a CLI that is not logged in is a 403 permission_error that says not to retry (never a 5xx Claude Code retries)', async () => {
+  // Not 401/403 either: on those Claude Code asks its user to run /login, which does nothing for
+  // the CLI login on the machine running olp; the message says what to do there.
+  it('a CLI that is not logged in is a 400 that says not to retry and what to do (never a 5xx Claude Code retries)', async () => {
     const res = await ask('[[fake:not-logged-in]]');
-    anthropicError(res, 403, 'permission_error');
+    anthropicError(res, 400, 'invalid_request_error');
+    assert.match(res.body.error.message, /On the machine running olp, run `claude auth login`/);
     assert.equal(res.headers['x-should-retry'], 'false');
   });
 
