@@ -72,7 +72,11 @@ function fromUser(m: AnthropicMessage, at: string): ChatMessage[] {
     else if (b.type === 'document') parts.push({ type: 'text', text: documentText(b, here) });
     else if (b.type === 'tool_result') {
       const blocks = typeof b.content === 'string' ? [{ type: 'text' as const, text: b.content }] : (b.content ?? []);
-      const text = blocks.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
+      const text = blocks
+        .flatMap((c) =>
+          c.type === 'text' ? [c.text] : c.type === 'tool_reference' ? [`(tool ${c.tool_name} is available)`] : [],
+        )
+        .join('\n');
       // A tool message has no error flag: the model reads it in the result's text.
       tools.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${text}` : text });
       blocks.forEach((c, k) => {

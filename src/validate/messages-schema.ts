@@ -33,8 +33,15 @@ const toolUse = z
   })
   .loose();
 
-const resultPart = z.discriminatedUnion('type', [text, image], {
-  error: "expected a tool result content block of type 'text' or 'image'",
+/**
+ * Claude Code 2.1.332's ToolSearch answers with the tools it loaded as `tool_reference` blocks (the
+ * API then offers their deferred definitions); olp offers every tool on every request, so the
+ * block is only words for the model.
+ */
+const toolReference = z.object({ type: z.literal('tool_reference'), tool_name: z.string() }).loose();
+
+const resultPart = z.discriminatedUnion('type', [text, image, toolReference], {
+  error: "expected a tool result content block of type 'text', 'image' or 'tool_reference'",
 });
 const toolResult = z
   .object({

@@ -141,6 +141,29 @@ describe('parseMessagesRequest: messages', () => {
     );
   });
 
+  it("Claude Code 2.1.332's ToolSearch: a deferred tool is offered, and a tool_reference result is words for the model", () => {
+    const r = parse({
+      tools: [
+        { name: 'ToolSearch', description: 'find tools', input_schema: { type: 'object' } },
+        { name: 'WebFetch', description: 'fetch', input_schema: { type: 'object' }, defer_loading: true },
+      ],
+      messages: [
+        user('fetch it'),
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'ToolSearch', input: { query: 'web' } }] },
+        user([
+          { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'tool_reference', tool_name: 'WebFetch' }] },
+          { type: 'text', text: 'Tool loaded.' },
+        ]),
+      ],
+    });
+    assert.deepEqual(r.messages[2], { role: 'tool', tool_call_id: 't1', content: '(tool WebFetch is available)' });
+    const offered = parseToolRequest(r.chatTools);
+    assert.deepEqual(
+      offered?.tools.map((t) => t.name),
+      ['ToolSearch', 'WebFetch'],
+    );
+  });
+
   it('an assistant message of thinking only is left out whole', () => {
     const r = parse({
       messages: [
