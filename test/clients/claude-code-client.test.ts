@@ -204,5 +204,27 @@ for (const client of CLIENTS) {
       );
       assert.equal(sent[1]!.status, 200);
     });
+
+    it('parallel calls: both run, and each result is matched to its call by id (Claude Code sends them in completion order)', async () => {
+      const from = rec.seen.length;
+      const calls = [
+        { name: 'Bash', arguments: { command: 'sleep 1; echo first-call' } },
+        { name: 'Bash', arguments: { command: 'echo second-call' } },
+      ];
+      const r = await claude(`Run both. [[fake-tools:${JSON.stringify(calls)}]]`, { args: ['--allowedTools', 'Bash'] });
+      assert.equal(r.status, 0, r.stderr || r.stdout);
+      // The fake model echoes the results in its calls' order, whatever order they came back in.
+      assert.match(r.stdout, /echo: .*first-call.* \| .*second-call/);
+      const sent = messages(from);
+      const uses = events(sent[0]!.answer)
+        .filter((e) => e.type === 'content_block_start' && (e.content_block as Block).type === 'tool_use')
+        .map((e) => e.content_block as Block);
+      assert.equal(uses.length, 2);
+      const second = JSON.parse(sent[1]!.body) as { messages: { role: string; content: Block[] }[] };
+      const results = second.messages.at(-1)!.content.filter((b) => b.type === 'tool_result');
+      const byId = new Map(results.map((b) => [b.tool_use_id, JSON.stringify(b.content)]));
+      assert.match(byId.get(uses[0]!.id) ?? '', /first-call/);
+      assert.match(byId.get(uses[1]!.id) ?? '', /second-call/);
+    });
   });
 }
