@@ -7,7 +7,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** Un-skipped when olp serves POST /v1/messages. */
-const WAITS = 'needs /v1/messages (olp does not serve the Anthropic Messages API yet)';
 
 const MODEL = 'claude-sonnet-4-5';
 
@@ -17,7 +16,7 @@ const WEATHER: Anthropic.Tool = {
   input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-describe('the Anthropic SDK through olp', { skip: WAITS }, () => {
+describe('the Anthropic SDK through olp', () => {
   let t: TestDaemon;
   let client: Anthropic;
   before(async () => {
