@@ -6,8 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
-/** Un-skipped when olp serves POST /v1/messages. */
-
 const MODEL = 'claude-sonnet-4-5';
 
 const WEATHER: Anthropic.Tool = {
@@ -38,6 +36,13 @@ describe('the Anthropic SDK through olp', () => {
     assert.equal(m.content[0]?.type, 'text');
     assert.match((m.content[0] as Anthropic.TextBlock).text, /Hello from fake claude\. You said: hello/);
     assert.ok(m.usage.input_tokens > 0 && m.usage.output_tokens > 0, JSON.stringify(m.usage));
+    // One usage row, as the OpenAI endpoints leave, tagged with the endpoint.
+    await new Promise((r) => setTimeout(r, 50));
+    const rows = [...t.daemon.store.usage.export({ scope: { all: true } })].filter((r) => r.endpoint === 'messages');
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.outcome, 'ok');
+    assert.equal(rows[0]!.usage.completion_tokens, m.usage.output_tokens);
+    assert.deepEqual([rows[0]!.api, rows[0]!.provider], ['cli', 'claude-cli']);
   });
 
   it('a bearer token (authToken) is accepted as well as x-api-key; a wrong key is a 401 authentication_error', async () => {
