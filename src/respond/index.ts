@@ -8,7 +8,7 @@ export * from './shapes.js';
 export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
 export * from './chat-events.js';
 export { collectReply, setHeaders, type Events } from './reply.js';
-import { ClientTooSlowError, createSseWriter, type SseWriter } from './sse.js';
+import { createSseWriter, streamReply, type ClientTooSlowError, type SseWriter } from './sse.js';
 
 export interface ChatMeta {
   id: string;
@@ -52,8 +52,7 @@ export async function writeChatStream(
 ): Promise<ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   const state = createChatStreamState(meta);
-  let slow: ClientTooSlowError | undefined;
-  try {
+  return streamReply(sse, events, async () => {
     let step = await events.next();
     while (!step.done) {
       await sendChunks(res, sse, toChatStreamEvents(state, step.value));
@@ -72,16 +71,7 @@ export async function writeChatStream(
     }
     await sendChunks(res, sse, toChatStreamEnd(state, r));
     sse.end('[DONE]');
-  } catch (err) {
-    // The client stopped reading: reported to the route, which stops the conversation first.
-    if (err instanceof ClientTooSlowError) return (slow = err);
-    sse.cancel();
-    throw err;
-  } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
-    // written (a slow reader's by the route, once it has stopped it).
-    if (!slow) await events.return(undefined as never);
-  }
+  });
 }
 
 /** Starts the stream when the mapper says so (headers first), then sends its chunks in order. */

@@ -9,7 +9,7 @@ import {
 } from './messages-events.js';
 import { toAnthropicMessage } from './messages-shapes.js';
 import { collectReply, setHeaders, type Events } from './reply.js';
-import { ClientTooSlowError, createSseWriter, endSlowStream, type SseWriter } from './sse.js';
+import { createSseWriter, endSlowStream, streamReply, type ClientTooSlowError, type SseWriter } from './sse.js';
 
 export * from './messages-shapes.js';
 export * from './messages-errors.js';
@@ -82,8 +82,7 @@ export async function writeMessagesStream(
   setRequestId(res);
   const sse = createSseWriter(res, meta.clientTimeoutMs, pingMs, PING);
   const state = createMessagesStreamState({ id: meta.id, model: meta.model });
-  let slow: ClientTooSlowError | undefined;
-  try {
+  return streamReply(sse, events, async () => {
     let step = await events.next();
     while (!step.done) {
       await pump(res, sse, toMessagesStreamEvents(state, step.value));
@@ -100,16 +99,7 @@ export async function writeMessagesStream(
     const last = end.events.pop()!;
     await pump(res, sse, end);
     sse.end(last, last.type);
-  } catch (err) {
-    // The client stopped reading: reported to the route, which stops the conversation first.
-    if (err instanceof ClientTooSlowError) return (slow = err);
-    sse.cancel();
-    throw err;
-  } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
-    // written (a slow reader's by the route, once it has stopped it).
-    if (!slow) await events.return(undefined as never);
-  }
+  });
 }
 
 /** Starts the stream when the mapper says so (headers first), then sends its events in order. */

@@ -7,7 +7,7 @@ import {
   type MappedEvents,
 } from './response-events.js';
 import { newFunctionCallId, toFinalResponse, type ResponseMeta, type ResponseObject } from './response-shapes.js';
-import { ClientTooSlowError, createSseWriter, type SseWriter } from './sse.js';
+import { createSseWriter, streamReply, type ClientTooSlowError, type SseWriter } from './sse.js';
 
 export * from './response-shapes.js';
 export * from './response-events.js';
@@ -45,10 +45,9 @@ export async function writeResponseStream(
 ): Promise<ResponseObject | ClientTooSlowError | undefined> {
   const sse = createSseWriter(res, meta.clientTimeoutMs, meta.keepaliveMs ?? 0);
   const state = createResponseStreamState(meta, messageId);
-  let slow: ClientTooSlowError | undefined;
   let seq = 0;
   const numbered = (e: MappedEvents['events'][number]) => ({ type: e.type, sequence_number: seq++, ...e.data });
-  try {
+  return streamReply(sse, events, async () => {
     let step = await events.next();
     while (!step.done) {
       await pump(res, sse, toResponseStreamEvents(state, step.value), numbered);
@@ -66,16 +65,7 @@ export async function writeResponseStream(
     await pump(res, sse, end, numbered);
     sse.end(numbered(last), last.type);
     return end.final;
-  } catch (err) {
-    // The client stopped reading: reported to the route, which stops the conversation first.
-    if (err instanceof ClientTooSlowError) return (slow = err);
-    sse.cancel();
-    throw err;
-  } finally {
-    // However writing ended, the conversation is closed: its CLI, permit and lease go, its row is
-    // written (a slow reader's by the route, once it has stopped it).
-    if (!slow) await events.return(undefined as never);
-  }
+  });
 }
 
 /** Starts the stream when the mapper says so (headers first), then sends its events in order. */

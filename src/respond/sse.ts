@@ -122,3 +122,26 @@ export function endSlowStream(
   if (!res.writableEnded) res.end(frame(last.payload, last.event));
   setTimeout(() => res.destroy(), 5000).unref();
 }
+
+/**
+ * Runs one streamed reply's writing. A client too slow to read is handed back (the route stops the
+ * run first, then ends the stream); any other failure cancels the stream and is thrown. However
+ * writing ended, the conversation is closed: its CLI, permit and lease go, its row is written (a
+ * slow reader's by the route, once it has stopped it).
+ */
+export async function streamReply<T>(
+  sse: SseWriter,
+  events: { return(value: never): Promise<unknown> },
+  write: () => Promise<T>,
+): Promise<Exclude<T, void> | ClientTooSlowError | undefined> {
+  let slow: ClientTooSlowError | undefined;
+  try {
+    return (await write()) as Exclude<T, void> | undefined;
+  } catch (err) {
+    if (err instanceof ClientTooSlowError) return (slow = err);
+    sse.cancel();
+    throw err;
+  } finally {
+    if (!slow) await events.return(undefined as never);
+  }
+}
