@@ -54,6 +54,7 @@ export const ERROR_CATALOGUE = {
   unsupported_value: { status: 400, type: 'invalid_request_error', retryable: false },
   unsupported_content: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_image: { status: 400, type: 'invalid_request_error', retryable: false },
+  invalid_document: { status: 400, type: 'invalid_request_error', retryable: false },
   provider_invalid_request: { status: 400, type: 'invalid_request_error', retryable: false },
   // the CLI behind the request
   backend_not_installed: { status: 503, type: 'server_error', retryable: false },

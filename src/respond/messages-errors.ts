@@ -63,6 +63,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   unsupported_value: invalid,
   unsupported_content: invalid,
   invalid_image: invalid,
+  invalid_document: invalid,
   provider_invalid_request: invalid,
   backend_not_installed: invalid,
   backend_not_logged_in: invalid,

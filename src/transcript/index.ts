@@ -1,10 +1,10 @@
 import { invalidRequest } from '../errors/index.js';
 import type { ChatMessage } from '../validate/index.js';
-import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toImage, type Image } from './images.js';
+import { checkImageTotals, DEFAULT_IMAGE_LIMITS, toDocument, toImage, type Image } from './images.js';
 import type { Prompt, Transcript, TranscriptPolicy, Turn } from './types.js';
 import { followable, neutralise, toAssistantTurn } from './turns.js';
 
-export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, type Image, type ImageLimits } from './images.js';
+export { DEFAULT_IMAGE_LIMITS, fetchRemoteImages, isDocument, type Image, type ImageLimits } from './images.js';
 export {
   charsToTokens,
   DEFAULT_CHARS_PER_TOKEN,
@@ -26,7 +26,16 @@ export const TEXT_ONLY: TranscriptPolicy = { toolIdPattern: null, images: false,
 
 type Content = ChatMessage['content'];
 
-/** Joins text parts (newline between); images are decoded and checked; other parts get a 400 naming them. */
+/** The `file_data` of a chat `file` part (a data URL), if it has one. */
+function fileData(part: { type: string }): string | undefined {
+  const data = (part as { file?: { file_data?: unknown } }).file?.file_data;
+  return typeof data === 'string' ? data : undefined;
+}
+
+/**
+ * Joins text parts (newline between); images, and documents (`file` parts with a PDF data URL)
+ * for a CLI that takes them, are decoded and checked; other parts get a 400 naming them.
+ */
 function toParts(
   content: Content | undefined,
   at: string,
@@ -41,13 +50,16 @@ function toParts(
     else if (part.type === 'refusal') texts.push(part.refusal);
     else if (part.type === 'image_url' && policy.images)
       images.push(toImage(part.image_url.url, `${at}.${j}`, policy.limits));
+    else if (part.type === 'file' && policy.documents && fileData(part) !== undefined)
+      images.push(toDocument(fileData(part)!, `${at}.${j}`, policy.limits));
     else {
-      const what = part.type === 'image_url' ? 'images are' : `parts of type '${part.type}' are`;
-      throw invalidRequest(
-        `Invalid content part '${at}.${j}': ${what} not supported by this backend; send text.`,
-        `${at}.${j}`,
-        'unsupported_content',
-      );
+      const why =
+        part.type === 'image_url'
+          ? 'images are not supported by this backend; send text'
+          : part.type === 'file' && fileData(part) !== undefined
+            ? `documents are not supported by this backend${policy.name ? ` (${policy.name} takes no documents)` : ''}; send the document's text`
+            : `parts of type '${part.type}' are not supported by this backend; send text`;
+      throw invalidRequest(`Invalid content part '${at}.${j}': ${why}.`, `${at}.${j}`, 'unsupported_content');
     }
   });
   return { text: texts.join('\n'), images };

@@ -22,7 +22,7 @@ export function transcriptChars(turns: readonly Turn[], system: string | null): 
   return (system?.length ?? 0) + turns.reduce((n, t) => n + t.text.length, 0);
 }
 
-/** The images of these turns. */
+/** The images (and documents) of these turns. */
 export function imageCount(turns: readonly Turn[]): number {
   return turns.reduce((n, t) => n + (t.images?.length ?? 0), 0);
 }

@@ -4,7 +4,7 @@ import type { Image, ImageLimits } from './images.js';
 export interface Prompt {
   system: string | null;
   text: string;
-  /** Images of the turns being sent, in order. */
+  /** Images (and documents) of the turns being sent, in order. */
   images?: Image[];
 }
 
@@ -14,6 +14,10 @@ export interface TranscriptPolicy {
   toolIdPattern: RegExp | null;
   /** Whether the CLI can take images at all. */
   images: boolean;
+  /** Whether it takes documents (PDFs), carried as images are; absent, it does not. */
+  documents?: boolean;
+  /** The CLI's name, for the 400 that refuses what it cannot take. */
+  name?: string;
   limits: ImageLimits;
 }
 

@@ -23,7 +23,10 @@ export interface ParsedMessagesRequest {
   dropped: string[];
 }
 
-type UserPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+type UserPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'file'; file: { file_data: string } };
 type ImageBlock = Extract<Block, { type: 'image' }>;
 
 const DROPPED: ReadonlySet<string> = new Set(DROPPED_BLOCKS);
@@ -43,14 +46,26 @@ function toImagePart(b: ImageBlock, at: string): UserPart {
   );
 }
 
-/** A `document` block whose source is plain text (or text blocks) as text; any other (a PDF) is refused. */
-function documentText(b: Extract<Block, { type: 'document' }>, at: string): string {
-  const s = b.source as { type: string; data?: unknown; content?: unknown };
-  if (s.type === 'text' && typeof s.data === 'string') return s.data;
+/**
+ * A `document` block as the core takes it: plain text (a `text` or `content` source, or base64
+ * `text/plain`) as text; a base64 PDF as the chat `file` part of a data URL (the transcript checks
+ * it, and only the claude CLI is given it); any other source is refused naming the block.
+ */
+function toDocumentPart(b: Extract<Block, { type: 'document' }>, at: string): UserPart {
+  const s = b.source as { type: string; media_type?: unknown; data?: unknown; content?: unknown };
+  if (s.type === 'text' && typeof s.data === 'string') return { type: 'text', text: s.data };
   if (s.type === 'content' && Array.isArray(s.content))
-    return s.content.map((c: { text?: unknown }) => (typeof c?.text === 'string' ? c.text : '')).join('\n');
+    return {
+      type: 'text',
+      text: s.content.map((c: { text?: unknown }) => (typeof c?.text === 'string' ? c.text : '')).join('\n'),
+    };
+  if (s.type === 'base64' && typeof s.data === 'string') {
+    if (s.media_type === 'text/plain') return { type: 'text', text: Buffer.from(s.data, 'base64').toString('utf8') };
+    if (s.media_type === 'application/pdf')
+      return { type: 'file', file: { file_data: `data:application/pdf;base64,${s.data}` } };
+  }
   throw invalidRequest(
-    `Invalid content block '${at}': 'document' blocks of source type '${String(s.type).slice(0, 40)}' are not supported (neither CLI takes a PDF or file document through olp); send the document's text.`,
+    `Invalid content block '${at}': 'document' blocks of source type '${String(s.type).slice(0, 40)}'${typeof s.media_type === 'string' ? ` (${s.media_type.slice(0, 60)})` : ''} are not supported; olp takes a base64 PDF, or plain text.`,
     at,
     'unsupported_content',
   );
@@ -69,7 +84,7 @@ function fromUser(m: AnthropicMessage, at: string): ChatMessage[] {
     const here = `${at}.content.${j}`;
     if (b.type === 'text') parts.push({ type: 'text', text: b.text });
     else if (b.type === 'image') parts.push(toImagePart(b, here));
-    else if (b.type === 'document') parts.push({ type: 'text', text: documentText(b, here) });
+    else if (b.type === 'document') parts.push(toDocumentPart(b, here));
     else if (b.type === 'tool_result') {
       const blocks = typeof b.content === 'string' ? [{ type: 'text' as const, text: b.content }] : (b.content ?? []);
       const text = blocks

@@ -53,7 +53,7 @@ const toolResult = z
   })
   .loose();
 
-/** A document: its `source` is read in messages-request.ts (plain text is taken, a PDF is not). */
+/** A document: its `source` is read in messages-request.ts (plain text as text, a base64 PDF as a document). */
 const document = z.object({ type: z.literal('document'), source: z.object({ type: z.string() }).loose() }).loose();
 
 /** Blocks the conversation leaves out: another model's thinking, and server tools' calls and results. */

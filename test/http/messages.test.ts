@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
-import { isAlive, recordedPids } from '../support/procs.js';
+import { isAlive, readRecord, recordedPids, type RunRecord } from '../support/procs.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let t: TestDaemon;
@@ -114,9 +114,7 @@ describe('POST /v1/messages', () => {
         messages: [
           {
             role: 'user',
-            content: [
-              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
-            ],
+            content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }],
           },
         ],
       }),
@@ -124,6 +122,58 @@ describe('POST /v1/messages', () => {
       'invalid_request_error',
     );
     anthropicError(await post('/v1/messages/batches', {}), 404, 'not_found_error');
+  });
+
+  it("a PDF document reaches the claude CLI's stdin as Anthropic's document block; codex refuses it naming the part", async () => {
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n', 'latin1');
+    const body = (model: string) => ({
+      model,
+      max_tokens: 1024,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'summarise this' },
+            {
+              type: 'document',
+              source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') },
+            },
+          ],
+        },
+      ],
+    });
+    const res = await post('/v1/messages', body('sonnet'));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.match(res.body.content[0].text, /summarise this \(and 1 document: application\/pdf\)/);
+    const got = recordedPids(t.recordDir)
+      .runs.map((pid) => readRecord(t.recordDir, pid) as RunRecord & { documents?: unknown[] })
+      .filter((r) => r.documents);
+    assert.deepEqual(got.at(-1)?.documents, [
+      { source_type: 'base64', media_type: 'application/pdf', bytes: pdf.length },
+    ]);
+    assert.equal(got.at(-1)?.stdin, 'summarise this');
+
+    // The next turn re-sends the document in its history: the same turns, so the CLI session continues.
+    const next = body('sonnet');
+    next.messages.push(
+      { role: 'assistant', content: [{ type: 'text', text: res.body.content[0].text }] },
+      { role: 'user', content: [{ type: 'text', text: 'and page two?' }] },
+    );
+    const before = new Set(recordedPids(t.recordDir).runs);
+    const again = await post('/v1/messages', next);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.headers['x-olp-session-mode'], 'resumed');
+    const resumed = recordedPids(t.recordDir)
+      .runs.filter((pid) => !before.has(pid))
+      .map((pid) => readRecord(t.recordDir, pid) as RunRecord & { documents?: unknown[] });
+    assert.deepEqual(
+      resumed.map((r) => [r.session, r.stdin, r.documents]),
+      [['resume', 'and page two?', undefined]],
+    );
+
+    const codex = await post('/v1/messages', body('gpt-5.5'));
+    anthropicError(codex, 400, 'invalid_request_error');
+    assert.match(codex.body.error.message, /messages\.0\.content\.1.*codex takes no documents/);
   });
 
   it('a streamed request that fails before its first byte, and a body that is not JSON, get the envelope too', async () => {

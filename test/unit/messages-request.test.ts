@@ -7,7 +7,16 @@ import { ANTHROPIC_ERRORS, toAnthropicError } from '../../src/respond/index.js';
 import { parseToolRequest } from '../../src/tools/index.js';
 import { MAX_JSON_DEPTH, parseMessagesRequest } from '../../src/validate/index.js';
 import { ERROR_CATALOGUE, invalidRequest, planLimitReached } from '../../src/errors/index.js';
+import { createBackends } from '../../src/backends/index.js';
+import { toUserLine } from '../../src/backends/claude/invocation.js';
+import { parseConfig } from '../../src/config/index.js';
+import { toChain } from '../../src/sessions/index.js';
+import { DEFAULT_IMAGE_LIMITS, toPromptOf, toTranscript, type ImageLimits } from '../../src/transcript/index.js';
 
+const { backends } = createBackends(parseConfig({ readFile: false, env: {} }), {});
+const policyFor = (id: string, limits: ImageLimits) => backends.find((b) => b.id === id)!.transcriptPolicy(limits);
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n', 'latin1').toString('base64');
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const base = { model: 'claude-sonnet-4-5', max_tokens: 1024 };
 const user = (content: unknown) => ({ role: 'user', content });
@@ -178,21 +187,97 @@ describe('parseMessagesRequest: messages', () => {
     );
   });
 
-  it('a text document is taken as text; a PDF is refused naming the block', () => {
+  it("documents: text sources (and base64 text/plain) are text; a base64 PDF is the core's document part; others refused naming the block", () => {
     const r = parse({
-      messages: [user([{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'the doc' } }])],
+      messages: [
+        user([
+          { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'the doc' } },
+          {
+            type: 'document',
+            source: { type: 'base64', media_type: 'text/plain', data: Buffer.from('plain bytes').toString('base64') },
+          },
+          { type: 'document', title: 'Report', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+        ]),
+      ],
     });
-    assert.deepEqual(r.messages[0], { role: 'user', content: [{ type: 'text', text: 'the doc' }] });
-    rejects(
-      {
-        ...base,
+    assert.deepEqual(r.messages[0], {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'the doc' },
+        { type: 'text', text: 'plain bytes' },
+        { type: 'file', file: { file_data: `data:application/pdf;base64,${PDF}` } },
+      ],
+    });
+    for (const source of [
+      { type: 'url', url: 'https://example.com/a.pdf' },
+      { type: 'file', file_id: 'file_1' },
+      { type: 'base64', media_type: 'application/msword', data: 'AAAA' },
+    ])
+      rejects(
+        {
+          ...base,
+          messages: [
+            user([
+              { type: 'text', text: 'x' },
+              { type: 'document', source },
+            ]),
+          ],
+        },
+        'messages.0.content.1',
+        /document/,
+      );
+  });
+
+  it('a PDF document reaches claude as a document block, within the image limits; codex refuses it naming the part', () => {
+    const doc = (data: string) =>
+      parse({
         messages: [
-          user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' } }]),
+          user([
+            { type: 'text', text: 'summarise' },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } },
+          ]),
         ],
-      },
-      'messages.0.content.0',
-      /document/,
+      }).messages;
+    const t = toTranscript(doc(PDF), policyFor('claude', DEFAULT_IMAGE_LIMITS));
+    const sent = t.turns[0]!.images!;
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0]!.mediaType, 'application/pdf');
+    assert.deepEqual(sent[0]!.data, Buffer.from(PDF, 'base64'));
+    const line = JSON.parse(toUserLine(toPromptOf(t.system, t.turns)));
+    assert.deepEqual(line.message.content, [
+      { type: 'text', text: 'summarise' },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+    ]);
+    // A document is part of the turn's fingerprint as an image is: the same one continues a session, another does not.
+    const other = Buffer.from('%PDF-1.7\nother\n', 'latin1').toString('base64');
+    assert.deepEqual(
+      toChain(toTranscript(doc(PDF), policyFor('claude', DEFAULT_IMAGE_LIMITS)).turns),
+      toChain(t.turns),
     );
+    assert.notDeepEqual(
+      toChain(toTranscript(doc(other), policyFor('claude', DEFAULT_IMAGE_LIMITS)).turns),
+      toChain(t.turns),
+    );
+
+    const refused = (data: string, backend: string, limits = DEFAULT_IMAGE_LIMITS) => {
+      try {
+        toTranscript(doc(data), policyFor(backend, limits));
+      } catch (err) {
+        assert.ok(err instanceof ProxyError && err.status === 400, String(err));
+        assert.equal(err.param, 'messages.0.content.1');
+        return err;
+      }
+      assert.fail('expected a 400');
+    };
+    const big = refused(PDF, 'claude', { ...DEFAULT_IMAGE_LIMITS, maxBytes: 8 });
+    assert.equal(big.code, 'invalid_document');
+    assert.match(big.message, /document is larger than 8 bytes/);
+    const many = refused(PDF, 'claude', { ...DEFAULT_IMAGE_LIMITS, maxCount: 0 });
+    assert.match(many.message, /at most 0 images and documents/);
+    assert.match(refused(Buffer.from('not a pdf').toString('base64'), 'claude').message, /not a PDF/);
+    const codex = refused(PDF, 'codex');
+    assert.equal(codex.code, 'unsupported_content');
+    assert.match(codex.message, /codex takes no documents/);
   });
 
   it('a tool_result must answer an earlier tool_use', () => {

@@ -25,6 +25,7 @@ const PNG = Buffer.from(
   'base64',
 );
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1]);
+const PDF = Buffer.from('%PDF-1.4\n%%EOF\n', 'latin1');
 const png = `data:image/png;base64,${PNG.toString('base64')}`;
 const jpeg = `data:image/jpeg;base64,${JPEG.toString('base64')}`;
 const img = (url: string) => ({ type: 'image_url', image_url: { url } });
@@ -408,6 +409,23 @@ const CASES: Case[] = [
       },
     ],
     claude: { error: 'messages.0.content.0' },
+  },
+  {
+    name: 'a file part with a PDF data URL is a document for claude; codex takes no documents',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'summarise' },
+          {
+            type: 'file',
+            file: { file_data: `data:application/pdf;base64,${PDF.toString('base64')}`, filename: 'a.pdf' },
+          },
+        ],
+      },
+    ],
+    claude: { text: 'summarise', images: 1 },
+    codex: { error: 'messages.0.content.1' },
   },
   {
     name: 'assistant with tool calls and text',

@@ -95,8 +95,9 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       loginCommand: LOGIN_COMMAND,
       installCommand: INSTALL_COMMAND,
     },
-    // claude 2.1.197 rejects tool_use ids outside [A-Za-z0-9_-]; it takes image blocks on stream-json input.
-    transcriptPolicy: (limits) => ({ toolIdPattern: /[A-Za-z0-9_-]/, images: true, limits }),
+    // claude 2.1.197 rejects tool_use ids outside [A-Za-z0-9_-]; it takes image blocks on stream-json
+    // input, and document blocks (passed on to the API as sent, 2.1.197 and 2.1.332).
+    transcriptPolicy: (limits) => ({ toolIdPattern: /[A-Za-z0-9_-]/, images: true, documents: true, limits }),
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
     credentials: [opts.credentials],

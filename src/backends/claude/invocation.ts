@@ -1,4 +1,4 @@
-import type { Prompt } from '../../transcript/index.js';
+import { isDocument, type Prompt } from '../../transcript/index.js';
 import type { Place, Prepared, Turn } from '../types.js';
 
 /** Used when the client sends no system or developer message. */
@@ -30,7 +30,7 @@ function sessionArgs(turn: Turn): string[] {
  */
 export function toClaudeInvocation(bin: string, turn: Turn, place: Place, nextId: NextId): Prepared {
   const images = turn.prompt.images ?? [];
-  // Images need the stream-json input protocol: one user message with text and image blocks. A
+  // Images (and documents) need the stream-json input protocol: one user message with text and image blocks. A
   // live run uses it always: one user line per turn, stdin left open for the next.
   // A schema goes with the `initialize` control request (never argv): stream-json input too.
   const streamed = images.length > 0 || turn.live === true || turn.outputSchema !== undefined;
@@ -130,14 +130,14 @@ export function isControlResponse(line: string): boolean {
   );
 }
 
-/** One user turn on claude's stream-json input: text, then image blocks. */
+/** One user turn on claude's stream-json input: text, then image and document (PDF) blocks, in order. */
 export function toUserLine(prompt: Pick<Prompt, 'text' | 'images'>): string {
   const images = prompt.images ?? [];
   const content = images.length
     ? [
         { type: 'text', text: prompt.text },
         ...images.map((img) => ({
-          type: 'image',
+          type: isDocument(img) ? 'document' : 'image',
           source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') },
         })),
       ]

@@ -73,8 +73,8 @@ export function createCodexBackend(opts: CodexOptions): Backend {
       loginCommand: LOGIN_COMMAND,
       installCommand: INSTALL_COMMAND,
     },
-    // codex takes images as files (--image) and has no tool-id rules of its own.
-    transcriptPolicy: (limits) => ({ toolIdPattern: null, images: true, limits }),
+    // codex takes images as files (--image) and has no tool-id rules of its own; it has no document input.
+    transcriptPolicy: (limits) => ({ toolIdPattern: null, images: true, documents: false, name: 'codex', limits }),
     models: MODELS,
     acceptsModel: (id) => PASS_THROUGH.test(id),
     homeDirs: ['.codex'],
