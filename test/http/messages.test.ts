@@ -136,6 +136,17 @@ describe('POST /v1/messages', () => {
     assert.match(res.body.content[0].thinking, /^Thinking about: Hello from fake claude/);
     assert.equal(res.body.content[0].signature, 'sig-fake');
     assert.match(res.body.content[1].text, /think first/);
+    // Sent back in history, as Claude Code sends it, the block is taken (and left out of the prompt).
+    const next = await post('/v1/messages', {
+      model: 'sonnet',
+      max_tokens: 1024,
+      messages: [
+        { role: 'user', content: '[[fake:thinking]] think first' },
+        { role: 'assistant', content: res.body.content },
+        { role: 'user', content: 'and again' },
+      ],
+    });
+    assert.equal(next.status, 200, JSON.stringify(next.body));
     for (const stream of [false, true]) {
       const chat = await request(t.url)
         .post('/v1/chat/completions')
