@@ -24,6 +24,11 @@ export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 export type BackendEvent =
   | { type: 'session'; sessionId: string; model?: string }
   | { type: 'text'; text: string }
+  /**
+   * The model's thinking, as the CLI reports it (claude's `thinking` blocks): not the reply's text.
+   * A piece of the block's text, or (text '') the provider's signature of the block, which ends it.
+   */
+  | { type: 'thinking'; text: string; signature?: string }
   /** The CLI is retrying its provider: not progress (the idle timer keeps running). */
   | { type: 'retry'; message: string }
   /** The model starts a call of one of the client's functions (`index` counts the step's calls from 0). */

@@ -12,6 +12,13 @@ import type { ConversationEvent } from './types.js';
  * that already carries text of such an attempt goes on only if the retried attempt says that
  * text again first (it is held back until it has, then only the rest is sent); otherwise it
  * ends with `backend_retry_mid_stream`.
+ *
+ * Thinking goes on to Messages requests only (the one format that has a place for it; the others
+ * never see it, and for them it changes nothing). There it announces the answer as text does:
+ * what the client has seen commits the turn (no fallback after it, errors in-band). It is not the
+ * reply's text (`sentChars`), and an abandoned attempt's thinking is not taken back (the CLI does
+ * not count it: the client keeps it, and the retry's thinking follows it, unless the retry must
+ * first say again text the client has, when it is dropped).
  */
 export async function* forward<R>(
   s: Stage,
@@ -19,7 +26,7 @@ export async function* forward<R>(
   model: string,
   backend: string,
 ): AsyncGenerator<ConversationEvent, R> {
-  const { deps, meta, p } = s;
+  const { deps, meta } = s;
   const format = s.input.responseFormat;
   // A JSON reply reaches the client without the code fence a model may wrap it in; one the
   // CLI was given another form of the schema for is made to fit the client's, whole.
@@ -32,21 +39,32 @@ export async function* forward<R>(
   let owed: { text: string; said: string; events: number } | undefined;
   // Streamed reply events sent since the last tool call event (an abandoned attempt of text only?).
   let textRun = 0;
+  // Streamed: some of the reply (text or a call, not thinking) reached the client.
+  let answered = false;
+  const thinks = meta.endpoint === 'messages';
   function* deliver(ev: BackendEvent, counted: boolean): Generator<ConversationEvent> {
     if (ev.type === 'text' && fences) {
       const text = fences.push(ev.text);
       if (fit) whole += text;
-      else if (text) yield* pass(s, { type: 'text', text }, model, backend, counted);
-    } else yield* pass(s, ev, model, backend, counted);
+      else if (text) {
+        answered = true;
+        yield* pass(s, { type: 'text', text }, model, backend, counted);
+      }
+    } else {
+      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') answered = true;
+      yield* pass(s, ev, model, backend, counted);
+    }
   }
   let step = await gen.next();
   while (!step.done) {
     const ev = step.value;
-    if (ev.type === 'abandoned') {
-      if (held) held.splice(Math.max(0, held.length - ev.events));
+    if (ev.type === 'thinking' && !thinks) {
+      // not for this format
+    } else if (ev.type === 'abandoned') {
+      if (held) held.splice(cutAt(held, ev.events));
       else if (owed)
         owed = { ...owed, said: '', events: 0 }; // the retry's text was held back, never sent
-      else if (!p.started) {
+      else if (!answered) {
         // Nothing reached the client yet (all of it held for the fence or the schema): start over.
         whole = '';
         if (fences) fences = createFenceStripper();
@@ -54,9 +72,14 @@ export async function* forward<R>(
         owed = { text: ev.text, said: '', events: 0 };
         textRun -= ev.events;
       } else throw backendRetryMidStream(backend);
-    } else if (held && (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args')) {
+    } else if (
+      held &&
+      (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args' || ev.type === 'thinking')
+    ) {
       held.push(ev);
       yield* note(s, ev, model, backend);
+    } else if (owed && ev.type === 'thinking') {
+      // The retry's thinking: the client has the abandoned attempt's, and text after it.
     } else if (owed && ev.type === 'text') {
       owed.said += ev.text;
       owed.events++;
@@ -90,10 +113,17 @@ export async function* forward<R>(
   return step.value;
 }
 
+/** Where to cut a held reply so that its last `events` text and call events go (and thinking among them). */
+function cutAt(held: readonly BackendEvent[], events: number): number {
+  let cut = held.length;
+  for (let n = events; n > 0 && cut > 0; ) if (held[--cut]!.type !== 'thinking') n--;
+  return cut;
+}
+
 /** The answer's first sign announces it (headers); its text counts as sent (see `estimate`). */
 function* note(
   s: Stage,
-  ev: BackendEvent & { type: 'text' | 'tool_call' | 'tool_args' },
+  ev: BackendEvent & { type: 'text' | 'tool_call' | 'tool_args' | 'thinking' },
   model: string,
   backend: string,
 ): Generator<ConversationEvent> {
@@ -116,7 +146,7 @@ function* note(
     };
   }
   p.firstTokenMs ??= performance.now() - meta.started;
-  if (ev.type !== 'tool_call') p.sentChars += ev.text.length;
+  if (ev.type === 'text' || ev.type === 'tool_args') p.sentChars += ev.text.length;
 }
 
 /** One event on to the client; `noted` when `note` has seen it already (a held reply's). */
@@ -132,7 +162,9 @@ function* pass(
     if (ev.report.overage) s.p.overage = true;
     return;
   }
-  if (ev.type !== 'text' && ev.type !== 'tool_call' && ev.type !== 'tool_args') return;
+  if (ev.type !== 'text' && ev.type !== 'tool_call' && ev.type !== 'tool_args' && ev.type !== 'thinking') return;
   if (!noted) yield* note(s, ev, model, backend);
-  yield ev.type === 'text' ? { type: 'text', text: ev.text } : ev;
+  if (ev.type === 'thinking')
+    yield { type: 'thinking', text: ev.text, ...(ev.signature ? { signature: ev.signature } : {}) };
+  else yield ev.type === 'text' ? { type: 'text', text: ev.text } : ev;
 }

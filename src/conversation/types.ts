@@ -89,6 +89,11 @@ export type ConversationEvent =
       promptTokens: number;
     }
   | { type: 'text'; text: string }
+  /**
+   * The model's thinking (Messages requests only; see `forward`): a piece of its text, or (text '')
+   * the block's signature, which ends the block. Never part of the reply's text.
+   */
+  | { type: 'thinking'; text: string; signature?: string }
   /** The model calls one of the client's functions (`index` counts this response's calls from 0). */
   | { type: 'tool_call'; index: number; id: string; name: string }
   | { type: 'tool_args'; index: number; text: string };

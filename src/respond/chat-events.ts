@@ -56,6 +56,9 @@ export function toChatStreamEvents(s: ChatStreamState, ev: ConversationEvent): M
     case 'tool_args':
       out.chunks.push(toChunk(at(s), { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
       return out;
+    case 'thinking':
+      // Chat Completions has no place for it (the core sends it to Messages requests only).
+      return out;
     default:
       return assertNever(ev);
   }

@@ -15,12 +15,19 @@ export type MessagesStreamEvent =
   | {
       type: 'content_block_start';
       index: number;
-      content_block: { type: 'text'; text: '' } | { type: 'tool_use'; id: string; name: string; input: object };
+      content_block:
+        | { type: 'text'; text: '' }
+        | { type: 'thinking'; thinking: '' }
+        | { type: 'tool_use'; id: string; name: string; input: object };
     }
   | {
       type: 'content_block_delta';
       index: number;
-      delta: { type: 'text_delta'; text: string } | { type: 'input_json_delta'; partial_json: string };
+      delta:
+        | { type: 'text_delta'; text: string }
+        | { type: 'thinking_delta'; thinking: string }
+        | { type: 'signature_delta'; signature: string }
+        | { type: 'input_json_delta'; partial_json: string };
     }
   | { type: 'content_block_stop'; index: number }
   | {
@@ -43,8 +50,11 @@ export interface MessagesStreamState {
   announced: boolean;
   /** The index the next content block gets. */
   nextIndex: number;
-  /** The block taking deltas (Anthropic's blocks run one after another: start, deltas, stop). */
-  open: { index: number; call?: number } | undefined;
+  /**
+   * The block taking deltas (Anthropic's blocks run one after another: start, deltas, stop): text,
+   * a call (`call`), or thinking (`thinking`, until its signature ends it).
+   */
+  open: { index: number; call?: number; thinking?: boolean } | undefined;
   /** The content block index of each of the core's calls, by the core's call index. */
   calls: number[];
 }
@@ -103,9 +113,37 @@ export function toMessagesStreamEvents(s: MessagesStreamState, ev: ConversationE
     case 'started':
       announce(s, ev.model, ev.promptTokens, ev.headers, out);
       return out;
+    case 'thinking': {
+      if (ev.text !== '') {
+        if (!s.open?.thinking) {
+          closeBlock(s, out.events);
+          s.open = { index: s.nextIndex++, thinking: true };
+          out.events.push({
+            type: 'content_block_start',
+            index: s.open.index,
+            content_block: { type: 'thinking', thinking: '' },
+          });
+        }
+        out.events.push({
+          type: 'content_block_delta',
+          index: s.open.index,
+          delta: { type: 'thinking_delta', thinking: ev.text },
+        });
+      }
+      // The signature comes last, as Anthropic sends it: the next thinking is another block.
+      if (ev.signature && s.open?.thinking) {
+        out.events.push({
+          type: 'content_block_delta',
+          index: s.open.index,
+          delta: { type: 'signature_delta', signature: ev.signature },
+        });
+        closeBlock(s, out.events);
+      }
+      return out;
+    }
     case 'text': {
       if (ev.text === '') return out;
-      if (!s.open || s.open.call !== undefined) {
+      if (!s.open || s.open.call !== undefined || s.open.thinking) {
         closeBlock(s, out.events);
         s.open = { index: s.nextIndex++ };
         out.events.push({

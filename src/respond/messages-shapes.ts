@@ -18,6 +18,7 @@ export interface AnthropicUsage {
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
 export type AnthropicContentBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown };
 
@@ -106,8 +107,9 @@ export function toToolInput(args: string): Record<string, unknown> {
 }
 
 /**
- * The whole Message of a non-streamed reply: its text, then its tool calls. An empty reply has no
- * blocks (`content: []`, as Anthropic sends it): an empty text block is refused when sent back.
+ * The whole Message of a non-streamed reply: its thinking, its text, then its tool calls. An empty
+ * reply has no blocks (`content: []`, as Anthropic sends it): an empty text block is refused when
+ * sent back. A thinking block the CLI gave no signature for has an empty one (the field is required).
  */
 export function toAnthropicMessage(
   meta: { id: string; model: string },
@@ -115,8 +117,10 @@ export function toAnthropicMessage(
   calls: readonly MessagesToolCall[],
   finish: FinishReason,
   usage: Usage | null,
+  thinking: readonly { thinking: string; signature?: string }[] = [],
 ): AnthropicMessage {
   const content: AnthropicContentBlock[] = [];
+  for (const t of thinking) content.push({ type: 'thinking', thinking: t.thinking, signature: t.signature ?? '' });
   if (text) content.push({ type: 'text', text });
   for (const c of calls)
     content.push({ type: 'tool_use', id: toAnthropicToolId(c.id), name: c.name, input: toToolInput(c.arguments) });

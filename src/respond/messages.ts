@@ -58,6 +58,7 @@ export async function writeMessagesJson(res: Response, events: Events, meta: Mes
       reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
       r.finishReason,
       r.usage,
+      reply.thinking,
     ),
   );
 }

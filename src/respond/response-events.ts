@@ -152,6 +152,9 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
       });
       return out;
     }
+    case 'thinking':
+      // Not sent as reasoning items (the core sends it to Messages requests only).
+      return out;
     default:
       return assertNever(ev);
   }

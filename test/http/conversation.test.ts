@@ -121,6 +121,43 @@ describe('the conversation core, driven directly', () => {
     );
   });
 
+  it('thinking commits a streamed Messages answer (no fallback after it, the error in-band); others fall back', async () => {
+    const input = {
+      model: 'claude-opus-4-8',
+      messages: [
+        { role: 'system' as const, content: '[[fake-claude:thinking-rate-limited]]' },
+        { role: 'user' as const, content: 'think, then fail' },
+      ],
+    };
+    const messages = await drain(
+      openConversation(core.conversation, principal, { ...meta(true), endpoint: 'messages' }).run(
+        input,
+        new AbortController().signal,
+      ),
+    );
+    const types = messages.events.map((e) => e.type);
+    assert.deepEqual([types[0], new Set(types.slice(1))], ['started', new Set(['thinking'])]);
+    assert.deepEqual(messages.events.at(-1), { type: 'thinking', text: '', signature: 'sig-fake' });
+    assert.deepEqual(
+      [messages.result.backend, messages.result.error?.code, messages.result.status],
+      ['claude', 'backend_rate_limited', 200],
+    );
+    for (const m of [meta(true), { ...meta(false), endpoint: 'messages' as const }, meta(false)]) {
+      const other = await drain(
+        openConversation(core.conversation, principal, m).run(input, new AbortController().signal),
+      );
+      const shown = other.events.some((e) => e.type === 'thinking');
+      if (m.endpoint === 'messages') {
+        // Held until the turn ends (answered in one body): nothing was sent, yet the turn is committed as text commits it.
+        assert.equal(shown, true);
+        assert.equal(other.result.error?.code, 'backend_rate_limited');
+      } else {
+        assert.equal(shown, false);
+        assert.deepEqual([other.result.outcome, other.result.backend], ['ok', 'codex']);
+      }
+    }
+  });
+
   it('a refused request never throws: the result holds the error and the row says rejected', async () => {
     const m = meta();
     const conv = openConversation(core.conversation, principal, m);

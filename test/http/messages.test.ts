@@ -33,6 +33,14 @@ async function usageRow(requestId: string) {
   throw new Error(`no row for ${requestId}`);
 }
 
+/** An Anthropic stream event, as far as these tests read it. */
+interface Frame {
+  type: string;
+  index?: number;
+  content_block?: { type: string };
+  delta?: { type: string; thinking?: string; text?: string; signature?: string };
+}
+
 /** Anthropic's error envelope, with its status and type. */
 function anthropicError(res: request.Response, status: number, type: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -81,6 +89,81 @@ describe('POST /v1/messages', () => {
       .join('');
     assert.match(text, /stream me/);
     assert.match(body, /event: message_stop/);
+  });
+
+  it("the model's thinking (fake claude: a thinking block before the text) streams as a thinking block first", async () => {
+    const res = await ask('[[fake:thinking]] think first', { stream: true })
+      .buffer(true)
+      .parse((r, cb) => {
+        let text = '';
+        r.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        r.on('end', () => cb(null, text));
+      });
+    assert.equal(res.status, 200);
+    const events = String(res.body)
+      .split('\n\n')
+      .filter((f) => f.startsWith('event: ') && !f.startsWith('event: ping'))
+      .map((f) => JSON.parse(f.split('\n')[1]!.slice('data: '.length)) as Frame);
+    const shape = events.map((e) =>
+      e.type === 'content_block_start'
+        ? `start:${e.index}:${e.content_block!.type}`
+        : e.type === 'content_block_delta'
+          ? `delta:${e.index}:${e.delta!.type}`
+          : e.type === 'content_block_stop'
+            ? `stop:${e.index}`
+            : e.type,
+    );
+    const firstText = shape.indexOf('start:1:text');
+    assert.deepEqual(shape.slice(0, 2), ['message_start', 'start:0:thinking'], shape.join(' '));
+    assert.deepEqual(shape.slice(firstText - 2, firstText + 1), ['delta:0:signature_delta', 'stop:0', 'start:1:text']);
+    assert.deepEqual(shape.slice(-4), ['delta:1:text_delta', 'stop:1', 'message_delta', 'message_stop']);
+    assert.deepEqual(events[1]!.content_block, { type: 'thinking', thinking: '' });
+    const thinking = events.filter((e) => e.delta?.type === 'thinking_delta').map((e) => e.delta!.thinking!);
+    assert.match(thinking.join(''), /^Thinking about: Hello from fake claude/);
+    assert.equal(events[firstText - 2]!.delta!.signature, 'sig-fake');
+    const text = events.filter((e) => e.delta?.type === 'text_delta').map((e) => e.delta!.text!);
+    assert.match(text.join(''), /think first/);
+    assert.doesNotMatch(text.join(''), /Thinking about/);
+  });
+
+  it('thinking: the whole Message has the thinking block first; chat completions never show it', async () => {
+    const res = await ask('[[fake:thinking]] think first');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.content.map((c: { type: string }) => c.type),
+      ['thinking', 'text'],
+    );
+    assert.match(res.body.content[0].thinking, /^Thinking about: Hello from fake claude/);
+    assert.equal(res.body.content[0].signature, 'sig-fake');
+    assert.match(res.body.content[1].text, /think first/);
+    // Sent back in history, as Claude Code sends it, the block is taken (and left out of the prompt).
+    const next = await post('/v1/messages', {
+      model: 'sonnet',
+      max_tokens: 1024,
+      messages: [
+        { role: 'user', content: '[[fake:thinking]] think first' },
+        { role: 'assistant', content: res.body.content },
+        { role: 'user', content: 'and again' },
+      ],
+    });
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    for (const stream of [false, true]) {
+      const chat = await request(t.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${t.token}`)
+        .send({ model: 'sonnet', stream, messages: [{ role: 'user', content: '[[fake:thinking]] think first' }] })
+        .buffer(true)
+        .parse((r, cb) => {
+          let text = '';
+          r.on('data', (c: Buffer) => (text += c.toString('utf8')));
+          r.on('end', () => cb(null, text));
+        });
+      assert.equal(chat.status, 200);
+      const body = String(chat.body);
+      if (!stream) assert.match(JSON.parse(body).choices[0].message.content, /^Hello from fake claude.*think first$/);
+      else assert.match(body, /"finish_reason":"stop"/);
+      assert.doesNotMatch(body, /Thinking about|sig-fake/);
+    }
   });
 
   it('a key in both headers that disagree is refused; none at all too; in Anthropic envelopes', async () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { createClaudeParser } from '../../src/backends/index.js';
 import type { ExitInfo } from '../../src/process/index.js';
 import { createLineSplitter } from '../../src/process/index.js';
-import { REFERENCE } from '../support/paths.js';
+import { REFERENCE, ROOT } from '../support/paths.js';
 
 const exit = (over: Partial<ExitInfo> = {}): ExitInfo => ({
   reason: 'exit',
@@ -385,5 +385,51 @@ describe('a message the CLI abandons when the provider stream breaks (captured, 
       false,
       'nothing held back was ever emitted',
     );
+  });
+});
+
+describe('thinking (hand-written after the API stream events: thinking_delta, signature_delta)', () => {
+  // test/fixtures/claude-stream-thinking.jsonl: the captured 2.1.197 text reply with a thinking block
+  // first, its deltas, its signature and its `assistant` line as the CLI writes one per block.
+  const lines = readFileSync(join(ROOT, 'test/fixtures/claude-stream-thinking.jsonl'), 'utf8').split('\n');
+  const signature = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds';
+
+  it('streamed: thinking events, then the signature, then the text; the assistant lines add nothing', () => {
+    const p = createClaudeParser();
+    const events = lines.flatMap((l) => p.push(l));
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'session'),
+      [
+        { type: 'thinking', text: 'The user says hello.' },
+        { type: 'thinking', text: ' A short greeting back.' },
+        { type: 'thinking', text: '', signature },
+        { type: 'text', text: 'Hello' },
+        { type: 'text', text: ' from mock.' },
+      ],
+    );
+    const o = p.finish(exit());
+    assert.equal(o.ok, true);
+  });
+
+  it('without partial messages: the assistant line thinking block, whole with its signature', () => {
+    const p = createClaudeParser();
+    const events = lines.filter((l) => !l.includes('"stream_event"')).flatMap((l) => p.push(l));
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'session'),
+      [
+        { type: 'thinking', text: 'The user says hello. A short greeting back.', signature },
+        { type: 'text', text: 'Hello from mock.' },
+      ],
+    );
+  });
+
+  it("an abandoned message's thinking is not among what it takes back", () => {
+    const p = createClaudeParser();
+    const ev = (e: object) => JSON.stringify({ type: 'stream_event', event: e, parent_tool_use_id: null });
+    const start = (id: string) => ev({ type: 'message_start', message: { id, usage: {} } });
+    const think = ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } });
+    const text = ev({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hi' } });
+    const events = [start('msg_1'), think, text, start('msg_2')].flatMap((l) => p.push(l));
+    assert.deepEqual(events.at(-1), { type: 'abandoned', text: 'Hi', events: 1 });
   });
 });

@@ -73,6 +73,8 @@ const started: ConversationEvent = {
 const text = (t: string): ConversationEvent => ({ type: 'text', text: t });
 const call = (index: number, id: string, name: string): ConversationEvent => ({ type: 'tool_call', index, id, name });
 const args = (index: number, t: string): ConversationEvent => ({ type: 'tool_args', index, text: t });
+const think = (t: string): ConversationEvent => ({ type: 'thinking', text: t });
+const signed = (signature: string): ConversationEvent => ({ type: 'thinking', text: '', signature });
 
 /** Two parallel calls, each block streamed whole before the next starts (as claude and codex give them). */
 const parallelCalls: ConversationEvent[] = [
@@ -157,6 +159,46 @@ describe('Messages stream mapper', () => {
         'delta:1:input_json_delta',
         'stop:1',
         'message_delta:tool_use',
+        'message_stop',
+      ],
+    },
+    {
+      name: 'thinking, its signature, then text and a call',
+      events: [started, think('Let me'), think(' see.'), signed('sig'), text('Reading.'), call(0, 'toolu_01C', 'Read')],
+      end: result({ finishReason: 'tool_calls' }),
+      shape: [
+        'message_start',
+        'start:0:thinking',
+        'delta:0:thinking_delta',
+        'delta:0:thinking_delta',
+        'delta:0:signature_delta',
+        'stop:0',
+        'start:1:text',
+        'delta:1:text_delta',
+        'stop:1',
+        'start:2:tool_use',
+        'stop:2',
+        'message_delta:tool_use',
+        'message_stop',
+      ],
+    },
+    {
+      name: 'thinking without a signature (the text closes it); a second thinking after a signature is its own block',
+      events: [started, think('a'), signed('s1'), think('b'), text('x')],
+      end: result(),
+      shape: [
+        'message_start',
+        'start:0:thinking',
+        'delta:0:thinking_delta',
+        'delta:0:signature_delta',
+        'stop:0',
+        'start:1:thinking',
+        'delta:1:thinking_delta',
+        'stop:1',
+        'start:2:text',
+        'delta:2:text_delta',
+        'stop:2',
+        'message_delta:end_turn',
         'message_stop',
       ],
     },
@@ -446,6 +488,28 @@ describe('Messages writers', () => {
       stop_sequence: null,
       usage: usage.raw,
     });
+  });
+
+  it('thinking: the SDK accumulates the streamed thinking block, signature and all, before the text', async () => {
+    script = { steps: [started, think('Let me'), think(' see.'), signed('sig'), text('Hello')], end: result() };
+    const message = await client.messages.stream(params).finalMessage();
+    assert.deepEqual(message.content, [
+      { type: 'thinking', thinking: 'Let me see.', signature: 'sig' },
+      { type: 'text', text: 'Hello' },
+    ]);
+  });
+
+  it('thinking, non-streaming: the thinking block first, with its signature (empty when none came)', async () => {
+    script = {
+      steps: [started, think('Let me'), think(' see.'), signed('sig'), think('More.'), text('Hello')],
+      end: result(),
+    };
+    const m = await client.messages.create(params);
+    assert.deepEqual(m.content, [
+      { type: 'thinking', thinking: 'Let me see.', signature: 'sig' },
+      { type: 'thinking', thinking: 'More.', signature: '' },
+      { type: 'text', text: 'Hello' },
+    ]);
   });
 
   it('non-streaming through the SDK: text, and max_tokens', async () => {

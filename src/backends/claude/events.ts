@@ -5,7 +5,7 @@ import type { ClaudeResult } from './errors.js';
 import { toClaudeOutcome } from './outcome.js';
 import type { PlanReport } from '../../plan/index.js';
 import { KNOWN_IGNORED, KNOWN_SYSTEM, type Line, rawCounts, STRUCTURED_TOOL, toPlanReport } from './shapes.js';
-import { jsonDeltaOf, textDeltaOf, toolStartOf, toRetryMessage, toToolStep } from './shapes.js';
+import { jsonDeltaOf, textDeltaOf, thinkingDeltaOf, toolStartOf, toRetryMessage, toToolStep } from './shapes.js';
 
 /**
  * Reads `claude -p --output-format stream-json --verbose --include-partial-messages` output.
@@ -20,6 +20,10 @@ import { jsonDeltaOf, textDeltaOf, toolStartOf, toRetryMessage, toToolStep } fro
  * `api_retry` line and a new `message_start`, or with an `assistant` line of another id. At the
  * next message (not at the `api_retry`, which could be another request's) the parser says
  * `abandoned`, and forgets the message's text and tool calls.
+ *
+ * Thinking (`thinking_delta`, and the block's `signature_delta`) goes on as `thinking` events, the
+ * signature too: a Messages client may send the block back, or on to Anthropic, which checks it.
+ * It is not the reply: not counted as its text, nor among what an abandonment takes back.
  */
 export function createClaudeParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -146,6 +150,11 @@ export function createClaudeParser(model?: string): EventParser {
             if (currentMessage) streamed.add(currentMessage);
             return counted(text(delta));
           }
+          const thought = thinkingDeltaOf(ev);
+          if (thought) {
+            if (currentMessage) streamed.add(currentMessage);
+            return [thought];
+          }
           const block = toolStartOf(ev);
           if (block?.name === STRUCTURED_TOOL) {
             if (currentMessage) streamed.add(currentMessage);
@@ -192,6 +201,12 @@ export function createClaudeParser(model?: string): EventParser {
           // Another message than the one streaming: the CLI gave that one up and asked again.
           const out: BackendEvent[] = attempt && msg.id !== attempt.id ? abandon() : [];
           for (const c of msg.content ?? []) {
+            if (c.type === 'thinking' && typeof c.thinking === 'string' && c.thinking !== '')
+              out.push({
+                type: 'thinking',
+                text: c.thinking,
+                ...(typeof c.signature === 'string' && c.signature !== '' ? { signature: c.signature } : {}),
+              });
             if (c.type === 'text' && typeof c.text === 'string' && c.text !== '') out.push(...text(c.text));
             // Without partial messages a tool call arrives whole.
             if (c.type === 'tool_use' && c.id && c.name && c.name !== STRUCTURED_TOOL) {

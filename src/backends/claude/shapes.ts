@@ -17,13 +17,28 @@ export interface Line {
     index?: number;
     message?: { id?: string; usage?: Record<string, unknown> };
     content_block?: { type?: string; id?: string; name?: string };
-    delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+    delta?: {
+      type?: string;
+      text?: string;
+      partial_json?: string;
+      thinking?: string;
+      signature?: string;
+      stop_reason?: string | null;
+    };
     usage?: { output_tokens?: number };
   };
   message?: {
     id?: string;
     model?: string;
-    content?: { type?: string; text?: string; id?: string; name?: string; input?: unknown }[];
+    content?: {
+      type?: string;
+      text?: string;
+      id?: string;
+      name?: string;
+      input?: unknown;
+      thinking?: string;
+      signature?: string;
+    }[];
   };
   error?: string;
   usage?: unknown;
@@ -147,6 +162,17 @@ type StreamEvent = NonNullable<Line['event']>;
 export function textDeltaOf(ev: StreamEvent): string | undefined {
   const d = ev.type === 'content_block_delta' && ev.delta?.type === 'text_delta' ? ev.delta.text : undefined;
   return typeof d === 'string' && d !== '' ? d : undefined;
+}
+
+/** The thinking event of a non-empty `thinking_delta` or `signature_delta`; undefined for any other event. */
+export function thinkingDeltaOf(ev: StreamEvent): BackendEvent | undefined {
+  if (ev.type !== 'content_block_delta') return undefined;
+  const d = ev.delta;
+  if (d?.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking !== '')
+    return { type: 'thinking', text: d.thinking };
+  if (d?.type === 'signature_delta' && typeof d.signature === 'string' && d.signature !== '')
+    return { type: 'thinking', text: '', signature: d.signature };
+  return undefined;
 }
 
 /** The JSON of a non-empty `input_json_delta` (a tool call's arguments); undefined for any other event. */
