@@ -21,9 +21,8 @@ import { jsonDeltaOf, textDeltaOf, thinkingDeltaOf, toolStartOf, toRetryMessage,
  * next message (not at the `api_retry`, which could be another request's) the parser says
  * `abandoned`, and forgets the message's text and tool calls.
  *
- * Thinking (`thinking_delta`, and the block's `signature_delta`) goes on as `thinking` events, the
- * signature too: a Messages client may send the block back, or on to Anthropic, which checks it.
- * It is not the reply: not counted as its text, nor among what an abandonment takes back.
+ * Thinking deltas (and the block's signature, which Anthropic checks if a client sends the block
+ * on) go out as `thinking` events: not the reply's text, nor among what an abandonment takes back.
  */
 export function createClaudeParser(model?: string): EventParser {
   const reader = createLineReader<Line>();
@@ -41,9 +40,8 @@ export function createClaudeParser(model?: string): EventParser {
   /** Raw counts already reported with tool steps, left out of the turn's final usage. */
   const reported: Record<string, number> = {};
   // Structured output (a schema given with `initialize`): the CLI offers the model its
-  // StructuredOutput tool and checks the call against the schema, retrying a bad one. The reply is
-  // the checked object from the `result` line alone; text the model writes around it is held
-  // back, and is the reply only if the model never called the tool.
+  // StructuredOutput tool and checks the call; the reply is the checked object from the `result`
+  // line alone, and text written around it is held back (the reply only if no call came).
   let plan: PlanReport | undefined;
   const unknown = new Set<string>();
   let structured = false;
@@ -51,10 +49,7 @@ export function createClaudeParser(model?: string): EventParser {
   let held = '';
   /** Characters of reply text emitted this turn (after any abandoned message's were taken back). */
   let emittedText = 0;
-  /**
-   * The top-level message being streamed, until its `message_delta`: what it emitted (and held),
-   * so that all of it can be taken back if the CLI abandons it.
-   */
+  /** The top-level message streamed until its `message_delta`: what it emitted (and held), for an abandonment. */
   let attempt: { id: string | undefined; text: string; events: number; held: number; calls: number } | undefined;
 
   /** Reply events of the streaming message count towards what its abandonment takes back. */
