@@ -107,6 +107,15 @@ export function createAdmission(opts: AdmissionOptions) {
         );
       }
       if (!counted) checkRate(who, s, t, b, opts.tokensSince);
+      // Spent only by what requests in flight may still use: not spent, and free again soon.
+      if (b && b.remaining <= 0 && b.remaining + s.reserved > 0) {
+        throw limitExceeded(
+          'concurrency_limit_exceeded',
+          `This key's ${b.period} token budget of ${b.limit} is taken up by its ${s.inflight} request(s) in flight (${s.reserved} tokens held until they finish). Try again when one is done.`,
+          1,
+          headersFor(who, s, t, b),
+        );
+      }
       if (b && b.remaining <= 0) {
         throw limitExceeded(
           'budget_exceeded',
@@ -212,7 +221,14 @@ export function createAdmission(opts: AdmissionOptions) {
 
 export type Admission = ReturnType<typeof createAdmission>;
 
-/** What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply cap. */
+/**
+ * The most of a reply's cap held against budgets while it runs: agents ask for caps of 64,000 to
+ * 128,000 tokens (Claude Code) and write a few hundred, and a cap held whole kept their concurrent
+ * requests (sub-agents) out of any small budget. What the turn used is charged once it ends.
+ */
+export const RESERVED_REPLY_MAX = 8192;
+
+/** What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply cap (at most `RESERVED_REPLY_MAX`). */
 export function estimateTokens(promptTokens: number, maxOutputTokens: number | undefined): number {
-  return promptTokens + (maxOutputTokens ?? 1024);
+  return promptTokens + Math.min(maxOutputTokens ?? 1024, RESERVED_REPLY_MAX);
 }
