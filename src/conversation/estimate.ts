@@ -1,10 +1,7 @@
-import { charsToTokens, estimateTurnTokens } from '../transcript/index.js';
+import { charsToTokens, estimateTurnTokens, IMAGE_TOKENS } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { transcriptFor } from './fit.js';
 import type { ConversationDeps, ConversationInput } from './types.js';
-
-/** The tokens olp counts for a remote image it has not fetched (as for a decoded one). */
-const IMAGE_TOKENS = 1000;
 
 /**
  * olp's estimate of a request's prompt tokens, without running anything: the conversation as the

@@ -8,7 +8,7 @@ import { parseToolRequest } from '../tools/index.js';
 import { parseMessagesRequest } from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
-import { DROPPED_HEADER } from './responses.js';
+import { reportDropped } from './responses.js';
 
 /** What the Messages routes need beyond any endpoint's: the model map, and the core's token estimate. */
 export interface MessagesDeps extends EndpointDeps {
@@ -40,16 +40,6 @@ function toInput(deps: MessagesDeps, body: unknown): { input: ConversationInput;
     dropped: parsed.dropped,
     stream: parsed.body.stream === true,
   };
-}
-
-/** Tools olp cannot run for the client are not offered: said once, where the client can see it. */
-function reportDropped(res: Response, dropped: readonly string[]): void {
-  if (dropped.length === 0) return;
-  res.setHeader(DROPPED_HEADER, dropped.join(', '));
-  ctx(res).log.info(
-    { event: 'tools_dropped', types: dropped },
-    `tool types olp does not offer the model: ${dropped.join(', ')}`,
-  );
 }
 
 /**

@@ -21,6 +21,16 @@ export { createStoredResponseRoutes } from './stored-responses.js';
 /** Names the request's tool types that were not offered to the model (hosted tools olp cannot run). */
 export const DROPPED_HEADER = 'x-olp-tools-dropped';
 
+/** Tools olp cannot run for the client are not offered: said once, where the client can see it. */
+export function reportDropped(res: Response, dropped: readonly string[]): void {
+  if (dropped.length === 0) return;
+  res.setHeader(DROPPED_HEADER, dropped.join(', '));
+  ctx(res).log.info(
+    { event: 'tools_dropped', types: dropped },
+    `tool types olp does not offer the model: ${dropped.join(', ')}`,
+  );
+}
+
 /** The request's settings, echoed back in its Response. */
 function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number): ResponseMeta {
   const b = p.body;
@@ -92,14 +102,7 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
         };
       });
       const b = parsed.body;
-      if (offered.dropped.length > 0) {
-        // Tools olp cannot run for the client are not offered: said once, where the client can see it.
-        res.setHeader(DROPPED_HEADER, offered.dropped.join(', '));
-        c.log.info(
-          { event: 'tools_dropped', types: offered.dropped },
-          `tool types olp does not offer the model: ${offered.dropped.join(', ')}`,
-        );
-      }
+      reportDropped(res, offered.dropped);
       const meta = {
         ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs),
         toolWire: offered.wire,

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import type { LoginUse } from '../backends/index.js';
 import { loginNotSetUp, type ProxyError } from '../errors/index.js';
-import { ensurePrivateDir, type LoginCli, type LoginRecord, type LoginStore } from '../store/index.js';
+import { ensurePrivateDir, type LoginCli, type LoginStore } from '../store/index.js';
 
 export { createRefreshGate, type RefreshGate, type Turnstile } from './refresh.js';
 
@@ -15,7 +15,7 @@ export { createRefreshGate, type RefreshGate, type Turnstile } from './refresh.j
 export const MACHINE_LOGIN = 'machine';
 
 /** Login names: a letter or digit, then up to 31 letters, digits, '.', '_' or '-'. */
-export const LOGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
+const LOGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
 
 /** Where a login's secrets live. */
 export function loginPaths(stateDir: string, name: string) {
@@ -115,9 +115,6 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
       const id = `${login}\u0000${cli}`;
       if (!cache.has(id)) cache.set(id, resolve(login, cli));
       return cache.get(id);
-    },
-    list(): LoginRecord[] {
-      return o.store.list();
     },
   };
 }

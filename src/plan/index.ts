@@ -195,7 +195,7 @@ export function planScope(backend: string, login: string | null): string {
 }
 
 /** The CLI and login of a plan scope. */
-export function fromScope(scope: string): { backend: string; login: string | null } {
+function fromScope(scope: string): { backend: string; login: string | null } {
   const at = scope.indexOf('@');
   return at < 0 ? { backend: scope, login: null } : { backend: scope.slice(0, at), login: scope.slice(at + 1) };
 }

@@ -1,7 +1,7 @@
 import type { ErrorCode, ProxyError } from '../errors/index.js';
 
 /** Anthropic's error `type` strings (the SDK's `ErrorType`, and the documented `request_too_large`). */
-export type AnthropicErrorType =
+type AnthropicErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'permission_error'
@@ -13,7 +13,7 @@ export type AnthropicErrorType =
   | 'overloaded_error';
 
 /** Anthropic's error envelope: the body of an error status, and the data of an in-band `event: error`. */
-export interface AnthropicErrorBody {
+interface AnthropicErrorBody {
   type: 'error';
   error: { type: string; message: string };
 }
@@ -21,6 +21,8 @@ export interface AnthropicErrorBody {
 const invalid = { status: 400, type: 'invalid_request_error' } as const;
 const overloaded = { status: 529, type: 'overloaded_error' } as const;
 const apiError = { status: 500, type: 'api_error' } as const;
+const rateLimited = { status: 429, type: 'rate_limit_error' } as const;
+const notFound = { status: 404, type: 'not_found_error' } as const;
 
 /**
  * Every catalogue code as Anthropic's status and type, chosen for what Claude Code (2.1.197) does
@@ -43,22 +45,22 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   // "other 4XX status codes" are invalid_request_error (Anthropic's errors page).
   request_timeout: { status: 408, type: 'invalid_request_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
-  too_many_connections: { status: 429, type: 'rate_limit_error' },
+  too_many_connections: rateLimited,
   client_read_timeout: { status: 408, type: 'invalid_request_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   key_expired: { status: 401, type: 'authentication_error' },
   key_disabled: { status: 403, type: 'permission_error' },
   model_not_allowed: { status: 403, type: 'permission_error' },
   owner_only: { status: 403, type: 'permission_error' },
-  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
-  concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error' },
-  budget_exceeded: { status: 429, type: 'rate_limit_error' },
+  rate_limit_exceeded: rateLimited,
+  concurrency_limit_exceeded: rateLimited,
+  budget_exceeded: rateLimited,
   // olp's queue is full or did not free up in time: the server's capacity, not the key's limit.
   server_busy: overloaded,
   queue_timeout: overloaded,
-  model_not_found: { status: 404, type: 'not_found_error' },
-  response_not_found: { status: 404, type: 'not_found_error' },
-  not_found: { status: 404, type: 'not_found_error' },
+  model_not_found: notFound,
+  response_not_found: notFound,
+  not_found: notFound,
   context_length_exceeded: { status: 413, type: 'request_too_large' },
   unsupported_value: invalid,
   unsupported_content: invalid,
@@ -68,9 +70,9 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   backend_not_installed: invalid,
   backend_not_logged_in: invalid,
   login_not_set_up: invalid,
-  backend_rate_limited: { status: 429, type: 'rate_limit_error' },
+  backend_rate_limited: rateLimited,
   // Retry-After counts down to the window's reset; Claude Code waits for up to a minute of it.
-  plan_limit_reached: { status: 429, type: 'rate_limit_error' },
+  plan_limit_reached: rateLimited,
   backend_overloaded: overloaded,
   backend_unavailable: overloaded,
   backend_timeout: { status: 504, type: 'timeout_error' },
@@ -95,7 +97,7 @@ function messageOf(e: ProxyError): string {
 /** A ProxyError as Anthropic's status, error envelope and retry headers (for a status, or in-band). */
 export function toAnthropicError(e: ProxyError): {
   status: number;
-  body: { type: 'error'; error: { type: string; message: string } };
+  body: AnthropicErrorBody;
   headers: Record<string, string>;
 } {
   const mapped = ANTHROPIC_ERRORS[e.code];

@@ -15,9 +15,9 @@ export interface AnthropicUsage {
   output_tokens: number;
 }
 
-export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
+type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
-export type AnthropicContentBlock =
+type AnthropicContentBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown };
@@ -35,7 +35,7 @@ export interface AnthropicMessage {
 }
 
 /** A call of one of the client's tools as the core made it: its id, name and JSON arguments. */
-export interface MessagesToolCall {
+interface MessagesToolCall {
   id: string;
   name: string;
   arguments: string;
@@ -95,7 +95,7 @@ export function toStopReason(finish: FinishReason, madeCalls: boolean): Anthropi
  * A call's arguments as tool_use.input, which is always an object. Arguments that are not a JSON
  * object (a CLI cut off mid-call) are kept whole under `_raw` rather than lost.
  */
-export function toToolInput(args: string): Record<string, unknown> {
+function toToolInput(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   try {
     const v: unknown = JSON.parse(args);

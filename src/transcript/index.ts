@@ -10,6 +10,7 @@ export {
   DEFAULT_CHARS_PER_TOKEN,
   estimateTurnTokens,
   fitContext,
+  IMAGE_TOKENS,
   imageCount,
   transcriptChars,
   TRIM_FRACTION,

@@ -27,13 +27,16 @@ export function imageCount(turns: readonly Turn[]): number {
   return turns.reduce((n, t) => n + (t.images?.length ?? 0), 0);
 }
 
-/** A token count for these turns: characters at the given rate (4 a token by default), about 1,000 per image. */
+/** The tokens olp counts for an image (or a document): about what the providers charge for one. */
+export const IMAGE_TOKENS = 1000;
+
+/** A token count for these turns: characters at the given rate (4 a token by default), IMAGE_TOKENS per image. */
 export function estimateTurnTokens(
   turns: readonly Turn[],
   system: string | null,
   charsPerToken = DEFAULT_CHARS_PER_TOKEN,
 ): number {
-  return charsToTokens(transcriptChars(turns, system), charsPerToken) + imageCount(turns) * 1000;
+  return charsToTokens(transcriptChars(turns, system), charsPerToken) + imageCount(turns) * IMAGE_TOKENS;
 }
 
 /** A conversation as it can be sent whole (possibly trimmed), or why it cannot. */

@@ -31,7 +31,7 @@ type ImageBlock = Extract<Block, { type: 'image' }>;
 
 const DROPPED: ReadonlySet<string> = new Set(DROPPED_BLOCKS);
 
-/** The tool names olp offers (OpenAI's rule, which its MCP bridge keeps to). */
+/** The tool names olp offers: OpenAI's rule, as src/tools keeps it (validate cannot import tools: tools → transcript → validate). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** An image block as the data URL (or remote URL) part the core takes. */
@@ -162,7 +162,8 @@ function checkToolResults(messages: readonly ChatMessage[], at: readonly string[
 function toChatTools(body: MessagesRequest, dropped: string[]): ParsedMessagesRequest['chatTools'] {
   const tools = (body.tools ?? []).flatMap((t) => {
     if (t.type !== undefined && t.type !== 'custom') {
-      if (!dropped.includes(t.type)) dropped.push(t.type.slice(0, 40));
+      const type = t.type.slice(0, 40);
+      if (!dropped.includes(type)) dropped.push(type);
       return [];
     }
     // Anthropic takes names of up to 128 characters (an MCP server's tools in Claude Code can be

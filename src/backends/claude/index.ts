@@ -47,7 +47,7 @@ const CREDENTIALS_FILE = '.credentials.json';
  * Where claude keeps its login file and takes its refresh locks (2.1.197 and 2.1.332; not
  * documented: the real-CLI tier checks it on both pinned versions).
  */
-export const SECURE_STORAGE_VAR = 'CLAUDE_SECURESTORAGE_CONFIG_DIR';
+const SECURE_STORAGE_VAR = 'CLAUDE_SECURESTORAGE_CONFIG_DIR';
 
 /** The operator's claude login file: $CLAUDE_CONFIG_DIR/.credentials.json, else ~/.claude/.credentials.json. */
 export function defaultClaudeCredentials(hostEnv: Readonly<Record<string, string | undefined>>): string {

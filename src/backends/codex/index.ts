@@ -131,7 +131,7 @@ export function createCodexBackend(opts: CodexOptions): Backend {
 }
 
 /** When a codex auth.json's ChatGPT access token expires (its JWT `exp`), epoch ms; null for an API key or token login. */
-export function chatgptExpiry(text: string): number | null {
+function chatgptExpiry(text: string): number | null {
   try {
     const auth = JSON.parse(text) as { tokens?: { access_token?: unknown; refresh_token?: unknown } | null };
     const token = auth.tokens?.access_token;
