@@ -17,6 +17,11 @@ const LOCK_FILE = 'serve.lock';
 const HOLDER_FILE = 'serve.json';
 /** How long taking the lock waits out a reader's momentary probe (`olp doctor`) before it counts as held. */
 const TAKE_WAIT_MS = 250;
+/**
+ * The connections that hold a lock, kept reachable here: a connection the garbage collector takes
+ * is closed by better-sqlite3, which would drop the lock while its holder runs on.
+ */
+const held = new Set<BetterSqlite3.Database>();
 
 /** The running olp that holds a state dir, as it describes itself. */
 export interface LockHolder {
@@ -88,6 +93,7 @@ export function lockStateDir(stateDir: string): StateLock {
     if (isBusy(err)) throw new StateDirLocked(stateDir, readHolder(stateDir));
     throw err;
   }
+  held.add(db);
   const startedAt = new Date().toISOString();
   let released = false;
   const write = (h: LockHolder) => {
@@ -105,6 +111,7 @@ export function lockStateDir(stateDir: string): StateLock {
       if (released) return;
       released = true;
       rmSync(join(stateDir, HOLDER_FILE), { force: true });
+      held.delete(db);
       db.close();
     },
   };

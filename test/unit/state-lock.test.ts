@@ -32,23 +32,29 @@ describe('the state dir lock', () => {
     lockStateDir(dir).release();
   });
 
-  it('a holder killed with SIGKILL leaves no lock behind (the kernel drops it)', async () => {
+  it('a holder keeps the lock with its handle dropped; killed with SIGKILL, it leaves none behind (the kernel drops it)', async () => {
     const dir = join(base, 'killed');
     const lockModule = new URL('../../src/store/index.js', import.meta.url).href;
     const child = spawn(
       process.execPath,
       [
+        '--expose-gc',
         '--input-type=module',
         '-e',
-        `const { lockStateDir } = await import(${JSON.stringify(lockModule)}); lockStateDir(${JSON.stringify(dir)}); console.log('held'); setInterval(() => {}, 1000);`,
+        // The handle is dropped and the garbage collected: the lock is held until release or exit.
+        `const { lockStateDir } = await import(${JSON.stringify(lockModule)}); lockStateDir(${JSON.stringify(dir)}); gc(); await new Promise((r) => setTimeout(r, 20)); gc(); console.log('held'); setInterval(() => {}, 1000);`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    await new Promise((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
-    assert.equal(findLockHolder(dir)?.holder?.pid, child.pid);
-    assert.throws(() => lockStateDir(dir), StateDirLocked);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.on('exit', resolve));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      await new Promise((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+      assert.equal(findLockHolder(dir)?.holder?.pid, child.pid);
+      assert.throws(() => lockStateDir(dir), StateDirLocked);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
     assert.equal(findLockHolder(dir), null, 'a stale serve.json is not read as a holder');
     lockStateDir(dir).release();
   });
