@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the compiled test suite with Node's test runner (Node 20 has no glob support in --test).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +28,10 @@ if (files.length === 0) {
   process.exit(1);
 }
 const started = Date.now();
-const r = spawnSync(
+// A test file that something keeps alive after its tests (a child a failed test never stopped)
+// would hold the runner forever: past this, the suite is stopped and fails, saying so.
+const SUITE_LIMIT_MS = Number(process.env.OLP_TEST_SUITE_LIMIT_MIN ?? 30) * 60_000;
+const child = spawn(
   process.execPath,
   [
     '--import',
@@ -37,11 +40,27 @@ const r = spawnSync(
     '--test-concurrency=2',
     '--test-reporter=spec',
     '--test-timeout=180000',
-    // A file whose tests are done but that something keeps alive ends instead of hanging the suite.
-    '--test-force-exit',
     ...files,
   ],
-  { stdio: 'inherit', cwd: root },
+  { stdio: 'inherit', cwd: root, detached: true },
 );
-console.error(`test suite finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-process.exit(r.status ?? 1);
+const stopAll = () => {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {}
+};
+const limit = setTimeout(() => {
+  console.error(`test suite still running after ${SUITE_LIMIT_MS / 60_000} min: stopped (a test file did not end)`);
+  stopAll();
+}, SUITE_LIMIT_MS);
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    stopAll();
+    process.exit(1);
+  });
+child.on('exit', (code) => {
+  clearTimeout(limit);
+  stopAll(); // what the test files left running
+  console.error(`test suite finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.exit(code ?? 1);
+});
