@@ -15,6 +15,8 @@ export { ensurePrivateDir } from './fs.js';
 export { findLockHolder, lockStateDir, StateDirLocked, type LockHolder, type StateLock } from './lock.js';
 export {
   TOKEN_PREFIX,
+  INSTANCE_TAG,
+  tokenTag,
   KEY_NAME,
   DEFAULT_POLICY,
   hashToken,
@@ -53,8 +55,13 @@ export interface Store {
   close(): void;
 }
 
+export interface StoreOptions {
+  /** The instance's tag (`instanceTag`), minted into every key made or rotated through this store. */
+  instanceTag?: string | null | undefined;
+}
+
 /** Opens (creating and migrating if needed) `<stateDir>/olp.db`, files 0600 in a 0700 directory. */
-export function openStore(stateDir: string): Store {
+export function openStore(stateDir: string, opts: StoreOptions = {}): Store {
   ensurePrivateDir(stateDir);
   const file = join(stateDir, 'olp.db');
   const fresh = !existsSync(file);
@@ -65,23 +72,23 @@ export function openStore(stateDir: string): Store {
   db.pragma('busy_timeout = 5000');
   migrate(db);
   for (const extra of ['-wal', '-shm']) if (existsSync(file + extra)) chmodSync(file + extra, 0o600);
-  return storeOn(db);
+  return storeOn(db, opts);
 }
 
 /** A store in memory, gone when closed: for tests that compose an app without a state directory. */
-export function openMemoryStore(): Store {
+export function openMemoryStore(opts: StoreOptions = {}): Store {
   const db = new BetterSqlite3(':memory:');
   migrate(db);
-  return storeOn(db);
+  return storeOn(db, opts);
 }
 
 /** The store's parts over one migrated database. */
-function storeOn(db: BetterSqlite3.Database): Store {
+function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
   // One look at other processes' writes serves both caches.
   const watch = createWriteWatch(db);
   const behind = createWriteBehind(db);
   return {
-    keys: createKeyStore(db, watch),
+    keys: createKeyStore(db, watch, opts.instanceTag ?? null),
     usage: createUsageStore(db, behind),
     slots: createSlotStore(db, watch, behind),
     responses: createResponseStore(db),
