@@ -1,7 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { createKeyStore, type KeyStore } from './keys.js';
+import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
@@ -144,5 +144,26 @@ export function readLogins(stateDir: string): {
       return { logins: createLoginStore(db, createWriteWatch(db)).list(), keys, sharing };
     },
     { logins: [], keys: new Map(), sharing: [] },
+  );
+}
+
+/**
+ * The active keys whose tokens do not carry `tag` (made before the instance had it, or under
+ * another), read only, for `olp doctor`: a front door routes such keys only with `--untagged`.
+ */
+export function keysWithoutTag(stateDir: string, tag: string): string[] {
+  const tagged = (hint: string) =>
+    hint.startsWith(`${TOKEN_PREFIX}${tag}_`) && hint.length === TOKEN_PREFIX.length + tag.length + 5;
+  return readOnly(
+    stateDir,
+    (db) =>
+      db
+        .prepare<[], { name: string; hint: string }>(
+          'SELECT name, hint FROM keys WHERE revoked_at IS NULL ORDER BY name',
+        )
+        .all()
+        .filter((k) => !tagged(k.hint))
+        .map((k) => k.name),
+    [],
   );
 }

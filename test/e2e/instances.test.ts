@@ -1,9 +1,14 @@
 // Several olp instances behind one front door: each mints keys carrying its tag, and a key sent to
 // the wrong instance is told where it belongs instead of being called unknown.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openMemoryStore, tokenTag } from '../../src/store/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { FAKE_CLAUDE, FAKE_CODEX, OLP_BIN } from '../support/paths.js';
 
 const TAGGED = /^olpk_a1_[A-Za-z0-9_-]{43}$/;
 
@@ -119,5 +124,41 @@ describe('two instances', () => {
     const lines = a.logs.filter((l) => l.event === 'request' && l.path === '/v1/models');
     assert.ok(lines.some((l) => l.forwardedId === '9f86d081884c7d659a2feaa0c55ad015'));
     assert.ok(lines.some((l) => l.forwardedId === undefined));
+  });
+});
+
+describe('olp keys and doctor on a tagged instance', () => {
+  const base = mkdtempSync(join(tmpdir(), 'olp-instance-cli-'));
+  after(() => rmSync(base, { recursive: true, force: true }));
+  const olp = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [OLP_BIN, ...args, '--state-dir', join(base, 'state')], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: base, ...env },
+    });
+
+  it('a key made before the tag is named by doctor with the fix; one made after carries the tag', () => {
+    const untagged = olp(['keys', 'add', 'mum']);
+    assert.equal(untagged.status, 0, untagged.stderr);
+    assert.match(untagged.stdout.trim(), /^olpk_[A-Za-z0-9_-]{43}$/);
+    const tagged = olp(['keys', 'add', 'dad'], { OLP_INSTANCE_TAG: 'home1' });
+    assert.equal(tagged.status, 0, tagged.stderr);
+    assert.match(tagged.stdout.trim(), /^olpk_home1_[A-Za-z0-9_-]{43}$/);
+    const list = olp(['keys', 'list']);
+    assert.match(list.stdout, /olpk_home1_\S{4}…/);
+    const doctor = olp(['doctor', '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
+      OLP_INSTANCE_TAG: 'home1',
+      OLP_PEERS: 'b2=http://10.0.0.3:8787',
+    });
+    assert.match(doctor.stdout, /instance {3}home1 \(keys made here carry it\); peers b2=http:\/\/10\.0\.0\.3:8787/);
+    assert.match(
+      doctor.stdout,
+      /keys without the instance tag 'home1' \(mum\).*--untagged home1.*olp keys rotate NAME/,
+    );
+    const rotated = olp(['keys', 'rotate', 'mum'], { OLP_INSTANCE_TAG: 'home1' });
+    assert.match(rotated.stdout.trim(), /^olpk_home1_/);
+    const again = olp(['doctor', '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
+      OLP_INSTANCE_TAG: 'home1',
+    });
+    assert.doesNotMatch(again.stdout, /keys without the instance tag/);
   });
 });
