@@ -67,7 +67,8 @@ async function askHealth(origin: string, key: string, fetchFn: Fetch): Promise<R
   } catch (err) {
     throw new FrontError(`cannot reach ${origin}/health (${reason(err)})`);
   }
-  if (res.status === 401 || res.status === 403) {
+  // Not a key of this instance (421: another instance's, by its tag), or not an owner's.
+  if (res.status === 401 || res.status === 403 || res.status === 421) {
     await res.body?.cancel();
     return undefined;
   }
