@@ -69,7 +69,8 @@ export async function runFront(argv: string[], io: Io, generator: string, cwd = 
     io.stdout.write(FRONT_HELP);
     return 0;
   }
-  if (sub !== 'nginx' && sub !== 'prometheus') throw new UsageError(`unknown front command '${sub}' (nginx or prometheus)`);
+  if (sub !== 'nginx' && sub !== 'prometheus')
+    throw new UsageError(`unknown front command '${sub}' (nginx or prometheus)`);
   if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
   const given = (values.instance as string[] | undefined) ?? [];
   if (given.length === 0) throw new UsageError('give at least one --instance TAG=URL (or --instance URL)');
@@ -77,7 +78,8 @@ export async function runFront(argv: string[], io: Io, generator: string, cwd = 
   if (sub === 'prometheus') {
     const misplaced = NGINX_ONLY.find((k) => values[k] !== undefined);
     if (misplaced) throw new UsageError(`--${misplaced} is for olp front nginx`);
-  } else if (values['credentials-dir'] !== undefined) throw new UsageError('--credentials-dir is for olp front prometheus');
+  } else if (values['credentials-dir'] !== undefined)
+    throw new UsageError('--credentials-dir is for olp front prometheus');
   try {
     const instances = await toInstances(given, io.env.OLP_OWNER_KEYS);
     if (sub === 'prometheus') {
@@ -106,11 +108,14 @@ async function toInstances(given: string[], ownerKeys: string | undefined): Prom
 function nginxOptions(str: (k: string) => string | undefined, instances: readonly Instance[], cwd: string) {
   const cert = str('tls-cert');
   const key = str('tls-key');
-  if ((cert === undefined) !== (key === undefined)) throw new FrontError('--tls-cert and --tls-key go together (give both or neither)');
+  if ((cert === undefined) !== (key === undefined))
+    throw new FrontError('--tls-cert and --tls-key go together (give both or neither)');
   const untaggedRaw = str('untagged');
   const untagged = untaggedRaw === undefined ? undefined : parseTag(untaggedRaw, '--untagged');
   if (untagged !== undefined && !instances.some((i) => i.tag === untagged))
-    throw new FrontError(`--untagged ${untagged}: no --instance has that tag (${instances.map((i) => i.tag).join(', ')})`);
+    throw new FrontError(
+      `--untagged ${untagged}: no --instance has that tag (${instances.map((i) => i.tag).join(', ')})`,
+    );
   const serverName = str('server-name');
   return {
     listen: parseListen(str('listen') ?? '127.0.0.1:8080'),

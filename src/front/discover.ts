@@ -45,7 +45,9 @@ async function askTag(origin: string, keys: readonly string[], fetchFn: Fetch): 
     if (view === undefined) continue;
     const instance = view.instance as { tag?: unknown } | undefined;
     if (instance === undefined)
-      throw new FrontError(`${origin} does not say its instance tag: it runs an olp from before instance tags (upgrade it)`);
+      throw new FrontError(
+        `${origin} does not say its instance tag: it runs an olp from before instance tags (upgrade it)`,
+      );
     if (instance.tag === null || instance.tag === undefined || instance.tag === '')
       throw new FrontError(
         `${origin} has no instance tag: set \`instanceTag\` there: \`olp serve --instance-tag a1\` or in its config.json`,

@@ -56,9 +56,11 @@ export function parseInstanceSpec(raw: string): InstanceSpec {
   const bad = (why: string) => new FrontError(`--instance ${raw}: ${why}`);
   // olp serves plain HTTP; the door is where TLS ends.
   if (url.protocol !== 'http:') throw bad(`olp answers on http://, not ${url.protocol}//`);
-  if (url.username || url.password) throw bad('a URL with a user or password in it (keys come only from OLP_OWNER_KEYS)');
+  if (url.username || url.password)
+    throw bad('a URL with a user or password in it (keys come only from OLP_OWNER_KEYS)');
   if (url.search || url.hash) throw bad('a URL with a query or fragment');
-  if (!/^\/(?:v1\/?)?$/.test(url.pathname)) throw bad(`the path '${url.pathname}' (give olp's own address: http://HOST:PORT)`);
+  if (!/^\/(?:v1\/?)?$/.test(url.pathname))
+    throw bad(`the path '${url.pathname}' (give olp's own address: http://HOST:PORT)`);
   if (!HOST.test(url.hostname)) throw bad(`'${url.hostname}' is not a host name or address`);
   const address = `${url.hostname}:${url.port || '80'}`;
   return { tag, origin: `http://${address}`, address };
@@ -69,7 +71,10 @@ export function checkDistinct(instances: readonly Instance[]): void {
   const seen = new Map<string, Instance>();
   for (const i of instances) {
     const other = seen.get(i.tag);
-    if (other) throw new FrontError(`two instances have the tag '${i.tag}': ${other.origin} and ${i.origin} (give each its own)`);
+    if (other)
+      throw new FrontError(
+        `two instances have the tag '${i.tag}': ${other.origin} and ${i.origin} (give each its own)`,
+      );
     seen.set(i.tag, i);
   }
   const origins = new Set<string>();
@@ -94,7 +99,9 @@ export function parseListen(raw: string): string {
 /** A file the config names (a TLS certificate or key, a credentials directory): absolute, and quotable. */
 export function parsePath(raw: string, flag: string, cwd: string): string {
   if (raw === '' || /["\\$;{}\s\u0000-\u001f\u007f]/.test(raw))
-    throw new FrontError(`--${flag} ${JSON.stringify(raw)}: a path without quotes, backslashes, $, ;, braces or spaces`);
+    throw new FrontError(
+      `--${flag} ${JSON.stringify(raw)}: a path without quotes, backslashes, $, ;, braces or spaces`,
+    );
   return isAbsolute(raw) ? raw : resolve(cwd, raw);
 }
 

@@ -59,34 +59,64 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
   });
 
   it('chat, non-streamed and streamed: each key on its own instance', async () => {
-    const c = await openai(token.a).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'to a1' }] });
+    const c = await openai(token.a).chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'to a1' }],
+    });
     assert.equal(c.choices[0]!.message.content, 'Hello from fake claude. You said: to a1');
     let text = '';
-    for await (const ch of await openai(token.b).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'to b2' }], stream: true }))
+    for await (const ch of await openai(token.b).chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'to b2' }],
+      stream: true,
+    }))
       text += ch.choices[0]?.delta.content ?? '';
     assert.equal(text, 'Hello from fake claude. You said: to b2');
     assert.equal(served(a, 'alice').length, 1);
     assert.equal(served(b, 'bob').length, 1);
     assert.equal(served(a, 'bob').length + served(b, 'alice').length, 0);
-    assert.equal(a.daemon.store.usage.summarize({ scope: { all: true } }, 'key').find((g) => g.group === 'alice')?.requests, 1);
+    assert.equal(
+      a.daemon.store.usage.summarize({ scope: { all: true } }, 'key').find((g) => g.group === 'alice')?.requests,
+      1,
+    );
   });
 
   it('Responses with a Bearer key, Messages with x-api-key', async () => {
     const r = await openai(token.b).responses.create({ model: 'sonnet', input: 'responses to b2' });
     assert.equal(r.output_text, 'Hello from fake claude. You said: responses to b2');
-    const m = await anthropic(token.a).messages.create({ model: 'sonnet', max_tokens: 100, messages: [{ role: 'user', content: 'messages to a1' }] });
+    const m = await anthropic(token.a).messages.create({
+      model: 'sonnet',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'messages to a1' }],
+    });
     assert.equal((m.content[0] as Anthropic.TextBlock).text, 'Hello from fake claude. You said: messages to a1');
-    assert.deepEqual(served(b, 'bob').map((l) => l.path).at(-1), '/v1/responses');
-    assert.deepEqual(served(a, 'alice').map((l) => l.path).at(-1), '/v1/messages');
+    assert.deepEqual(
+      served(b, 'bob')
+        .map((l) => l.path)
+        .at(-1),
+      '/v1/responses',
+    );
+    assert.deepEqual(
+      served(a, 'alice')
+        .map((l) => l.path)
+        .at(-1),
+      '/v1/messages',
+    );
   });
 
   it('a tool round trip: the call comes back, and its result continues the CLI parked on the same instance', async () => {
     const client = openai(token.b);
     const tools: OpenAI.ChatCompletionTool[] = [
-      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
     ];
     const messages: OpenAI.ChatCompletionMessageParam[] = [
-      { role: 'user', content: `Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Oslo' } }])}]]` },
+      {
+        role: 'user',
+        content: `Weather? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city: 'Oslo' } }])}]]`,
+      },
     ];
     const first = await client.chat.completions.create({ model: 'sonnet', messages, tools });
     const call = first.choices[0]!.message.tool_calls![0]!;
@@ -94,7 +124,12 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
     messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'snow in Oslo' });
     const second = await client.chat.completions.create({ model: 'sonnet', messages, tools });
     assert.equal(second.choices[0]!.message.content, 'echo: snow in Oslo');
-    assert.deepEqual(served(b, 'bob').slice(-2).map((l) => l.run), ['cold', 'parked']);
+    assert.deepEqual(
+      served(b, 'bob')
+        .slice(-2)
+        .map((l) => l.run),
+      ['cold', 'parked'],
+    );
   });
 
   it('streams as they come: the first token arrives long before the stream ends', async () => {
@@ -103,7 +138,10 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
       model: 'sonnet',
       stream: true,
       // The slow fake claude: 150 ms before each 8-character delta (about a second for this answer).
-      messages: [{ role: 'system', content: '[[fake:slow]]' }, { role: 'user', content: 'a reply that takes a while to come' }],
+      messages: [
+        { role: 'system', content: '[[fake:slow]]' },
+        { role: 'user', content: 'a reply that takes a while to come' },
+      ],
     });
     let first: number | undefined;
     let text = '';
@@ -114,11 +152,17 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
     }
     const total = performance.now() - started;
     assert.equal(text, 'Hello from fake claude. You said: a reply that takes a while to come');
-    assert.ok(first !== undefined && total - first > 500, `first token at ${first?.toFixed(0)} ms, end at ${total.toFixed(0)} ms`);
+    assert.ok(
+      first !== undefined && total - first > 500,
+      `first token at ${first?.toFixed(0)} ms, end at ${total.toFixed(0)} ms`,
+    );
   });
 
   it("the client's x-request-id reaches olp (nginx makes one when there is none)", async () => {
-    await openai(token.a, { 'x-request-id': 'front-test-1234' }).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'id' }] });
+    await openai(token.a, { 'x-request-id': 'front-test-1234' }).chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'id' }],
+    });
     assert.equal(served(a, 'alice').at(-1)!.forwardedId, 'front-test-1234');
     await openai(token.a).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'no id' }] });
     assert.match(String(served(a, 'alice').at(-1)!.forwardedId), /^[0-9a-f]{32}$/);
@@ -129,27 +173,52 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
     const log = readFileSync(join(door.dir, 'access.log'), 'utf8').trim().split('\n').at(-1)!;
     assert.match(log, new RegExp(`"GET /health HTTP/1.1" 200 .*tag=-none up=${a.url.slice('http://'.length)}`));
     const legacy = `olpk_${'x'.repeat(43)}`;
-    await assert.rejects(openai(legacy).models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.code === 'invalid_api_key' && /rotate it on its instance/.test(e.message));
     await assert.rejects(
-      anthropic(`olpk_zz_${'x'.repeat(43)}`).messages.create({ model: 'sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
-      (e) => e instanceof Anthropic.AuthenticationError && (e.error as { error: { type: string } }).error.type === 'authentication_error',
+      openai(legacy).models.list(),
+      (e) =>
+        e instanceof OpenAI.AuthenticationError &&
+        e.code === 'invalid_api_key' &&
+        /rotate it on its instance/.test(e.message),
+    );
+    await assert.rejects(
+      anthropic(`olpk_zz_${'x'.repeat(43)}`).messages.create({
+        model: 'sonnet',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+      (e) =>
+        e instanceof Anthropic.AuthenticationError &&
+        (e.error as { error: { type: string } }).error.type === 'authentication_error',
     );
   });
 
   it("an instance down: its keys get 503 with Retry-After in their envelope; the other's keep working", async () => {
     await b.close();
-    await assert.rejects(openai(token.b).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }), (e) => {
-      assert.ok(e instanceof OpenAI.APIError && e.status === 503, String(e));
-      assert.equal(e.code, 'instance_unavailable');
-      assert.equal(e.headers?.get('retry-after'), '5');
-      assert.equal(e.headers?.get('x-should-retry'), 'true');
-      return true;
-    });
     await assert.rejects(
-      anthropic(token.b).messages.create({ model: 'sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
-      (e) => e instanceof Anthropic.APIError && e.status === 503 && (e.error as { error: { type: string } }).error.type === 'api_error',
+      openai(token.b).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'x' }] }),
+      (e) => {
+        assert.ok(e instanceof OpenAI.APIError && e.status === 503, String(e));
+        assert.equal(e.code, 'instance_unavailable');
+        assert.equal(e.headers?.get('retry-after'), '5');
+        assert.equal(e.headers?.get('x-should-retry'), 'true');
+        return true;
+      },
     );
-    const c = await openai(token.a).chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'still here' }] });
+    await assert.rejects(
+      anthropic(token.b).messages.create({
+        model: 'sonnet',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+      (e) =>
+        e instanceof Anthropic.APIError &&
+        e.status === 503 &&
+        (e.error as { error: { type: string } }).error.type === 'api_error',
+    );
+    const c = await openai(token.a).chat.completions.create({
+      model: 'sonnet',
+      messages: [{ role: 'user', content: 'still here' }],
+    });
     assert.equal(c.choices[0]!.message.content, 'Hello from fake claude. You said: still here');
   });
 });

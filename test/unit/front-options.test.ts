@@ -18,7 +18,14 @@ const MEMBER = `olpk_a1_${'M'.repeat(43)}`;
 async function front(args: string[], env: Record<string, string> = {}) {
   let out = '';
   let err = '';
-  const sink = (add: (s: string) => void) => ({ write: (s: string) => (add(s), true), drain: async () => true, closed: false });
+  const sink = (add: (s: string) => void) => ({
+    write: (s: string) => {
+      add(s);
+      return true;
+    },
+    drain: async () => true,
+    closed: false,
+  });
   const io: Io = { env, stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)) };
   const code = await runFront(args, io, 'olp test', '/home/me');
   return { code, out, err };
@@ -56,9 +63,17 @@ async function listen(owner: string, tag: string | null | undefined) {
 after(() => servers.forEach((s) => s.server.close()));
 
 describe('olp front: options', () => {
-  it('parses TAG=URL and bare URLs, /v1 allowed; refuses what is not olp\'s own http address', () => {
-    assert.deepEqual(parseInstanceSpec('a1=http://10.0.0.2:8787/v1'), { tag: 'a1', origin: 'http://10.0.0.2:8787', address: '10.0.0.2:8787' });
-    assert.deepEqual(parseInstanceSpec('http://olp.lan'), { tag: undefined, origin: 'http://olp.lan:80', address: 'olp.lan:80' });
+  it("parses TAG=URL and bare URLs, /v1 allowed; refuses what is not olp's own http address", () => {
+    assert.deepEqual(parseInstanceSpec('a1=http://10.0.0.2:8787/v1'), {
+      tag: 'a1',
+      origin: 'http://10.0.0.2:8787',
+      address: '10.0.0.2:8787',
+    });
+    assert.deepEqual(parseInstanceSpec('http://olp.lan'), {
+      tag: undefined,
+      origin: 'http://olp.lan:80',
+      address: 'olp.lan:80',
+    });
     assert.equal(parseInstanceSpec('b2=http://[::1]:4000/').address, '[::1]:4000');
     for (const [raw, says] of [
       ['A1=http://x:1', /'A1' is not an instance tag/],
@@ -104,7 +119,10 @@ describe('olp front: options', () => {
     await assert.rejects(front(['nginx']), (e) => e instanceof UsageError && /at least one --instance/.test(e.message));
     await assert.rejects(front(['caddy', '--instance', 'a1=http://x:1']), UsageError);
     await assert.rejects(front(['prometheus', '--instance', 'a1=http://x:1', '--listen', '80']), /for olp front nginx/);
-    await assert.rejects(front(['nginx', '--instance', 'a1=http://x:1', '--credentials-dir', '/x']), /for olp front prometheus/);
+    await assert.rejects(
+      front(['nginx', '--instance', 'a1=http://x:1', '--credentials-dir', '/x']),
+      /for olp front prometheus/,
+    );
   });
 
   it('makes relative TLS paths absolute and prints help without an argument', async () => {
@@ -115,10 +133,21 @@ describe('olp front: options', () => {
   });
 
   it('prometheus: one job per instance, its tag as a label, a credentials file per tag and no key', async () => {
-    const r = await front(['prometheus', '--instance', 'a1=http://10.0.0.2:8787', '--instance', 'b2=http://10.0.0.3:8787', '--credentials-dir', 'keys/']);
+    const r = await front([
+      'prometheus',
+      '--instance',
+      'a1=http://10.0.0.2:8787',
+      '--instance',
+      'b2=http://10.0.0.3:8787',
+      '--credentials-dir',
+      'keys/',
+    ]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^scrape_configs:\n {2}- job_name: olp_a1\n/m);
-    assert.match(r.out, /credentials_file: "\/home\/me\/keys\/a1\.key"[\s\S]*targets: \["10\.0\.0\.2:8787"\]\n\s+labels:\n\s+instance_tag: a1\n/);
+    assert.match(
+      r.out,
+      /credentials_file: "\/home\/me\/keys\/a1\.key"[\s\S]*targets: \["10\.0\.0\.2:8787"\]\n\s+labels:\n\s+instance_tag: a1\n/,
+    );
     assert.match(r.out, /credentials_file: "\/home\/me\/keys\/b2\.key"[\s\S]*instance_tag: b2\n/);
     assert.match(r.out, /type: Bearer/);
     assert.match((await front(['prometheus', '--instance', 'a1=http://x:1'])).out, /"\/etc\/prometheus\/olp\/a1\.key"/);
@@ -136,11 +165,17 @@ describe('olp front: a bare --instance URL is asked its tag', () => {
   it('tries the keys of OLP_OWNER_KEYS in turn; a key one instance took is not sent to the next', async () => {
     a.seen.length = 0;
     b.seen.length = 0;
-    const r = await front(['nginx', '--instance', a.url, '--instance', b.url], { OLP_OWNER_KEYS: ` ${MEMBER}\n${KEY_B} ${LEGACY}  ${KEY_A} ` });
+    const r = await front(['nginx', '--instance', a.url, '--instance', b.url], {
+      OLP_OWNER_KEYS: ` ${MEMBER}\n${KEY_B} ${LEGACY}  ${KEY_A} `,
+    });
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /a1 olp_a1;\n\s+b2 olp_b2;/);
     // (undici sends a request that got 421 once more, on a new connection: RFC 9110 allows it.)
-    assert.deepEqual([...new Set(a.seen)], [`Bearer ${MEMBER}`, `Bearer ${KEY_B}`, `Bearer ${LEGACY}`, `Bearer ${KEY_A}`], 'a member key is not an owner view');
+    assert.deepEqual(
+      [...new Set(a.seen)],
+      [`Bearer ${MEMBER}`, `Bearer ${KEY_B}`, `Bearer ${LEGACY}`, `Bearer ${KEY_A}`],
+      'a member key is not an owner view',
+    );
     assert.deepEqual([...new Set(b.seen)], [`Bearer ${MEMBER}`, `Bearer ${KEY_B}`]);
     for (const k of [KEY_A, KEY_B, MEMBER, LEGACY]) assert.ok(!r.out.includes(k) && !r.err.includes(k));
   });
@@ -157,11 +192,19 @@ describe('olp front: a bare --instance URL is asked its tag', () => {
     const untagged = await listen(KEY_A, null);
     const r = await front(['nginx', '--instance', untagged.url], { OLP_OWNER_KEYS: KEY_A });
     assert.equal(r.code, 1);
-    assert.match(r.err, /has no instance tag: set `instanceTag` there: `olp serve --instance-tag a1` or in its config\.json\n$/);
+    assert.match(
+      r.err,
+      /has no instance tag: set `instanceTag` there: `olp serve --instance-tag a1` or in its config\.json\n$/,
+    );
     const old = await listen(KEY_A, undefined);
-    assert.match((await front(['nginx', '--instance', old.url], { OLP_OWNER_KEYS: KEY_A })).err, /from before instance tags/);
+    assert.match(
+      (await front(['nginx', '--instance', old.url], { OLP_OWNER_KEYS: KEY_A })).err,
+      /from before instance tags/,
+    );
     const twin = await listen(KEY_B, 'a1');
-    const both = await front(['nginx', '--instance', a.url, '--instance', twin.url], { OLP_OWNER_KEYS: `${KEY_A} ${KEY_B}` });
+    const both = await front(['nginx', '--instance', a.url, '--instance', twin.url], {
+      OLP_OWNER_KEYS: `${KEY_A} ${KEY_B}`,
+    });
     assert.match(both.err, /two instances have the tag 'a1'/);
   });
 
