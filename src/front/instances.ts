@@ -62,7 +62,11 @@ export function parseInstanceSpec(raw: string): InstanceSpec {
   if (!/^\/(?:v1\/?)?$/.test(url.pathname))
     throw bad(`the path '${url.pathname}' (give olp's own address: http://HOST:PORT)`);
   if (!HOST.test(url.hostname)) throw bad(`'${url.hostname}' is not a host name or address`);
-  const address = `${url.hostname}:${url.port || '80'}`;
+  // nginx makes a name that resolves to several addresses several servers, tried in turn with no
+  // retry here: localhost (::1 and 127.0.0.1) would fail every other request on an olp that listens
+  // on 127.0.0.1, its default.
+  const host = url.hostname === 'localhost' ? '127.0.0.1' : url.hostname;
+  const address = `${host}:${url.port || '80'}`;
   return { tag, origin: `http://${address}`, address };
 }
 

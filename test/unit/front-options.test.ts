@@ -75,6 +75,11 @@ describe('olp front: options', () => {
       address: 'olp.lan:80',
     });
     assert.equal(parseInstanceSpec('b2=http://[::1]:4000/').address, '[::1]:4000');
+    assert.equal(
+      parseInstanceSpec('c3=http://localhost:8787').address,
+      '127.0.0.1:8787',
+      'one address, as olp listens',
+    );
     for (const [raw, says] of [
       ['A1=http://x:1', /'A1' is not an instance tag/],
       ['a_1=http://x:1', /not an instance tag/],
