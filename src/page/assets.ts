@@ -149,7 +149,7 @@ async function family(keys) {
 }
 async function show(typed) {
   $('error').hidden = true;
-  const keys = typed.split(/\s+/).filter(Boolean);
+  const keys = typed.split(/\\s+/).filter(Boolean);
   const key = keys[0];
   try {
     const me = await api('/olp/me/usage?days=30', key);
