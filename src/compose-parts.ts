@@ -121,12 +121,12 @@ export function watchStanding(store: Store, holders: readonly KeyHolder[], logge
   });
 }
 
-/** This instance among several behind one front door: its tag and its peers' URLs (`TAG=URL`). */
-export function toInstance(config: Pick<Config, 'instanceTag' | 'peers'>): Instance {
+/** This instance among several behind one front door: its tag (the state dir's) and its peers' URLs (`TAG=URL`). */
+export function toInstance(config: Pick<Config, 'peers'>, tag: string | null): Instance {
   const peers: Record<string, string> = {};
   for (const p of config.peers) {
     const at = p.indexOf('=');
     peers[p.slice(0, at)] = p.slice(at + 1);
   }
-  return { tag: config.instanceTag ?? null, peers };
+  return { tag, peers };
 }

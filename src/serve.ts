@@ -197,7 +197,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
     logger,
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
-    instance: toInstance(config),
+    instance: toInstance(config, store.instanceTag),
     clientTimeoutMs: config.clientTimeout * 1000,
     keepaliveMs: config.sseKeepalive * 1000,
     metrics: metrics ? { mode: config.metrics as 'owner' | 'open', render: () => metrics.render() } : undefined,

@@ -44,6 +44,8 @@ export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */
 export interface Store {
+  /** The tag this state dir's keys carry: the one given last (`instanceTag`), remembered; null: none. */
+  readonly instanceTag: string | null;
   readonly keys: KeyStore;
   readonly usage: UsageStore;
   readonly slots: SlotStore;
@@ -56,7 +58,10 @@ export interface Store {
 }
 
 export interface StoreOptions {
-  /** The instance's tag (`instanceTag`), minted into every key made or rotated through this store. */
+  /**
+   * The instance's tag (`instanceTag`), minted into every key made or rotated through this store;
+   * remembered in the state dir, so a command run without it still mints it.
+   */
   instanceTag?: string | null | undefined;
 }
 
@@ -87,8 +92,10 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
   // One look at other processes' writes serves both caches.
   const watch = createWriteWatch(db);
   const behind = createWriteBehind(db);
+  const instanceTag = rememberTag(db, opts.instanceTag);
   return {
-    keys: createKeyStore(db, watch, opts.instanceTag ?? null),
+    instanceTag,
+    keys: createKeyStore(db, watch, instanceTag),
     usage: createUsageStore(db, behind),
     slots: createSlotStore(db, watch, behind),
     responses: createResponseStore(db),
@@ -100,6 +107,30 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
       db.close();
     },
   };
+}
+
+const TAG_SETTING = 'instance_tag';
+
+/** The instance tag given now (then remembered), else the one remembered; null when there is none. */
+function rememberTag(db: BetterSqlite3.Database, given: string | null | undefined): string | null {
+  if (given) {
+    db.prepare(
+      'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    ).run(TAG_SETTING, given);
+    return given;
+  }
+  return readTag(db);
+}
+
+function readTag(db: BetterSqlite3.Database): string | null {
+  return (
+    db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE name = ?').get(TAG_SETTING)?.value ?? null
+  );
+}
+
+/** The instance tag a state dir remembers, read only (for `olp doctor`); null when none or no database. */
+export function readInstanceTag(stateDir: string): string | null {
+  return readOnly(stateDir, readTag, null);
 }
 
 /** Reads a state dir's database read only, without migrating it; `fallback` when it is missing or older. */

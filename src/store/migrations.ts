@@ -137,6 +137,11 @@ export const MIGRATIONS: string[] = [
    );
    ALTER TABLE keys ADD COLUMN login TEXT;
    ALTER TABLE usage ADD COLUMN login TEXT;`,
+  // The state dir's own settings that every command must agree on (the instance tag its keys carry).
+  `CREATE TABLE settings (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
 ];
 
 /** Takes the database through the steps it has not taken yet, in one transaction. */

@@ -136,7 +136,7 @@ describe('olp keys and doctor on a tagged instance', () => {
       env: { PATH: process.env.PATH ?? '', HOME: base, ...env },
     });
 
-  it('a key made before the tag is named by doctor with the fix; one made after carries the tag', () => {
+  it('a key made before the tag is named by doctor with the fix; one made after carries the tag, also when a later command is not given it', () => {
     const untagged = olp(['keys', 'add', 'mum']);
     assert.equal(untagged.status, 0, untagged.stderr);
     assert.match(untagged.stdout.trim(), /^olpk_[A-Za-z0-9_-]{43}$/);
@@ -154,11 +154,31 @@ describe('olp keys and doctor on a tagged instance', () => {
       doctor.stdout,
       /keys without the instance tag 'home1' \(mum\).*--untagged home1.*olp keys rotate NAME/,
     );
-    const rotated = olp(['keys', 'rotate', 'mum'], { OLP_INSTANCE_TAG: 'home1' });
+    // The state dir remembers the tag: later commands without it still mint it.
+    const rotated = olp(['keys', 'rotate', 'mum']);
     assert.match(rotated.stdout.trim(), /^olpk_home1_/);
-    const again = olp(['doctor', '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX], {
-      OLP_INSTANCE_TAG: 'home1',
-    });
+    const again = olp(['doctor', '--port', '0', '--claude-bin', FAKE_CLAUDE, '--codex-bin', FAKE_CODEX]);
+    assert.match(again.stdout, /instance {3}home1 /);
     assert.doesNotMatch(again.stdout, /keys without the instance tag/);
+  });
+});
+
+describe('a daemon started without its tag', () => {
+  it('serves as the instance its state dir remembers: its /health and 421s name it', async () => {
+    const first = await startTestDaemon({ config: { instanceTag: 'c3' } });
+    await first.close(true);
+    const again = await startTestDaemon({ base: first.base });
+    try {
+      const owner = again.daemon.store.keys.add('owner2', 'owner').token;
+      assert.match(owner, /^olpk_c3_/);
+      const health = (await (
+        await fetch(`${again.url}/health`, { headers: { authorization: `Bearer ${owner}` } })
+      ).json()) as {
+        instance: { tag: string };
+      };
+      assert.equal(health.instance.tag, 'c3');
+    } finally {
+      await again.close();
+    }
   });
 });
