@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Instance } from './auth/index.js';
 import type { Backend, Detector } from './backends/index.js';
 import type { Config } from './config/index.js';
 import type { Logger } from './log/index.js';
@@ -118,4 +119,14 @@ export function watchStanding(store: Store, holders: readonly KeyHolder[], logge
     everyMs: 250,
     logger,
   });
+}
+
+/** This instance among several behind one front door: its tag and its peers' URLs (`TAG=URL`). */
+export function toInstance(config: Pick<Config, 'instanceTag' | 'peers'>): Instance {
+  const peers: Record<string, string> = {};
+  for (const p of config.peers) {
+    const at = p.indexOf('=');
+    peers[p.slice(0, at)] = p.slice(at + 1);
+  }
+  return { tag: config.instanceTag ?? null, peers };
 }

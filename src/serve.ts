@@ -17,7 +17,7 @@ import {
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createCallLayer, runStartupChores, watchStanding } from './compose-parts.js';
+import { createCallLayer, runStartupChores, toInstance, watchStanding } from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import {
@@ -65,7 +65,7 @@ export function composeDaemon({ config, logger, hostEnv: rawEnv, version, refres
 }
 
 function composeLocked({ config, logger, hostEnv, version, refreshGate }: DaemonOptions, lock: StateLock) {
-  const store = openStore(config.stateDir);
+  const store = openStore(config.stateDir, { instanceTag: config.instanceTag });
   const workspaces = createWorkspaces(config.stateDir, {
     ...(config.runDir ? { runDir: config.runDir } : {}),
     path: hostEnv.PATH,
@@ -197,6 +197,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
     logger,
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
+    instance: toInstance(config),
     clientTimeoutMs: config.clientTimeout * 1000,
     keepaliveMs: config.sseKeepalive * 1000,
     metrics: metrics ? { mode: config.metrics as 'owner' | 'open', render: () => metrics.render() } : undefined,

@@ -1,5 +1,12 @@
-import { conflictingApiKeys, invalidApiKey, keyDisabled, keyExpired, missingApiKey } from '../errors/index.js';
-import type { KeyStore, Policy, Role } from '../store/index.js';
+import {
+  conflictingApiKeys,
+  invalidApiKey,
+  keyDisabled,
+  keyExpired,
+  missingApiKey,
+  wrongInstance,
+} from '../errors/index.js';
+import { tokenTag, type KeyStore, type Policy, type Role } from '../store/index.js';
 
 /** Who is asking, and what they may do. Handlers see this, never the raw token. */
 export interface Principal {
@@ -11,12 +18,31 @@ export interface Principal {
   login: string | null;
 }
 
-/** Resolves an `Authorization: Bearer <token>` header to a principal, or throws a 401/403. */
-export function authenticate(header: string | undefined, keys: KeyStore, now = Date.now()): Principal {
+/** Which olp instance this is, among several behind one front door (`instanceTag`, `peers`). */
+export interface Instance {
+  tag: string | null;
+  /** The other instances' base URLs by tag. */
+  peers: Readonly<Record<string, string>>;
+}
+
+/**
+ * Resolves an `Authorization: Bearer <token>` header to a principal, or throws a 401/403; a key
+ * unknown here whose token carries another instance's tag is a 421 naming that instance.
+ */
+export function authenticate(
+  header: string | undefined,
+  keys: KeyStore,
+  instance?: Instance,
+  now = Date.now(),
+): Principal {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match) throw missingApiKey();
   const key = keys.authenticate(match[1]!);
-  if (!key) throw invalidApiKey();
+  if (!key) {
+    const tag = tokenTag(match[1]!);
+    if (tag !== null && instance && tag !== instance.tag) throw wrongInstance(tag, instance.tag, instance.peers[tag]);
+    throw invalidApiKey();
+  }
   if (key.policy.expiresAt && Date.parse(key.policy.expiresAt) <= now) throw keyExpired(key.policy.expiresAt);
   if (!key.policy.enabled) throw keyDisabled();
   return { keyId: key.id, name: key.name, role: key.role, policy: key.policy, login: key.login };

@@ -6,7 +6,7 @@ import { createDetector, type Detection } from '../backends/index.js';
 import type { Config } from '../config/index.js';
 import { describePlans } from '../plan/index.js';
 import { createBackends, toHostEnv } from '../serve.js';
-import { findLockHolder, readPlanStates } from '../store/index.js';
+import { findLockHolder, keysWithoutTag, readPlanStates } from '../store/index.js';
 import { findByHome, describeProcess, starterInfo } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
 import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
@@ -145,6 +145,15 @@ export async function runDoctor(
   const accounts = describeLogins(config, rawEnv, logins, keys, sharing, found.logins ?? new Map());
   out(`logins     ${accounts.lines[0]}\n`);
   for (const line of accounts.lines.slice(1)) out(`           ${line}\n`);
+  if (config.instanceTag !== undefined) {
+    const untagged = keysWithoutTag(config.stateDir, config.instanceTag);
+    const peers = config.peers.length === 0 ? 'no peers listed' : `peers ${config.peers.join(', ')}`;
+    out(`instance   ${config.instanceTag} (keys made here carry it); ${peers}\n`);
+    if (untagged.length > 0)
+      accounts.warnings.push(
+        `keys without the instance tag '${config.instanceTag}' (${untagged.join(', ')}): a front door routes them only with --untagged ${config.instanceTag}; or rotate each (olp keys rotate NAME)`,
+      );
+  }
   const starter = starterInfo();
   out(
     `spawning   ${starter.kind === 'posix_spawn' ? 'ok  posix_spawn (native starter)' : `slower  Node's child_process (${starter.reason}; about 2-4 ms more per request)`}\n`,

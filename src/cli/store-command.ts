@@ -26,7 +26,7 @@ export function version(): string {
 /** Opens the store of a ready state dir; a failure to open it is said as what is wrong with the dir. */
 export function openStateStore(config: Config): Store {
   try {
-    return openStore(config.stateDir);
+    return openStore(config.stateDir, { instanceTag: config.instanceTag });
   } catch (err) {
     throw toStateDirError(err, config.stateDir) ?? err;
   }

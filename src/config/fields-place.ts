@@ -26,6 +26,27 @@ export const PLACE_FIELDS = {
     env: 'OLP_STATE_DIR',
     description: 'State directory (database, workspaces, config.json), created 0700.',
   },
+  instanceTag: {
+    kind: 'string',
+    schema: z
+      .string()
+      .regex(/^[a-z0-9]{1,16}$/, 'expected 1-16 lower-case letters or digits')
+      .optional(),
+    flag: 'instance-tag',
+    env: 'OLP_INSTANCE_TAG',
+    description:
+      "This instance's tag when several olp instances share a front door (`olp front nginx`): keys made or rotated here carry it (olpk_<tag>_…), so the door routes each key to its instance.",
+  },
+  peers: {
+    kind: 'list',
+    schema: z
+      .array(z.string().regex(/^[a-z0-9]{1,16}=https?:\/\/\S+$/, 'expected TAG=URL (b2=http://10.0.0.3:8787)'))
+      .default([]),
+    flag: 'peer',
+    env: 'OLP_PEERS',
+    description:
+      'The other instances behind the same front door, as TAG=URL (repeat the flag): a key of one of them sent here is told where it belongs (421 wrong_instance).',
+  },
   runDir: {
     kind: 'string',
     schema: z.string().min(1).optional(),

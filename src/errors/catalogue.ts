@@ -39,6 +39,8 @@ export const ERROR_CATALOGUE = {
   key_disabled: { status: 403, type: 'permission_error', retryable: false },
   model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   owner_only: { status: 403, type: 'permission_error', retryable: false },
+  // a key another instance made (its tag says which), sent here instead of through the front door
+  wrong_instance: { status: 421, type: 'invalid_request_error', retryable: false },
   // admission limits
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', retryable: true, retryAfter: 'varies' },
   concurrency_limit_exceeded: { status: 429, type: 'rate_limit_error', retryable: true, retryAfter: 'varies' },

@@ -57,6 +57,19 @@ export function invalidApiKey(): ProxyError {
   );
 }
 
+/**
+ * A key made by another olp instance (its token's tag names it): where it belongs, when this
+ * instance knows that one's address (`--peer`).
+ */
+export function wrongInstance(tag: string, own: string | null, url: string | undefined): ProxyError {
+  const here = own === null ? 'this olp instance has no tag' : `this is instance '${own}'`;
+  const there = url === undefined ? '' : ` at ${url.replace(/\/+$/, '')}/v1`;
+  return createProxyError(
+    'wrong_instance',
+    `This key belongs to the olp instance '${tag}'${there}, and ${here}. Send it through the front door, or to its own instance.`,
+  );
+}
+
 export function modelNotFound(model: string, known: readonly string[]): ProxyError {
   const some = known.slice(0, 6).join(', ');
   return createProxyError(

@@ -55,6 +55,9 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
   );
 }
 
+/** An incoming `x-request-id` olp logs beside its own: printable, short, no spaces or quotes. */
+const FORWARDED_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
 /** `req_` and 32 random hex digits, as OpenAI's request ids. */
 export function newRequestId(): string {
   return `req_${randomText(16, 'hex')}`;
@@ -68,6 +71,9 @@ export function createApp(deps: AppDeps): express.Express {
 
   const context = (req: Request, res: Response, next: NextFunction): void => {
     const requestId = newRequestId();
+    // The id a front door (or the client) gave the request, so its logs and olp's can be matched.
+    const given = req.headers['x-request-id'];
+    const forwarded = typeof given === 'string' && FORWARDED_ID.test(given) ? { forwardedId: given } : {};
     // The request is finished when the response has closed and every hold is released.
     let holds = 1;
     const release = () => {
@@ -77,7 +83,7 @@ export function createApp(deps: AppDeps): express.Express {
     };
     const c: RequestContext = {
       requestId,
-      log: deps.logger.child({ requestId }),
+      log: deps.logger.child({ requestId, ...forwarded }),
       started: performance.now(),
       startedAt: Date.now(),
       hold() {

@@ -1,7 +1,7 @@
 import type { WorkerPool } from '../workers/index.js';
 import type { Request, Response } from 'express';
 import type { Admission } from '../admit/index.js';
-import { authenticate, authorizationOf } from '../auth/index.js';
+import { authenticate, authorizationOf, type Instance } from '../auth/index.js';
 import { memoryInfo, starterInfo } from '../process/index.js';
 import type { Backend, Detector } from '../backends/index.js';
 import type { ModelInfo, ModelRegistry } from '../models/index.js';
@@ -23,12 +23,14 @@ export interface RouteDeps {
   processes?: { readonly live: number; readonly max: number } | undefined;
   /** Turns waiting, their CLI alive, for the client's tool results. */
   parked?: { readonly size: number; readonly ttlMs: number } | undefined;
+  /** This instance's tag and its peers behind the same front door. */
+  instance?: Instance | undefined;
 }
 
 /** Key auth (a bearer token, or `x-api-key`) for everything under /v1; puts the principal in the request context. */
 export function createAuth(deps: RouteDeps) {
   return (req: Request, res: Response, next: () => void): void => {
-    ctx(res).principal = authenticate(authorizationOf(req.headers), deps.store.keys);
+    ctx(res).principal = authenticate(authorizationOf(req.headers), deps.store.keys, deps.instance);
     next();
   };
 }
@@ -78,7 +80,7 @@ export function createModelsRoutes(
 export function createHealthRoute(deps: RouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
     const header = authorizationOf(req.headers);
-    const principal = header === undefined ? undefined : authenticate(header, deps.store.keys);
+    const principal = header === undefined ? undefined : authenticate(header, deps.store.keys, deps.instance);
     const found = await Promise.all(deps.backends.map((b) => deps.detector.detect(b)));
     const ok = found.some((d) => d.ready);
     const status = deps.lifecycle.draining ? 'draining' : ok ? 'ok' : 'degraded';
@@ -89,6 +91,7 @@ export function createHealthRoute(deps: RouteDeps) {
     }
     res.json({
       status,
+      instance: { tag: deps.instance?.tag ?? null, peers: deps.instance?.peers ?? {} },
       backends: Object.fromEntries(
         found.map((d) => [
           d.backend,

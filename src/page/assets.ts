@@ -2,6 +2,8 @@
 // (no CDN, no external fonts: it works offline on a LAN). The key is pasted once, kept in the
 // tab's sessionStorage and sent as a bearer token; the page draws what /olp/me/usage (and, for an
 // owner, /olp/usage and /health) return. Data only ever reaches the page as text (textContent).
+// An owner of several instances behind one front door pastes each instance's owner key: the door
+// routes each key's calls to its instance, and the family table rolls them up.
 
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -16,7 +18,7 @@ export const PAGE_HTML = `<!doctype html>
 <body>
 <header><h1>olp usage</h1><button id="forget" hidden>Forget key</button></header>
 <form id="login">
-  <label for="key">Your olp key</label>
+  <label for="key">Your olp key <span class="muted">(several instances: each one's owner key, separated by spaces)</span></label>
   <input id="key" type="password" autocomplete="off" placeholder="olpk_…" required>
   <button type="submit">Show my usage</button>
   <p class="hint">The key stays in this tab only (never in the address or a cookie).</p>
@@ -33,7 +35,7 @@ export const PAGE_HTML = `<!doctype html>
   <section><h2>Subscription window</h2><p class="muted" id="served-by"></p><ul id="plan"></ul></section>
   <section id="family" hidden>
     <h2>Family</h2>
-    <table><thead><tr><th>key</th><th>role</th><th>login</th><th>today</th><th>daily budget</th><th>this month</th><th>monthly budget</th></tr></thead><tbody id="members"></tbody></table>
+    <table><thead><tr><th>key</th><th>instance</th><th>role</th><th>login</th><th>today</th><th>daily budget</th><th>this month</th><th>monthly budget</th></tr></thead><tbody id="members"></tbody></table>
     <h2>CLIs and load</h2><ul id="health"></ul>
   </section>
 </main>
@@ -120,22 +122,38 @@ function plan(p) {
   const items = Object.entries(p || {}).map(([cli, s]) => text('li', cli + ': ' + s.status + (s.window ? ' (' + s.window + ')' : '') + (s.utilization != null ? ', ' + Math.round(s.utilization * 100) + ' % used' : '') + (s.resetsAt ? ', resets ' + new Date(s.resetsAt).toLocaleString() : '') + (s.overage ? ', on paid extra usage' : '')));
   $('plan').replaceChildren(...(items.length ? items : [text('li', 'no report yet')]));
 }
-async function family(key) {
-  const [all, health] = await Promise.all([api('/olp/usage?days=30', key), api('/health', key)]);
-  $('members').replaceChildren(...all.keys.map((k) => row([k.name, k.role, k.login, fmt(k.today.tokens), k.today.budget ? fmt(k.today.budget) : '-', fmt(k.month.tokens), k.month.budget ? fmt(k.month.budget) : '-'])));
+async function family(keys) {
+  const instances = await Promise.all(keys.map(async (key) => {
+    const [all, health] = await Promise.all([api('/olp/usage?days=30', key), api('/health', key)]);
+    return { all, health, tag: (health.instance && health.instance.tag) || '-' };
+  }));
+  const members = [];
+  const total = { today: 0, month: 0 };
   const lines = [];
-  for (const [id, b] of Object.entries(health.backends || {})) lines.push(id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
-  if (health.cli) lines.push('CLI runs: ' + health.cli.running + ' running, ' + health.cli.queued + ' waiting (at most ' + health.cli.maxConcurrent + ' at once)');
-  if (health.processes) lines.push('CLI processes: ' + health.processes.live + ' (at most ' + health.processes.max + ' at once)');
-  if (health.workers) lines.push('live CLIs kept for conversations: ' + (health.workers.live || []).length + ' (at most ' + health.workers.max + ')');
+  for (const { all, health, tag } of instances) {
+    for (const k of all.keys) {
+      members.push(row([k.name, tag, k.role, k.login, fmt(k.today.tokens), k.today.budget ? fmt(k.today.budget) : '-', fmt(k.month.tokens), k.month.budget ? fmt(k.month.budget) : '-']));
+      total.today += k.today.tokens;
+      total.month += k.month.tokens;
+    }
+    const at = instances.length > 1 ? 'instance ' + tag + ', ' : '';
+    for (const [id, b] of Object.entries(health.backends || {})) lines.push(at + id + ': ' + (b.ready ? 'ready' : 'not ready') + (b.version ? ' (' + b.version + ')' : ''));
+    if (health.cli) lines.push(at + 'CLI runs: ' + health.cli.running + ' running, ' + health.cli.queued + ' waiting (at most ' + health.cli.maxConcurrent + ' at once)');
+    if (health.processes) lines.push(at + 'CLI processes: ' + health.processes.live + ' (at most ' + health.processes.max + ' at once)');
+    if (health.workers) lines.push(at + 'live CLIs kept for conversations: ' + (health.workers.live || []).length + ' (at most ' + health.workers.max + ')');
+  }
+  if (instances.length > 1) members.push(row(['all ' + instances.length + ' instances', '', '', '', fmt(total.today), '', fmt(total.month), '']));
+  $('members').replaceChildren(...members);
   $('health').replaceChildren(...lines.map((l) => text('li', l)));
   $('family').hidden = false;
 }
-async function show(key) {
+async function show(typed) {
   $('error').hidden = true;
+  const keys = typed.split(/\s+/).filter(Boolean);
+  const key = keys[0];
   try {
     const me = await api('/olp/me/usage?days=30', key);
-    sessionStorage.setItem('olp-key', key);
+    sessionStorage.setItem('olp-key', keys.join(' '));
     $('today-tokens').textContent = fmt(me.today.tokens);
     $('today-requests').textContent = fmt(me.today.requests);
     $('month-tokens').textContent = fmt(me.month.tokens);
@@ -151,7 +169,7 @@ async function show(key) {
     $('forget').hidden = false;
     $('bill').hidden = false;
     document.body.dataset.role = me.role;
-    if (me.role === 'owner') await family(key);
+    if (me.role === 'owner') await family(keys);
     document.body.dataset.ready = 'true';
   } catch (err) {
     sessionStorage.removeItem('olp-key');

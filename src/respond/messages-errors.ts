@@ -52,6 +52,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   key_disabled: { status: 403, type: 'permission_error' },
   model_not_allowed: { status: 403, type: 'permission_error' },
   owner_only: { status: 403, type: 'permission_error' },
+  wrong_instance: { status: 421, type: 'invalid_request_error' },
   rate_limit_exceeded: rateLimited,
   concurrency_limit_exceeded: rateLimited,
   budget_exceeded: rateLimited,

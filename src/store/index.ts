@@ -1,7 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { createKeyStore, type KeyStore } from './keys.js';
+import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
@@ -15,6 +15,8 @@ export { ensurePrivateDir } from './fs.js';
 export { findLockHolder, lockStateDir, StateDirLocked, type LockHolder, type StateLock } from './lock.js';
 export {
   TOKEN_PREFIX,
+  INSTANCE_TAG,
+  tokenTag,
   KEY_NAME,
   DEFAULT_POLICY,
   hashToken,
@@ -59,8 +61,13 @@ export interface Store {
   close(): void;
 }
 
+export interface StoreOptions {
+  /** The instance's tag (`instanceTag`), minted into every key made or rotated through this store. */
+  instanceTag?: string | null | undefined;
+}
+
 /** Opens (creating and migrating if needed) `<stateDir>/olp.db`, files 0600 in a 0700 directory. */
-export function openStore(stateDir: string): Store {
+export function openStore(stateDir: string, opts: StoreOptions = {}): Store {
   ensurePrivateDir(stateDir);
   const file = join(stateDir, 'olp.db');
   const fresh = !existsSync(file);
@@ -71,23 +78,23 @@ export function openStore(stateDir: string): Store {
   db.pragma('busy_timeout = 5000');
   migrate(db);
   for (const extra of ['-wal', '-shm']) if (existsSync(file + extra)) chmodSync(file + extra, 0o600);
-  return storeOn(db);
+  return storeOn(db, opts);
 }
 
 /** A store in memory, gone when closed: for tests that compose an app without a state directory. */
-export function openMemoryStore(): Store {
+export function openMemoryStore(opts: StoreOptions = {}): Store {
   const db = new BetterSqlite3(':memory:');
   migrate(db);
-  return storeOn(db);
+  return storeOn(db, opts);
 }
 
 /** The store's parts over one migrated database. */
-function storeOn(db: BetterSqlite3.Database): Store {
+function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
   // One look at other processes' writes serves both caches.
   const watch = createWriteWatch(db);
   const behind = createWriteBehind(db);
   return {
-    keys: createKeyStore(db, watch),
+    keys: createKeyStore(db, watch, opts.instanceTag ?? null),
     usage: createUsageStore(db, behind),
     slots: createSlotStore(db, watch, behind),
     responses: createResponseStore(db),
@@ -143,5 +150,26 @@ export function readLogins(stateDir: string): {
       return { logins: createLoginStore(db, createWriteWatch(db)).list(), keys, sharing };
     },
     { logins: [], keys: new Map(), sharing: [] },
+  );
+}
+
+/**
+ * The active keys whose tokens do not carry `tag` (made before the instance had it, or under
+ * another), read only, for `olp doctor`: a front door routes such keys only with `--untagged`.
+ */
+export function keysWithoutTag(stateDir: string, tag: string): string[] {
+  const tagged = (hint: string) =>
+    hint.startsWith(`${TOKEN_PREFIX}${tag}_`) && hint.length === TOKEN_PREFIX.length + tag.length + 5;
+  return readOnly(
+    stateDir,
+    (db) =>
+      db
+        .prepare<[], { name: string; hint: string }>(
+          'SELECT name, hint FROM keys WHERE revoked_at IS NULL ORDER BY name',
+        )
+        .all()
+        .filter((k) => !tagged(k.hint))
+        .map((k) => k.name),
+    [],
   );
 }

@@ -17,16 +17,33 @@ export function hashToken(token: string): Buffer {
   return sha256(token, 'buffer');
 }
 
-export function createToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+/**
+ * An olp instance's tag: minted into its keys (`olpk_<tag>_…`) so that a front door can route a
+ * key to its instance on something public in the token, never on a map of secrets.
+ */
+export const INSTANCE_TAG = /^[a-z0-9]{1,16}$/;
+
+/** 32 random bytes as base64url are 43 characters; only that exact length tells an untagged key. */
+const TAGGED_TOKEN = /^olpk_([a-z0-9]{1,16})_[A-Za-z0-9_-]{43}$/;
+
+/** A new token, carrying the instance's tag when it has one. */
+export function createToken(tag: string | null = null): string {
+  return TOKEN_PREFIX + (tag === null ? '' : `${tag}_`) + randomBytes(32).toString('base64url');
 }
 
+/** The instance tag a token carries; null for an untagged (older) key or anything else. */
+export function tokenTag(token: string): string | null {
+  return TAGGED_TOKEN.exec(token)?.[1] ?? null;
+}
+
+/** What `olp keys list` may show of a token: the prefix, the tag, and four characters. */
 function hintOf(token: string): string {
-  return token.slice(0, TOKEN_PREFIX.length + 4);
+  const tag = tokenTag(token);
+  return token.slice(0, TOKEN_PREFIX.length + (tag === null ? 0 : tag.length + 1) + 4);
 }
 
 /** Key storage: names, roles, policies and token hashes. Tokens are returned once and never stored. */
-export function createKeyStore(db: Database, watch: WriteWatch) {
+export function createKeyStore(db: Database, watch: WriteWatch, instanceTag: string | null = null) {
   const recent = new Map<string, { at: number; key: KeyRecord }>(); // by token hash (hex)
   const fresh = watch.guard(recent);
   const insert = db.prepare(
@@ -74,7 +91,7 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
       if (!KEY_NAME.test(name))
         throw new Error(`invalid key name '${name}': use 1-64 letters, digits, '.', '_' or '-'`);
       if (byName.get(name)) throw new Error(`a key named '${name}' already exists`);
-      const token = createToken();
+      const token = createToken(instanceTag);
       insert.run({
         id: uuidv4(),
         name,
@@ -112,7 +129,7 @@ export function createKeyStore(db: Database, watch: WriteWatch) {
     /** Replaces a key's token; the old one stops working at once. Returns the new token. */
     rotate(name: string): string {
       recent.clear();
-      const token = createToken();
+      const token = createToken(instanceTag);
       if (rotate.run(hashToken(token), hintOf(token), name).changes === 0)
         throw new Error(`no active key named '${name}'`);
       return token;
