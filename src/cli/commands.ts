@@ -72,18 +72,12 @@ async function usage(argv: string[], io: Io): Promise<number> {
       local: () => {
         const config = loadStateConfig(values, io.env);
         local ??= openStateStore(config);
-        return { store: local, tag: instanceTagOf(config) };
+        return { store: local, tag: config.instanceTag ?? null };
       },
     });
   } finally {
     local?.close();
   }
-}
-
-/** This machine's instance tag, from an olp that has them. */
-function instanceTagOf(config: object): string | null {
-  const tag = (config as { instanceTag?: unknown }).instanceTag;
-  return typeof tag === 'string' ? tag : null;
 }
 
 async function recordings(argv: string[], io: Io): Promise<number> {

@@ -2,7 +2,14 @@ import type { Readable } from 'node:stream';
 import { createUsageTally, usageGroupOf, type GroupBy, type Store } from '../store/index.js';
 import { UsageError } from './keys.js';
 import { printable, type Sink } from './output.js';
-import { openExportFile, openInstance, openLocal, SourceError, type OpenedSource, type Window } from './usage-sources.js';
+import {
+  openExportFile,
+  openInstance,
+  openLocal,
+  SourceError,
+  type OpenedSource,
+  type Window,
+} from './usage-sources.js';
 import { printUsage, whenFlag } from './usage.js';
 
 // `olp usage --from SOURCE …`: one summary over several instances' ledgers, computed from their
@@ -46,15 +53,12 @@ function labelsOf(opened: readonly OpenedSource[]): string[] {
   return opened.map((s) => (s.tag !== null && tags.filter((t) => t === s.tag).length === 1 ? s.tag : s.name));
 }
 
-async function openAll(
-  sources: readonly Source[],
-  w: Window,
-  io: RollupIo,
-  opened: OpenedSource[],
-): Promise<void> {
-  const keys = ownerKeys(io.env);
-  if (sources.some((s) => s.kind === 'url') && keys.length === 0)
-    throw new UsageError('reading an instance needs its owner key in OLP_OWNER_KEYS (space-separated, one per instance)');
+async function openAll(sources: readonly Source[], w: Window, io: RollupIo, opened: OpenedSource[]): Promise<void> {
+  const keys = { keys: ownerKeys(io.env), used: new Set<string>(), tags: new Set<string>() };
+  if (sources.some((s) => s.kind === 'url') && keys.keys.length === 0)
+    throw new UsageError(
+      'reading an instance needs its owner key in OLP_OWNER_KEYS (space-separated, one per instance)',
+    );
   for (const s of sources) {
     if (s.kind === 'url') opened.push(await openInstance(s.raw, keys, w));
     else if (s.kind === 'file') opened.push(await openExportFile(s.path, w, io.stdin));

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { createInterface } from 'node:readline';
-import type { LedgerRecord, Store } from '../store/index.js';
+import { tokenTag, type LedgerRecord, type Store } from '../store/index.js';
 import { printable } from './output.js';
 
 // Where `olp usage --from` reads ledgers: an instance over HTTP, an export file, or this machine's store.
@@ -78,7 +78,8 @@ async function* rowsOf(input: Readable, name: string): AsyncGenerator<LedgerReco
       } catch {
         throw new SourceError(`${name}: line ${n} is not JSON`);
       }
-      if (!isLedgerRecord(row)) throw new SourceError(`${name}: line ${n} is not a usage export row (olp usage export)`);
+      if (!isLedgerRecord(row))
+        throw new SourceError(`${name}: line ${n} is not a usage export row (olp usage export)`);
       yield row;
     }
   } finally {
@@ -102,18 +103,33 @@ function isLedgerRecord(r: unknown): r is LedgerRecord {
   );
 }
 
+/** The owner keys of OLP_OWNER_KEYS, the ones that have opened an instance, and those instances' tags. */
+export interface OwnerKeys {
+  keys: readonly string[];
+  used: Set<string>;
+  tags: Set<string>;
+}
+
 /**
- * An instance's rows through `GET /olp/usage/export`, with the first of `keys` it takes as an
- * owner's (a member's is refused, another instance's is not known there: the next is tried).
+ * The keys to try on the next instance, in their order: not one that opened another instance, nor
+ * one whose tag names an instance already read, so a key goes only where it may belong.
  */
-export async function openInstance(raw: string, keys: readonly string[], w: Window): Promise<OpenedSource> {
+function candidates(k: OwnerKeys): string[] {
+  return k.keys.filter((key) => !k.used.has(key) && !k.tags.has(tokenTag(key) ?? ''));
+}
+
+/**
+ * An instance's rows through `GET /olp/usage/export`, with the first owner key it takes as an
+ * owner's (a member's is refused, another instance's is unknown or sent on: the next is tried).
+ */
+export async function openInstance(raw: string, k: OwnerKeys, w: Window): Promise<OpenedSource> {
   const base = toInstanceBase(raw);
   const query = new URLSearchParams();
   if (w.sinceMs !== undefined) query.set('since', new Date(w.sinceMs).toISOString());
   if (w.untilMs !== undefined) query.set('until', new Date(w.untilMs).toISOString());
   if (w.key !== undefined) query.set('key', w.key);
-  let last = '';
-  for (const key of keys) {
+  let last = 'nothing: every key in it opened another instance';
+  for (const key of candidates(k)) {
     let res: Response;
     try {
       res = await fetch(`${base}/olp/usage/export?${query}`, { headers: { authorization: `Bearer ${key}` } });
@@ -121,15 +137,22 @@ export async function openInstance(raw: string, keys: readonly string[], w: Wind
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new SourceError(`${base}: could not reach it (${cause?.code ?? cause?.message ?? (err as Error).message})`);
     }
+    const opened = (rows: OpenedSource['rows'], hasKey: boolean, close = () => {}) =>
+      tagOf(base, key).then((told): OpenedSource => {
+        const tag = told ?? tokenTag(key);
+        k.used.add(key);
+        if (tag !== null) k.tags.add(tag);
+        return { name: base, tag, hasKey, rows, close };
+      });
     if (res.ok && res.body) {
       const body = Readable.fromWeb(res.body as ReadableStream<Uint8Array>);
-      return { name: base, tag: await tagOf(base, key), hasKey: true, rows: rowsOf(body, base), close: () => body.destroy() };
+      return opened(rowsOf(body, base), true, () => body.destroy());
     }
     const answer = await answerOf(res);
     // An owner's key got past the door; only the key asked for is not there.
-    if (res.status === 400 && answer.param === 'key')
-      return { name: base, tag: await tagOf(base, key), hasKey: false, rows: [], close: () => {} };
-    if (res.status !== 401 && res.status !== 403) throw new SourceError(`${base} answered ${answer.text}`);
+    if (res.status === 400 && answer.param === 'key') return opened([], false);
+    // 401: not a key of this instance; 403: a member's; 421: another instance's (tagged).
+    if (![401, 403, 421].includes(res.status)) throw new SourceError(`${base} answered ${answer.text}`);
     last = answer.text;
   }
   throw new SourceError(`${base}: no key in OLP_OWNER_KEYS opens it as an owner's (it answered ${last})`);
@@ -143,7 +166,9 @@ export async function openExportFile(path: string, w: Window, stdin: Readable): 
     try {
       input = (await open(path)).createReadStream();
     } catch (err) {
-      throw new SourceError(`${printable(path)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw new SourceError(
+        `${printable(path)}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      );
     }
   }
   async function* within(): AsyncGenerator<LedgerRecord> {
