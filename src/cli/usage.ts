@@ -9,6 +9,8 @@ export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
 Commands:
   olp usage [--key NAME] [--since DATE] [--until DATE] [--by GROUP] [--json]
         who used how much of what, and how much of it was cache
+  olp usage --from SOURCE [--from SOURCE …] [--key NAME] [--since DATE] [--until DATE] [--by GROUP] [--json]
+        the same summary over several instances' ledgers, added up as one (a roll-up)
   olp usage export --format jsonl [--key NAME] [--since DATE] [--until DATE]
         every row in the documented schema (docs/usage-ledger.md), one JSON object a line
   olp usage prune --older-than DAYS
@@ -19,11 +21,20 @@ Options:
   --since DATE         from this time on: 2026-12-01 (UTC midnight), an ISO time, or back from now (7d, 12h)
   --until DATE         before this time (same forms)
   --by GROUP           how the summary is grouped: key (default), day, model, or login (whose CLI
-                       login served it: machine for the machine's own, (no CLI) for refusals)
+                       login served it: machine for the machine's own, (no CLI) for refusals);
+                       with --from also instance (its tag, else its URL or file)
   --json               the summary as JSON
+  --from SOURCE        read this ledger (repeat for each): an instance's URL (http://host:8787, with
+                       or without /v1), read with an owner key from OLP_OWNER_KEYS; a file that
+                       olp usage export wrote (- for standard input); or local (this state dir).
+                       With several, a key's row is NAME@TAG (or NAME@URL, NAME@FILE)
   --format jsonl       export format (the only one)
   --older-than DAYS    prune: rows older than this many days
 ${COMMON_OPTIONS}
+
+Environment:
+  OLP_OWNER_KEYS       for --from URL: owner keys, separated by spaces, one per instance; each
+                       instance is read with the first that it takes as an owner's
 `;
 
 export const USAGE_FLAGS = {

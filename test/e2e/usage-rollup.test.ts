@@ -89,9 +89,10 @@ describe('olp usage --from', () => {
     assert.ok(!r.stdout.includes(a.token) && !r.stderr.includes(a.token));
   });
 
-  it('--by instance: one row per instance, named by its tag, else its URL', async () => {
-    const r = await olp(['usage', '--from', a.url, '--from', b.url, '--by', 'instance', '--json'], {
-      OLP_OWNER_KEYS: `${a.token} ${b.token}`,
+  it('--by instance: one row per instance, named by its tag, else its URL; local reads this machine', async () => {
+    // On b, a's member and owner keys are another instance's (421); on a, its member's is refused (403).
+    const r = await olp(['usage', '--from', b.url, '--from', a.url, '--by', 'instance', '--json'], {
+      OLP_OWNER_KEYS: `${kid} ${a.token} ${b.token}`,
     });
     assert.equal(r.status, 0, r.stderr);
     const groups = parse(r.stdout).groups;
@@ -101,6 +102,18 @@ describe('olp usage --from', () => {
         ['a1', 3, 0],
         [b.url, 3, 1],
       ].sort(),
+    );
+    const local = await olp(
+      ['usage', '--from', 'local', '--from', b.url, '--by', 'instance', '--json', '--state-dir', a.stateDir],
+      { OLP_OWNER_KEYS: b.token },
+    );
+    assert.equal(local.status, 0, local.stderr);
+    assert.deepEqual(
+      parse(local.stdout).groups.map((g) => [g.group, g.requests]),
+      [
+        [b.url, 3],
+        ['local', 3],
+      ],
     );
     const table = await olp(['usage', '--from', a.url, '--from', b.url, '--by', 'instance'], {
       OLP_OWNER_KEYS: `${b.token} ${a.token}`,

@@ -63,11 +63,13 @@ const linesOf = (text: string) =>
 
 describe('GET /olp/usage/export', () => {
   it('an owner key: every row in the export schema, as NDJSON, never cached', async () => {
-    const res = await get('/olp/usage/export', t.token).buffer(true).parse((r, cb) => {
-      let s = '';
-      r.on('data', (c: Buffer) => (s += c.toString('utf8')));
-      r.on('end', () => cb(null, s));
-    });
+    const res = await get('/olp/usage/export', t.token)
+      .buffer(true)
+      .parse((r, cb) => {
+        let s = '';
+        r.on('data', (c: Buffer) => (s += c.toString('utf8')));
+        r.on('end', () => cb(null, s));
+      });
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/x-ndjson');
     assert.equal(res.headers['cache-control'], 'no-store');
