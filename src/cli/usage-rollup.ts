@@ -8,6 +8,7 @@ import {
   openLocal,
   SourceError,
   type OpenedSource,
+  toInstanceBase,
   type Window,
 } from './usage-sources.js';
 import { printUsage, whenFlag } from './usage.js';
@@ -74,7 +75,9 @@ export async function runRollup(sub: string | undefined, values: Values, io: Rol
   if (sub !== undefined) throw new UsageError(`--from goes with the summary only, not with 'usage ${sub}'`);
   const from = values.from as string[];
   const sources = from.map(toSource);
-  const dup = from.find((f, i) => from.indexOf(f) !== i);
+  // The same ledger twice would count every row twice: `http://h:8787` and `http://h:8787/v1` are one.
+  const seen = sources.map((s) => (s.kind === 'url' ? toInstanceBase(s.raw) : s.kind === 'file' ? s.path : 'local'));
+  const dup = seen.find((f, i) => seen.indexOf(f) !== i);
   if (dup !== undefined) throw new UsageError(`--from '${printable(dup)}' is given twice`);
   const by = (values.by ?? 'key') as RollupBy;
   if (!BY.includes(by)) throw new UsageError(`--by must be key, day, model, login or instance, not '${String(by)}'`);

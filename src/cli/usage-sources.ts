@@ -82,6 +82,10 @@ async function* rowsOf(input: Readable, name: string): AsyncGenerator<LedgerReco
         throw new SourceError(`${name}: line ${n} is not a usage export row (olp usage export)`);
       yield row;
     }
+  } catch (err) {
+    // A connection cut or a file unreadable part-way: said as what happened to this source.
+    if (err instanceof SourceError) throw err;
+    throw new SourceError(`${name}: reading stopped after line ${n} (${(err as Error).message})`);
   } finally {
     input.destroy();
   }
@@ -128,7 +132,7 @@ export async function openInstance(raw: string, k: OwnerKeys, w: Window): Promis
   if (w.sinceMs !== undefined) query.set('since', new Date(w.sinceMs).toISOString());
   if (w.untilMs !== undefined) query.set('until', new Date(w.untilMs).toISOString());
   if (w.key !== undefined) query.set('key', w.key);
-  let last = 'nothing: every key in it opened another instance';
+  let last = 'to none: every key in it opened an instance already read (is this one of them again?)';
   for (const key of candidates(k)) {
     let res: Response;
     try {

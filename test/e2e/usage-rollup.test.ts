@@ -179,6 +179,22 @@ describe('olp usage --from', () => {
     const down = await olp(['usage', '--from', `http://127.0.0.1:${port}`], { OLP_OWNER_KEYS: a.token });
     assert.equal(down.status, 1);
     assert.match(down.stderr, new RegExp(`http://127\\.0\\.0\\.1:${port}: could not reach it \\(ECONNREFUSED\\)`));
+    const ghost = await olp(['usage', '--from', a.url, '--from', b.url, '--key', 'ghost'], {
+      OLP_OWNER_KEYS: `${a.token} ${b.token}`,
+    });
+    assert.equal(ghost.status, 1);
+    assert.match(ghost.stderr, /no key named 'ghost' on any of the instances/);
+    const twice = await olp(['usage', '--from', a.url, '--from', a.baseURL], { OLP_OWNER_KEYS: a.token });
+    assert.equal(twice.status, 2);
+    assert.match(twice.stderr, /is given twice/);
+    const garbled = join(a.base, 'garbled.jsonl');
+    writeFileSync(
+      garbled,
+      `${JSON.stringify([...a.daemon.store.usage.export({ scope: { all: true } })][0])}\n{"nope\n`,
+    );
+    const g = await olp(['usage', '--from', garbled], {});
+    assert.equal(g.status, 1);
+    assert.match(g.stderr, /garbled\.jsonl: line 2 is not JSON/);
     const bad = await olp(['usage', '--from', join(a.base, 'no-such.jsonl')], {});
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /no-such\.jsonl: cannot read it \(ENOENT\)/);
