@@ -25,6 +25,7 @@ import { folderOf, importCircles, readSrc, type SrcFile } from './house.js';
 /** Request order, outside in (see the header for how shapes place a folder). */
 export const STAGES = [
   'cli', // commands; `serve` builds the daemon
+  'front', // `olp front`: a reverse proxy's config for several instances (no request passes here)
   '', // src/serve.ts: the composition root
   'http', // routes and wire adapters
   'page', // the usage page the server serves

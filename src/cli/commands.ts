@@ -3,6 +3,7 @@ import { ConfigError } from '../config/index.js';
 import { StateDirLocked, type Store } from '../store/index.js';
 import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack } from './args.js';
 import { runDoctor } from './doctor.js';
+import { FRONT_HELP, runFront } from './front.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
 import { toOlpCommand } from './invocation.js';
 import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
@@ -117,6 +118,7 @@ const HELP: Record<string, string | ((sub?: string) => string)> = {
   usage: USAGE_HELP,
   responses: RESPONSES_HELP,
   recordings: RECORDINGS_HELP,
+  front: FRONT_HELP,
 };
 
 /** `olp help [COMMAND [SUB]]`: the same text as `olp COMMAND [SUB] --help`. */
@@ -190,6 +192,8 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return recordings(rest, io);
     case 'doctor':
       return doctor(rest, io);
+    case 'front':
+      return runFront(rest, io, `olp ${version()}`);
     case '--version':
     case '-v':
       io.stdout.write(`${version()}\n`);

@@ -54,6 +54,9 @@ Manage it (works while olp serve runs):
   sessions     the CLI sessions kept per key: list, rotate
   responses    stored Responses API responses: list, prune
 
+More than one machine:
+  front        the config of a reverse proxy in front of several olp instances: nginx, prometheus
+
 Record and replay CLI calls:
   recordings   status, record, replay, off, list, show, delete, prune
 

@@ -61,6 +61,12 @@ const CASES: { args: string[]; usage: string; options: string[] }[] = [
     options: ['--name', '--content', '--dry-run', '--yes', '--older-than'],
   },
   { args: ['help', 'usage'], usage: 'Usage: olp usage', options: ['--since'] },
+  {
+    args: ['front', '--help'],
+    usage: 'Usage: olp front',
+    options: ['nginx', 'prometheus', '--instance TAG=URL', '--listen', '--tls-cert', '--untagged', '--credentials-dir'],
+  },
+  { args: ['help', 'front'], usage: 'Usage: olp front', options: ['OLP_OWNER_KEYS'] },
   { args: ['keys'], usage: 'Usage: olp keys', options: ['add NAME', 'rotate NAME', '--rpm'] },
   { args: [], usage: 'olp: an OpenAI-compatible proxy', options: ['serve', 'doctor', 'keys'] },
 ];
@@ -92,7 +98,7 @@ describe('olp COMMAND --help', () => {
     assert.doesNotMatch(text, /Policy flags/, 'the keys flags live in olp keys --help');
     const options = text.indexOf('\nOptions:');
     assert.ok(options > 0);
-    for (const cmd of ['serve', 'doctor', 'keys', 'logins', 'usage', 'sessions', 'recordings']) {
+    for (const cmd of ['serve', 'doctor', 'keys', 'logins', 'usage', 'sessions', 'recordings', 'front']) {
       const at = text.search(new RegExp(`^  ${cmd}\\s`, 'm'));
       assert.ok(at > 0 && at < options, `${cmd} is listed among the commands, before the options`);
     }
@@ -121,6 +127,8 @@ describe('usage errors', () => {
     [['keys', 'frob'], 'keys --help'],
     [['serve', '--no-such-flag'], 'serve --help'],
     [['usage', 'frob'], 'usage --help'],
+    [['front', 'caddy', '--instance', 'a1=http://x:1'], 'front --help'],
+    [['front', 'nginx'], 'front --help'],
     [['frobnicate'], ' --help'],
   ] as const) {
     it(`olp ${args.join(' ')}: exit 2, one line of reason and a pointer to the help`, () => {
