@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { parseOwnerKeys } from '../front/index.js';
 import { createUsageTally, usageGroupOf, type GroupBy, type Store } from '../store/index.js';
 import { UsageError } from './keys.js';
 import { printable, type Sink } from './output.js';
@@ -36,16 +37,17 @@ type Source = { kind: 'url'; raw: string } | { kind: 'local' } | { kind: 'file';
 function toSource(raw: string): Source {
   if (raw === 'local') return { kind: 'local' };
   if (/^https?:\/\//i.test(raw)) {
-    if (!URL.canParse(raw)) throw new UsageError(`--from '${printable(raw)}' is not a URL`);
+    const url = URL.canParse(raw) ? new URL(raw) : undefined;
+    if (!url) throw new UsageError(`--from '${printable(raw)}' is not a URL`);
+    if (url.username || url.password)
+      throw new UsageError(
+        `--from ${url.host}: a URL with a user or password in it (keys come only from OLP_OWNER_KEYS)`,
+      );
+    if (url.search || url.hash) throw new UsageError(`--from '${printable(raw)}': no query or fragment in it`);
     return { kind: 'url', raw };
   }
   if (raw === '') throw new UsageError('--from needs a URL, a file, - or local');
   return { kind: 'file', path: raw };
-}
-
-/** The owner keys in OLP_OWNER_KEYS: whitespace-separated, tried in turn on each instance. */
-function ownerKeys(env: RollupIo['env']): string[] {
-  return (env.OLP_OWNER_KEYS ?? '').split(/\s+/).filter(Boolean);
 }
 
 /** Each source's name in the summary: its tag, else its URL or file; one tag on two sources names neither. */
@@ -55,7 +57,7 @@ function labelsOf(opened: readonly OpenedSource[]): string[] {
 }
 
 async function openAll(sources: readonly Source[], w: Window, io: RollupIo, opened: OpenedSource[]): Promise<void> {
-  const keys = { keys: ownerKeys(io.env), used: new Set<string>(), tags: new Set<string>() };
+  const keys = { keys: parseOwnerKeys(io.env.OLP_OWNER_KEYS), used: new Set<string>(), tags: new Set<string>() };
   if (sources.some((s) => s.kind === 'url') && keys.keys.length === 0)
     throw new UsageError(
       'reading an instance needs its owner key in OLP_OWNER_KEYS (space-separated, one per instance)',

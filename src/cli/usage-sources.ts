@@ -31,6 +31,14 @@ export interface OpenedSource {
 
 const TAG = /^[a-z0-9]{1,16}$/;
 
+/** How long an instance gets to start answering. */
+const ANSWER_MS = 15_000;
+
+/** A request carrying an owner key: as a header, to this address only (a redirect would take it elsewhere). */
+function withKey(key: string): RequestInit {
+  return { headers: { authorization: `Bearer ${key}` }, redirect: 'error' };
+}
+
 /** An instance's base URL: without a trailing `/v1` (the API's base URL works too) or slash. */
 export function toInstanceBase(raw: string): string {
   const u = new URL(raw);
@@ -57,7 +65,7 @@ async function answerOf(res: Response): Promise<{ text: string; param: unknown }
 /** The instance tag its owner `/health` gives (null from an olp without tags, or on any failure). */
 async function tagOf(base: string, key: string): Promise<string | null> {
   try {
-    const res = await fetch(`${base}/health`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${base}/health`, { ...withKey(key), signal: AbortSignal.timeout(ANSWER_MS) });
     const tag = ((await res.json()) as { instance?: { tag?: unknown } } | null)?.instance?.tag ?? null;
     return typeof tag === 'string' && TAG.test(tag) ? tag : null;
   } catch {
@@ -135,11 +143,17 @@ export async function openInstance(raw: string, k: OwnerKeys, w: Window): Promis
   let last = 'to none: every key in it opened an instance already read (is this one of them again?)';
   for (const key of candidates(k)) {
     let res: Response;
+    // The rows may take long to read; only their start has to come in time.
+    const answered = new AbortController();
+    const timer = setTimeout(() => answered.abort(new Error(`no answer in ${ANSWER_MS / 1000} s`)), ANSWER_MS);
     try {
-      res = await fetch(`${base}/olp/usage/export?${query}`, { headers: { authorization: `Bearer ${key}` } });
+      res = await fetch(`${base}/olp/usage/export?${query}`, { ...withKey(key), signal: answered.signal });
     } catch (err) {
+      if (answered.signal.aborted) throw new SourceError(`${base}: ${(answered.signal.reason as Error).message}`);
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new SourceError(`${base}: could not reach it (${cause?.code ?? cause?.message ?? (err as Error).message})`);
+    } finally {
+      clearTimeout(timer);
     }
     const opened = (rows: OpenedSource['rows'], hasKey: boolean, close = () => {}) =>
       tagOf(base, key).then((told): OpenedSource => {

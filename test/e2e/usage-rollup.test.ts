@@ -184,6 +184,10 @@ describe('olp usage --from', () => {
     });
     assert.equal(ghost.status, 1);
     assert.match(ghost.stderr, /no key named 'ghost' on any of the instances/);
+    const userinfo = await olp(['usage', '--from', 'http://me:hunter2@127.0.0.1:8787'], { OLP_OWNER_KEYS: a.token });
+    assert.equal(userinfo.status, 2);
+    assert.match(userinfo.stderr, /keys come only from OLP_OWNER_KEYS/);
+    assert.ok(!userinfo.stderr.includes('hunter2'));
     const twice = await olp(['usage', '--from', a.url, '--from', a.baseURL], { OLP_OWNER_KEYS: a.token });
     assert.equal(twice.status, 2);
     assert.match(twice.stderr, /is given twice/);
