@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError } from '../config/index.js';
-import { StateDirLocked } from '../store/index.js';
+import { StateDirLocked, type Store } from '../store/index.js';
 import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack } from './args.js';
 import { runDoctor } from './doctor.js';
 import { FRONT_HELP, runFront } from './front.js';
@@ -15,7 +15,8 @@ import { RESPONSES_FLAGS, RESPONSES_HELP, runResponses } from './responses.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_HELP } from './sessions.js';
 import { StateDirError, toStateDirError } from './state-dir.js';
 import { runUsage, USAGE_FLAGS, USAGE_HELP } from './usage.js';
-import { namedCommand, storeCommand, version, type Flat, type Io } from './store-command.js';
+import { runRollup } from './usage-rollup.js';
+import { namedCommand, openStateStore, storeCommand, version, type Flat, type Io } from './store-command.js';
 
 const keys = (argv: string[], io: Io) =>
   namedCommand(argv, io, KEY_FLAGS, keysHelp, (store, _config, sub, names, values) =>
@@ -57,8 +58,28 @@ const sessions = (argv: string[], io: Io) =>
     ),
   );
 
-const usage = (argv: string[], io: Io) =>
-  storeCommand(argv, io, USAGE_FLAGS, USAGE_HELP, (store, sub, values) => runUsage(store, sub, values, io.stdout));
+async function usage(argv: string[], io: Io): Promise<number> {
+  const { values, positionals, help } = parseCommandLine(argv, USAGE_FLAGS);
+  if (help || values.from === undefined)
+    return storeCommand(argv, io, USAGE_FLAGS, USAGE_HELP, (store, sub, v) => runUsage(store, sub, v, io.stdout));
+  const [sub, ...rest] = positionals;
+  if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`);
+  // The state dir is opened only for `--from local`: a roll-up of other machines needs none here.
+  let local: Store | undefined;
+  try {
+    return await runRollup(sub, values, {
+      ...io,
+      stdin: process.stdin,
+      local: () => {
+        const config = loadStateConfig(values, io.env);
+        local ??= openStateStore(config);
+        return { store: local, tag: config.instanceTag ?? null };
+      },
+    });
+  } finally {
+    local?.close();
+  }
+}
 
 async function recordings(argv: string[], io: Io): Promise<number> {
   const { values, positionals, help } = parseCommandLine(argv, RECORDING_FLAGS);

@@ -1,5 +1,5 @@
 import { describePlans } from '../plan/index.js';
-import type { Store, UsageFilter } from '../store/index.js';
+import { parseWhen, type Store, type UsageFilter, type UsageGroup } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
 import { printable, type Sink } from './output.js';
@@ -9,6 +9,8 @@ export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
 Commands:
   olp usage [--key NAME] [--since DATE] [--until DATE] [--by GROUP] [--json]
         who used how much of what, and how much of it was cache
+  olp usage --from SOURCE [--from SOURCE …] [--key NAME] [--since DATE] [--until DATE] [--by GROUP] [--json]
+        the same summary over several instances' ledgers, added up as one (a roll-up)
   olp usage export --format jsonl [--key NAME] [--since DATE] [--until DATE]
         every row in the documented schema (docs/usage-ledger.md), one JSON object a line
   olp usage prune --older-than DAYS
@@ -19,11 +21,20 @@ Options:
   --since DATE         from this time on: 2026-12-01 (UTC midnight), an ISO time, or back from now (7d, 12h)
   --until DATE         before this time (same forms)
   --by GROUP           how the summary is grouped: key (default), day, model, or login (whose CLI
-                       login served it: machine for the machine's own, (no CLI) for refusals)
+                       login served it: machine for the machine's own, (no CLI) for refusals);
+                       with --from also instance (its tag, else its URL or file)
   --json               the summary as JSON
+  --from SOURCE        read this ledger (repeat for each): an instance's URL (http://host:8787, with
+                       or without /v1), read with an owner key from OLP_OWNER_KEYS; a file that
+                       olp usage export wrote (- for standard input); or local (this state dir).
+                       With several, a key's row is NAME@TAG (or NAME@URL, NAME@FILE)
   --format jsonl       export format (the only one)
   --older-than DAYS    prune: rows older than this many days
 ${COMMON_OPTIONS}
+
+Environment:
+  OLP_OWNER_KEYS       for --from URL: owner keys, separated by spaces, one per instance; each
+                       instance is read with the first that it takes as an owner's
 `;
 
 export const USAGE_FLAGS = {
@@ -34,18 +45,18 @@ export const USAGE_FLAGS = {
   json: { type: 'boolean' },
   format: { type: 'string' },
   'older-than': { type: 'string' },
+  from: { type: 'string', multiple: true },
 } as const;
 
 type Values = Record<string, string | boolean | undefined>;
 
-/** `2026-12-01` (UTC midnight), a full ISO time, or a duration back from now (`7d`, `12h`). */
-export function parseWhen(flag: string, raw: string, now = Date.now()): number {
-  const rel = /^(\d+)([dhm])$/.exec(raw);
-  if (rel) return now - Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'];
-  const t = Date.parse(/^\d{4}-\d\d-\d\d$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (Number.isNaN(t))
-    throw new UsageError(`--${flag} must be a date (2026-12-01), an ISO time or a duration like 7d, not '${raw}'`);
-  return t;
+/** A `--since`/`--until` value as ms since the epoch; a UsageError naming the flag otherwise. */
+export function whenFlag(flag: string, raw: string, now = Date.now()): number {
+  try {
+    return parseWhen(raw, now);
+  } catch (err) {
+    throw new UsageError(`--${flag} ${(err as Error).message}`);
+  }
 }
 
 function filterFrom(store: Store, values: Values): UsageFilter {
@@ -55,8 +66,8 @@ function filterFrom(store: Store, values: Values): UsageFilter {
     if (!key) throw new UsageError(`no key named '${values.key}'`);
     filter.keyId = key.id;
   }
-  if (typeof values.since === 'string') filter.sinceMs = parseWhen('since', values.since);
-  if (typeof values.until === 'string') filter.untilMs = parseWhen('until', values.until);
+  if (typeof values.since === 'string') filter.sinceMs = whenFlag('since', values.since);
+  if (typeof values.until === 'string') filter.untilMs = whenFlag('until', values.until);
   return filter;
 }
 
@@ -85,10 +96,21 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
   if (by !== 'key' && by !== 'day' && by !== 'model' && by !== 'login')
     throw new UsageError(`--by must be key, day, model or login, not '${by}'`);
   const groups = store.usage.summarize(filterFrom(store, values), by);
-  const plans = describePlans(store.plans.list(), Date.now());
-  if (values.json) {
+  printUsage(by, groups, describePlans(store.plans.list(), Date.now()), { json: values.json === true, out });
+  return 0;
+}
+
+/** The summary as `olp usage` prints it: a table (and the plans' limits), or `{ by, groups }` as JSON. */
+export function printUsage(
+  by: string,
+  groups: UsageGroup[],
+  plans: string[],
+  opts: { json: boolean; out: (s: string) => void },
+): void {
+  const { out } = opts;
+  if (opts.json) {
     out(`${JSON.stringify({ by, groups }, null, 2)}\n`);
-    return 0;
+    return;
   }
   const planLines =
     plans.length > 0
@@ -96,13 +118,13 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
       : '';
   if (groups.length === 0) {
     out(`no usage recorded in that range\n${planLines}`);
-    return 0;
+    return;
   }
   const rows = [
     [by.toUpperCase(), 'REQUESTS', 'OK', 'ERRORS', 'PROMPT', 'CACHED', 'COMPLETION', 'CACHE HIT', 'COST USD'],
   ];
   for (const g of groups) {
-    // The group is a key name, a day or a model id as the client sent it (refused ones too).
+    // The group is a key name, a day, a model id as the client sent it (refused ones too), or a source.
     rows.push([
       printable(g.group),
       String(g.requests),
@@ -121,5 +143,4 @@ export async function runUsage(store: Store, sub: string | undefined, values: Va
       '\n' +
       planLines,
   );
-  return 0;
 }

@@ -7,6 +7,7 @@ import { ctx, type RequestContext } from './context.js';
 import { pageRoute } from '../page/index.js';
 import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
+import { createUsageExportRoute } from './usage-export.js';
 import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/olp/me', createMeRoute(deps.store, deps.plans));
   app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.plans));
   app.get('/olp/usage', createUsageRoute(deps.store));
+  app.get('/olp/usage/export', createUsageExportRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);

@@ -29,13 +29,19 @@ export {
 export {
   LEDGER_SCHEMA_VERSION,
   CLIENT_NAME,
+  createUsageTally,
+  parseWhen,
+  usageGroupOf,
+  WHEN_FORMS,
   type DailyRow,
+  type GroupBy,
   type LedgerRecord,
   type Scope,
   type UsageFilter,
   type UsageGroup,
   type UsageRow,
   type UsageStore,
+  type UsageTally,
 } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';

@@ -19,9 +19,14 @@ import {
 } from './usage-query.js';
 import type { WriteBehind } from './watch.js';
 
+/** Rows an export reads per query. */
+const EXPORT_PAGE = 500;
+
 export { CLIENT_NAME, LEDGER_SCHEMA_VERSION, toDay, toLedgerRecord } from './usage-row.js';
 export type { LedgerRecord, UsageRow } from './usage-row.js';
-export type { DailyRow, Scope, UsageFilter, UsageGroup } from './usage-query.js';
+export type { DailyRow, GroupBy, Scope, UsageFilter, UsageGroup } from './usage-query.js';
+export { parseWhen, WHEN_FORMS } from './usage-filter.js';
+export { createUsageTally, usageGroupOf, type UsageTally } from './usage-tally.js';
 
 /**
  * The usage ledger: one row per request, read for budgets, reports and export. Successful
@@ -94,11 +99,25 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
     daily(filter: UsageFilter): DailyRow[] {
       return dailyUsage(db, filter);
     },
-    /** Every row in the scope, oldest first, in the exported shape; streamed, not loaded at once. */
+    /**
+     * Every row in the scope, oldest first, in the exported shape; read a page at a time, never loaded
+     * at once. No statement stays open between pages: a reader that waits on its client (the HTTP
+     * export) between rows would otherwise keep the connection busy and fail every other query on it.
+     */
     *export(filter: UsageFilter): Generator<LedgerRecord> {
       const w = where(filter);
-      for (const r of db.prepare(`SELECT * FROM usage ${w.sql} ORDER BY ts, request_id`).iterate(...w.params))
-        yield toLedgerRecord(r as DbRow);
+      const page = db.prepare(
+        `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts > ? OR (ts = ? AND request_id > ?))
+         ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`,
+      );
+      let after: { ts: number; id: string } = { ts: -Infinity, id: '' };
+      for (;;) {
+        const rows = page.all(...w.params, after.ts, after.ts, after.id) as DbRow[];
+        for (const r of rows) yield toLedgerRecord(r);
+        const last = rows.at(-1);
+        if (!last || rows.length < EXPORT_PAGE) return;
+        after = { ts: last.ts, id: last.request_id };
+      }
     },
     /** One request's row, or undefined. */
     get(requestId: string): LedgerRecord | undefined {

@@ -53,7 +53,7 @@ const CASES: { args: string[]; usage: string; options: string[] }[] = [
   {
     args: ['usage', '--help'],
     usage: 'Usage: olp usage',
-    options: ['--since', '--by', '--format jsonl', '--older-than'],
+    options: ['--since', '--by', '--from SOURCE', 'OLP_OWNER_KEYS', '--format jsonl', '--older-than'],
   },
   {
     args: ['recordings', '--help'],
