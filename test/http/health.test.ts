@@ -81,6 +81,7 @@ describe('/health', () => {
       'backends',
       'cli',
       'inflight',
+      'instance',
       'memory',
       'parked',
       'processes',
@@ -88,6 +89,7 @@ describe('/health', () => {
       'status',
       'workers',
     ]);
+    assert.deepEqual(res.body.instance, { tag: null, peers: {} }, 'no instance tag: one olp alone');
     assert.equal(typeof res.body.processes.live, 'number', 'every CLI process olp holds');
     assert.ok(Number.isInteger(res.body.processes.max) && res.body.processes.max >= 1, 'and their cap');
     assert.deepEqual(res.body.spawn, starterInfo(), 'how CLI processes are started here');
