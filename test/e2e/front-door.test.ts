@@ -192,6 +192,37 @@ describe('the front door: nginx from olp front nginx, two instances', { skip: ng
     );
   });
 
+  it('olp usage --from both instances adds up to the sum of their ledgers, per key', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [OLP_BIN, 'usage', '--from', a.url, '--from', b.url, '--by', 'key', '--json'],
+      { env: { PATH: process.env.PATH ?? '', HOME: a.base, OLP_OWNER_KEYS: `${a.token} ${b.token}` } },
+    );
+    const { groups } = JSON.parse(stdout) as {
+      groups: { group: string; requests: number; promptTokens: number; completionTokens: number }[];
+    };
+    const ledger = (t: TestDaemon, tag: string) =>
+      t.daemon.store.usage
+        .summarize({ scope: { all: true } }, 'key')
+        .map((g) => ({ ...g, group: `${g.group}@${tag}` }));
+    const expected = [...ledger(a, 'a1'), ...ledger(b, 'b2')];
+    assert.ok(groups.some((g) => g.group === 'alice@a1') && groups.some((g) => g.group === 'bob@b2'));
+    const total = (gs: typeof groups) =>
+      gs.reduce(
+        (n, g) => ({ requests: n.requests + g.requests, tokens: n.tokens + g.promptTokens + g.completionTokens }),
+        {
+          requests: 0,
+          tokens: 0,
+        },
+      );
+    assert.deepEqual(total(groups), total(expected));
+    for (const g of expected) {
+      const got = groups.find((x) => x.group === g.group);
+      assert.equal(got?.requests, g.requests, g.group);
+      assert.equal(got?.promptTokens, g.promptTokens, g.group);
+    }
+  });
+
   it("an instance down: its keys get 503 with Retry-After in their envelope; the other's keep working", async () => {
     await b.close();
     await assert.rejects(
