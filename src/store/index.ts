@@ -1,6 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { createAlertStore, type AlertStore } from './alerts.js';
 import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
@@ -45,6 +46,7 @@ export {
 } from './usage.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
+export type { AlertStore } from './alerts.js';
 export type { CredentialKind, LoginCli, LoginRecord, LoginStore } from './logins.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
 
@@ -58,6 +60,8 @@ export interface Store {
   readonly responses: ResponseStore;
   readonly plans: PlanStore;
   readonly logins: LoginStore;
+  /** The alerts sent to the owner's webhook (src/alerts). */
+  readonly alerts: AlertStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -107,6 +111,7 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
     responses: createResponseStore(db),
     plans: createPlanStore(db),
     logins: createLoginStore(db, watch),
+    alerts: createAlertStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => {
       behind.flush();
