@@ -29,9 +29,10 @@ export function toAlertRequest(format: AlertFormat, alert: Alert): AlertRequest 
 export function toTitle(alert: Alert): string {
   const s = alert.subject;
   const who = 'key' in s ? `key ${s.key}` : s.login === null ? s.cli : `${s.cli} (login ${s.login})`;
-  const what =
-    alert.kind === 'budget' ? `${alert.period.name === 'day' ? 'daily' : 'monthly'} budget` : 'plan window';
-  return alert.threshold >= 100 ? `olp: ${who} reached its ${what}` : `olp: ${who} at ${alert.threshold} % of its ${what}`;
+  const what = alert.kind === 'budget' ? `${alert.period.name === 'day' ? 'daily' : 'monthly'} budget` : 'plan window';
+  return alert.threshold >= 100
+    ? `olp: ${who} reached its ${what}`
+    : `olp: ${who} at ${alert.threshold} % of its ${what}`;
 }
 
 const ascii = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');

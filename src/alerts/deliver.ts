@@ -41,10 +41,17 @@ export function createAlertDelivery(o: DeliveryOptions) {
   async function attempt(item: Item): Promise<Attempt> {
     const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
     try {
-      const res = await doFetch(o.url, { method: 'POST', headers: item.request.headers, body: item.request.body, signal });
+      const res = await doFetch(o.url, {
+        method: 'POST',
+        headers: item.request.headers,
+        body: item.request.body,
+        signal,
+      });
       // The answer is not read: cancelling it frees the connection.
       await res.body?.cancel().catch(() => undefined);
-      return res.ok ? { ok: true, status: res.status } : { ok: false, status: res.status, reason: `status ${res.status}` };
+      return res.ok
+        ? { ok: true, status: res.status }
+        : { ok: false, status: res.status, reason: `status ${res.status}` };
     } catch (err) {
       const e = err as { name?: string; cause?: { code?: string } };
       const reason = stop.signal.aborted
@@ -61,7 +68,10 @@ export function createAlertDelivery(o: DeliveryOptions) {
     for (let tries = 1; ; tries++) {
       const r = await attempt(item);
       if (r.ok) {
-        o.logger.info({ event: 'alert_sent', ...about, status: r.status }, `alert sent to ${host}: ${item.alert.message}`);
+        o.logger.info(
+          { event: 'alert_sent', ...about, status: r.status },
+          `alert sent to ${host}: ${item.alert.message}`,
+        );
         return;
       }
       // A 4xx other than 408/429 will say the same again.
@@ -107,7 +117,10 @@ export function createAlertDelivery(o: DeliveryOptions) {
       closing = true;
       if (running) {
         const grace = new AbortController();
-        await Promise.race([running, sleep(o.closeGraceMs ?? 1000, undefined, { signal: grace.signal }).catch(() => {})]);
+        await Promise.race([
+          running,
+          sleep(o.closeGraceMs ?? 1000, undefined, { signal: grace.signal }).catch(() => {}),
+        ]);
         grace.abort();
       }
       const left = queue.splice(0).length;

@@ -85,7 +85,12 @@ export function toPlanAlerts(scope: string, row: PlanRow, thresholds: readonly n
       used: Math.round(share * 100),
       limit: 100,
       share: round2(share),
-      period: { name: 'window', start: null, resets_at: row.resetsAt === null ? null : iso(row.resetsAt), window: row.window },
+      period: {
+        name: 'window',
+        start: null,
+        resets_at: row.resetsAt === null ? null : iso(row.resetsAt),
+        window: row.window,
+      },
       message: planMessage(cli, login, row, share, spent, now),
       at: iso(now),
     },
