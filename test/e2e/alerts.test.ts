@@ -123,15 +123,25 @@ describe('alerts', () => {
       assert.ok(!Number.isNaN(Date.parse(b80.at)));
       process.stdout.write(`# json body: ${hook.got[0]!.body}\n`);
 
-      // Another process on the same state: the alerts are taken.
+      // Another process on the same state: the day's alerts are taken. The key's new monthly
+      // budget, as spent as its day, shows the check runs there: its alerts come, the day's do not.
       await t.close(true);
       t = await startTestDaemon({ base: t.base, config: { alertWebhook: hook.url } });
+      t.daemon.store.keys.update('kid', { policy: { monthlyTokens: per * 10 } });
       const again = await ask(t, token);
       assert.equal(again.status, 429);
-      await sleep(300);
+      await until('the month alerts', () => hook.got.length >= 4);
       await ask(t, token);
       await sleep(500);
-      assert.equal(hook.got.length, 2, 'nothing sent again after the restart');
+      const after = hook.got.slice(2).map((g) => JSON.parse(g.body) as Alert);
+      assert.deepEqual(
+        after.map((b) => [b.period.name, b.threshold]),
+        [
+          ['month', 80],
+          ['month', 100],
+        ],
+        'the day alerts are not sent again after the restart',
+      );
       assert.ok(!JSON.stringify(t.logs).includes('SECRET-abc123'), 'the webhook path is never logged');
     } finally {
       await t.close();
