@@ -1,6 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { createAdminActionStore, type AdminActionStore } from './admin-actions.js';
 import { createAlertStore, type AlertStore } from './alerts.js';
 import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
@@ -44,6 +45,7 @@ export {
   type UsageStore,
   type UsageTally,
 } from './usage.js';
+export type { AdminAction, AdminActionKind, AdminActionStore } from './admin-actions.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
 export type { AlertStore } from './alerts.js';
@@ -60,6 +62,8 @@ export interface Store {
   readonly responses: ResponseStore;
   readonly plans: PlanStore;
   readonly logins: LoginStore;
+  /** Changes made to keys, for the owner's page. */
+  readonly adminActions: AdminActionStore;
   /** The alerts sent to the owner's webhook (src/alerts). */
   readonly alerts: AlertStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
@@ -111,6 +115,7 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
     responses: createResponseStore(db),
     plans: createPlanStore(db),
     logins: createLoginStore(db, watch),
+    adminActions: createAdminActionStore(db),
     alerts: createAlertStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => {
