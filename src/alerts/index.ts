@@ -1,11 +1,12 @@
 import type { Logger } from '../log/index.js';
 import type { AlertStore, PlanRow } from '../store/index.js';
 import { toAlertRequest } from './bodies.js';
-import { createAlertDelivery } from './deliver.js';
+import { createAlertDelivery, type DeliveryOptions } from './deliver.js';
 import { hasBudget, toBudgetAlerts, toPlanAlerts, type BudgetPolicy } from './thresholds.js';
 import type { AlertFormat, PendingAlert } from './types.js';
 
 export { toAlertRequest, toTitle } from './bodies.js';
+export { createAlertDelivery } from './deliver.js';
 export { reachedThresholds, toBudgetAlerts, toPlanAlerts } from './thresholds.js';
 export type { Alert, AlertFormat, AlertRequest, AlertSubject, PendingAlert } from './types.js';
 
@@ -21,8 +22,8 @@ export interface AlertsOptions {
   };
   logger: Logger;
   now?: () => number;
-  /** Tests: shorter waits than a real webhook gets. */
-  delivery?: { timeoutMs?: number; retryDelayMs?: number; maxPending?: number; closeGraceMs?: number };
+  /** Tests: shorter waits than a real webhook gets, or their own fetch. */
+  delivery?: Omit<DeliveryOptions, 'url' | 'logger'>;
 }
 
 /**

@@ -7,11 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { reachedThresholds, toAlertRequest, toBudgetAlerts, toPlanAlerts, type Alert } from '../../src/alerts/index.js';
-import { createAlertDelivery } from '../../src/alerts/deliver.js';
+import {
+  createAlertDelivery,
+  createAlerts,
+  reachedThresholds,
+  toAlertRequest,
+  toBudgetAlerts,
+  toPlanAlerts,
+  type Alert,
+} from '../../src/alerts/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { openStore, type PlanRow } from '../../src/store/index.js';
+import { openMemoryStore, openStore, type PlanRow } from '../../src/store/index.js';
 
 const NOW = Date.UTC(2026, 11, 4, 21, 30);
 const DAY = Date.UTC(2026, 11, 4);
@@ -297,5 +304,56 @@ describe('alert delivery', () => {
         ['alert_failed', 100, 404],
       ],
     );
+  });
+});
+
+describe('alerts, composed', () => {
+  it('a plan window alerts once, its reset said a second later is the same window, a new window alerts again; a key without a budget reads nothing', async () => {
+    const { logger } = sink();
+    const store = openMemoryStore();
+    let t = NOW;
+    const posted: string[] = [];
+    let reads = 0;
+    const alerts = createAlerts({
+      webhook: 'https://ntfy.test/topic',
+      format: 'ntfy',
+      budgetThresholds: [80, 100],
+      planThresholds: [90, 100],
+      store: {
+        alerts: store.alerts,
+        usage: {
+          tokensSince: () => {
+            reads++;
+            return 0;
+          },
+        },
+      },
+      logger,
+      now: () => t,
+      delivery: {
+        fetch: async (_u: unknown, init?: RequestInit) => {
+          posted.push(String(init?.body));
+          return new Response('ok');
+        },
+      },
+    });
+    try {
+      const reset = NOW + 3600_000;
+      alerts.afterPlanReport('claude@bob', plan({ utilization: 0.91, resetsAt: reset }));
+      alerts.afterPlanReport('claude@bob', plan({ utilization: 0.93, resetsAt: reset + 1000 }));
+      t = reset + 60_000;
+      alerts.afterPlanReport('claude@bob', plan({ utilization: 0.95, resetsAt: reset + 5 * 3600_000 }));
+      alerts.afterUsage({ keyId: 'k', name: 'k', policy: {} });
+      alerts.afterUsage({ keyId: 'k', name: 'k', policy: { dailyTokens: null, monthlyTokens: null } });
+      for (let i = 0; i < 50 && posted.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(posted, [
+        'claude (login bob) has used 91 % of the 5-hour window; it resets at 22:30 UTC',
+        'claude (login bob) has used 95 % of the 5-hour window; it resets at 03:30 UTC',
+      ]);
+      assert.equal(reads, 0, 'no usage read for a key without a budget');
+    } finally {
+      await alerts.close();
+      store.close();
+    }
   });
 });
