@@ -163,13 +163,16 @@ export function watchAlerts(
       meta.log.warn({ err, event: 'alert_failed' }, 'could not check the key for alerts');
     }
   });
+  // A plan report comes while its turn is still answering: it is looked at once that turn has moved on.
   on.reported.subscribe((message) => {
     const { scope, row } = message as PlanReported;
-    try {
-      alerts.afterPlanReport(scope, row);
-    } catch (err) {
-      logger.warn({ err, event: 'alert_failed', scope }, 'could not check the plan report for alerts');
-    }
+    setImmediate(() => {
+      try {
+        alerts.afterPlanReport(scope, row);
+      } catch (err) {
+        logger.warn({ err, event: 'alert_failed', scope }, 'could not check the plan report for alerts');
+      }
+    });
   });
   logger.info(
     { event: 'alerts_on', host: new URL(config.alertWebhook).host, format: config.alertFormat },
