@@ -261,7 +261,10 @@ describe('alerts', () => {
       const took = await spendBudget(t, token);
       await until('the webhook asked', () => slow.got.length >= 1);
       const worst = Math.max(...took);
-      assert.ok(worst < 2500, `the slowest request took ${Math.round(worst)} ms with the webhook hanging`);
+      assert.ok(
+        worst < 3500,
+        `(a hung webhook would hold one 5 s or more) the slowest request took ${Math.round(worst)} ms with the webhook hanging`,
+      );
       const closing = performance.now();
       await t.close();
       assert.ok(performance.now() - closing < 4000, 'closing does not wait out the webhook');
