@@ -1,7 +1,11 @@
+import type { Channel } from 'node:diagnostics_channel';
 import { existsSync } from 'node:fs';
+import { createAlerts, type Alerts } from './alerts/index.js';
 import type { Instance } from './auth/index.js';
 import type { Backend, Detector } from './backends/index.js';
 import type { Config } from './config/index.js';
+import type { FinishedRequest } from './conversation/index.js';
+import type { PlanReported } from './plan/index.js';
 import type { Logger } from './log/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
 import {
@@ -129,4 +133,50 @@ export function toInstance(config: Pick<Config, 'peers'>, tag: string | null): I
     peers[p.slice(0, at)] = p.slice(at + 1);
   }
   return { tag, peers };
+}
+
+/**
+ * Alerts to the owner's webhook, watching each finished request's key (once its ledger row is
+ * written) and each plan report; none without a webhook.
+ */
+export function watchAlerts(
+  config: Pick<Config, 'alertWebhook' | 'alertFormat' | 'alertBudgetThresholds' | 'alertPlanThresholds'>,
+  store: Store,
+  logger: Logger,
+  on: { finished: Channel; reported: Channel },
+): Alerts | undefined {
+  if (!config.alertWebhook) return undefined;
+  const alerts = createAlerts({
+    webhook: config.alertWebhook,
+    format: config.alertFormat,
+    budgetThresholds: config.alertBudgetThresholds,
+    planThresholds: config.alertPlanThresholds,
+    store,
+    logger,
+  });
+  // A subscriber that throws would surface as an uncaught exception: each failure is logged here.
+  on.finished.subscribe((message) => {
+    const { principal, meta } = message as FinishedRequest;
+    try {
+      alerts.afterUsage(principal);
+    } catch (err) {
+      meta.log.warn({ err, event: 'alert_failed' }, 'could not check the key for alerts');
+    }
+  });
+  // A plan report comes while its turn is still answering: it is looked at once that turn has moved on.
+  on.reported.subscribe((message) => {
+    const { scope, row } = message as PlanReported;
+    setImmediate(() => {
+      try {
+        alerts.afterPlanReport(scope, row);
+      } catch (err) {
+        logger.warn({ err, event: 'alert_failed', scope }, 'could not check the plan report for alerts');
+      }
+    });
+  });
+  logger.info(
+    { event: 'alerts_on', host: new URL(config.alertWebhook).host, format: config.alertFormat },
+    `alerts go to ${new URL(config.alertWebhook).host} (${config.alertFormat})`,
+  );
+  return alerts;
 }

@@ -17,7 +17,7 @@ import {
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createCallLayer, runStartupChores, toInstance, watchStanding } from './compose-parts.js';
+import { createCallLayer, runStartupChores, toInstance, watchAlerts, watchStanding } from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import {
@@ -120,7 +120,8 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   const bridge = createToolBridge(logger);
   const standing = watchStanding(store, workers ? [workers, parked] : [parked], logger);
   // What the CLIs last said of their logins' plan windows (kept across restarts).
-  const plans = createPlans({ store: store.plans, logger });
+  const reported = channel(Symbol('olp.plan.reported'));
+  const plans = createPlans({ store: store.plans, logger, reported });
   // Each key's login: its credential for each CLI (secrets in <state>/logins, rows in the store).
   const logins = createLogins({ stateDir: config.stateDir, store: store.logins });
   // Replaying, the models are the recording's: no CLI needs to be installed.
@@ -141,6 +142,8 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
         });
   // Each finished request's result, for its observers (this daemon's own channel: tests run several).
   const finished = channel(Symbol('olp.request.finished'));
+  // The owner's webhook hears of keys and logins nearing their limits (src/alerts).
+  const alerts = watchAlerts(config, store, logger, { finished, reported });
   if (metrics) {
     finished.subscribe((message) => {
       const { principal, meta, result } = message as FinishedRequest;
@@ -228,6 +231,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
       try {
         await stopChildren();
       } finally {
+        await alerts?.close();
         clearInterval(pruneTimer);
         standing.stop();
         appender?.close();

@@ -13,6 +13,10 @@ const METAVAR: Partial<Record<ConfigKey, string>> = {
   contextOverflow: 'refuse|trim',
   recordMode: 'MODE',
   recordFile: 'ID|PATH',
+  alertWebhook: 'URL',
+  alertFormat: 'json|ntfy|slack|discord',
+  alertBudgetThresholds: 'PERCENTS',
+  alertPlanThresholds: 'PERCENTS',
 };
 const KIND_METAVAR = { int: 'N', list: 'LIST', bool: 'true|false', string: 'VALUE', record: 'JSON' } as const;
 

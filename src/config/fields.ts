@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { ALERT_FIELDS } from './fields-alerts.js';
 import { CAPACITY_FIELDS } from './fields-capacity.js';
 import { PLACE_FIELDS } from './fields-place.js';
 import { REQUEST_FIELDS } from './fields-request.js';
@@ -6,7 +7,7 @@ import { REQUEST_FIELDS } from './fields-request.js';
 export type { Field } from './field.js';
 
 /** Every setting olp reads, with its flag, env name and schema. The README's table mirrors this. */
-export const FIELDS = { ...PLACE_FIELDS, ...REQUEST_FIELDS, ...CAPACITY_FIELDS };
+export const FIELDS = { ...PLACE_FIELDS, ...REQUEST_FIELDS, ...CAPACITY_FIELDS, ...ALERT_FIELDS };
 
 export type ConfigKey = keyof typeof FIELDS;
 

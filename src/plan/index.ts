@@ -1,9 +1,16 @@
+import type { Channel } from 'node:diagnostics_channel';
 import { planLimitReached, type ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { PlanRow, PlanStore } from '../store/index.js';
 import { scopeName, windowName, windowSpent } from './words.js';
 
-export { describePlans, LIMIT_TEXT, resetFromText, scopeName, windowSpent } from './words.js';
+export { describePlans, LIMIT_TEXT, resetFromText, scopeName, windowName, windowSpent } from './words.js';
+
+/** What `reported` publishes after each report: the scope (`claude`, `claude@alice`) and its new state. */
+export interface PlanReported {
+  scope: string;
+  row: PlanRow;
+}
 
 /**
  * What a CLI says of its login's subscription plan (claude's `rate_limit_event`, codex's usage
@@ -49,7 +56,13 @@ const WARN_AT = [0.8, 0.95];
  * window is spent, or only paid extra usage is left and the key may not draw on it, requests are
  * answered without starting its CLI.
  */
-export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => number }) {
+export function createPlans(o: {
+  store: PlanStore;
+  logger: Logger;
+  now?: () => number;
+  /** Where each report's new state is published (a `PlanReported`), for observers such as alerts. */
+  reported?: Channel | undefined;
+}) {
   const now = o.now ?? Date.now;
   const states = new Map<string, PlanRow>();
   for (const row of o.store.list()) states.set(row.backend, row);
@@ -108,6 +121,7 @@ export function createPlans(o: { store: PlanStore; logger: Logger; now?: () => n
       } catch (err) {
         o.logger.warn({ event: 'plan_save_failed', backend, err }, 'could not save the plan state');
       }
+      if (o.reported?.hasSubscribers) o.reported.publish({ scope: backend, row } satisfies PlanReported);
       if (r.status === 'rejected' && !r.overage && (before?.status !== 'rejected' || before.overage)) {
         o.logger.warn(
           {

@@ -2,6 +2,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { createAdminActionStore, type AdminActionStore } from './admin-actions.js';
+import { createAlertStore, type AlertStore } from './alerts.js';
 import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
@@ -47,6 +48,7 @@ export {
 export type { AdminAction, AdminActionKind, AdminActionStore } from './admin-actions.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
+export type { AlertStore } from './alerts.js';
 export type { CredentialKind, LoginCli, LoginRecord, LoginStore } from './logins.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
 
@@ -62,6 +64,8 @@ export interface Store {
   readonly logins: LoginStore;
   /** Changes made to keys, for the owner's page. */
   readonly adminActions: AdminActionStore;
+  /** The alerts sent to the owner's webhook (src/alerts). */
+  readonly alerts: AlertStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -112,6 +116,7 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
     plans: createPlanStore(db),
     logins: createLoginStore(db, watch),
     adminActions: createAdminActionStore(db),
+    alerts: createAlertStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => {
       behind.flush();

@@ -152,6 +152,13 @@ export const MIGRATIONS: string[] = [
      target TEXT NOT NULL,
      changes TEXT NOT NULL
    );`,
+  // Alerts sent to the owner's webhook: one row per subject, kind, period and threshold, holding
+  // the current period's end, so a restart or a second process never sends the same one twice.
+  `CREATE TABLE alerts_sent (
+     id TEXT PRIMARY KEY,
+     period_end INTEGER NOT NULL,
+     sent_at INTEGER NOT NULL
+   );`,
 ];
 
 /** Takes the database through the steps it has not taken yet, in one transaction. */
