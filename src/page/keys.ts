@@ -4,6 +4,7 @@
 
 export const KEYS_JS = `
 let typedKeys = [];
+let myName = '';
 const ownerKey = () => typedKeys[0];
 const numberOrNull = (v) => (v.trim() === '' ? null : Number(v.replace(/[ ,_]/g, '')));
 function showFieldError(form, err) {
@@ -27,14 +28,17 @@ function button(label, act, name, cls) { const b = text('button', label, cls); b
 function keyItem(k) {
   const li = document.createElement('li');
   li.dataset.key = k.name;
-  const head = text('strong', k.name);
-  li.append(head, text('span', k.role, 'tag'));
+  li.append(text('strong', k.name), text('span', k.role, 'tag'));
+  if (k.name === myName) li.append(text('span', 'you', 'tag'));
   if (!k.policy.enabled) li.append(text('span', 'disabled', 'tag off'));
   li.append(text('p', (k.login === 'machine' ? "this machine's login" : 'login ' + k.login) + (k.token_hint ? ', key ' + k.token_hint : ''), 'muted'));
   li.append(text('p', limitsText(k)));
   const actions = text('div', '', 'actions');
-  actions.append(button('Limits', 'limits', k.name, 'quiet'), button(k.policy.enabled ? 'Disable' : 'Enable', k.policy.enabled ? 'disable' : 'enable', k.name, 'quiet'),
-    button('Rotate', 'rotate', k.name, 'quiet'), button('Revoke', 'revoke', k.name, 'danger'));
+  actions.append(button('Limits', 'limits', k.name, 'quiet'));
+  // olp refuses to let a key disable or revoke itself (the page would lock its owner out).
+  if (k.name !== myName) actions.append(button(k.policy.enabled ? 'Disable' : 'Enable', k.policy.enabled ? 'disable' : 'enable', k.name, 'quiet'));
+  actions.append(button('Rotate', 'rotate', k.name, 'quiet'));
+  if (k.name !== myName) actions.append(button('Revoke', 'revoke', k.name, 'danger'));
   li.append(actions);
   const form = document.createElement('form');
   form.hidden = true; form.className = 'limits'; form.noValidate = true;
@@ -53,6 +57,7 @@ async function saveLimits(k, form) {
     const v = numberOrNull(form.elements[f].value);
     if (v !== (k.policy[f] ?? null)) policy[f] = v;
   }
+  if (!Object.keys(policy).length) { form.hidden = true; return; }
   try { await api('/olp/keys/' + encodeURIComponent(k.name), ownerKey(), 'PATCH', { policy }); await refresh(); }
   catch (err) { showFieldError(form, err); }
 }
@@ -115,6 +120,7 @@ let renders = 0;
 async function refresh() {
   const me = await api('/olp/me/usage?days=30', ownerKey());
   member(me);
+  myName = me.key;
   document.body.dataset.role = me.role;
   if (me.role === 'owner') await loadKeys(await family(typedKeys));
   document.body.dataset.renders = String(++renders);
