@@ -79,12 +79,19 @@ async function act(btn) {
   } catch (err) { $('keys-error').textContent = name + ': ' + err.message; }
 }
 const VERBS = { key_created: 'added', key_updated: 'changed', key_rotated: 'gave a new key to', key_revoked: 'revoked' };
+const FIELDS = { dailyTokens: 'tokens a day', monthlyTokens: 'tokens a month', rpm: 'requests a minute', concurrency: 'requests at once', expiresAt: 'expires' };
+function changeWords(changes) {
+  const flat = { ...changes, ...(changes.policy || {}) };
+  delete flat.policy;
+  return Object.entries(flat).map(([f, v]) => f === 'enabled' ? (v ? 'enabled' : 'disabled')
+    : (FIELDS[f] || f) + ' ' + (v === null ? 'no limit' : typeof v === 'number' ? fmt(v) : Array.isArray(v) ? v.join(', ') : String(v))).join(', ');
+}
 async function recentChanges() {
   try {
     const r = await api('/olp/admin-actions?limit=50', ownerKey());
     const list = (Array.isArray(r) ? r : r.data || []).slice(0, 8);
     $('changes').replaceChildren(...list.map((a) => text('li', when(a.at) + ': ' + a.actor + ' ' + (VERBS[a.action] || a.action) + ' ' + a.target +
-      (a.action === 'key_updated' && a.changes ? ' (' + Object.entries(a.changes.policy || a.changes).map(([f, v]) => f + ' ' + (v === null ? 'no limit' : String(v))).join(', ') + ')' : ''))));
+      (a.action === 'key_updated' && a.changes ? ' (' + changeWords(a.changes) + ')' : ''))));
     $('changes-box').hidden = list.length === 0;
   } catch { $('changes-box').hidden = true; }
 }
