@@ -1,4 +1,17 @@
 import { budgetPeriods } from '../admit/index.js';
+import {
+  isLimit,
+  LIMIT_FLAGS,
+  OVERAGES,
+  ROLES,
+  runCreateKey,
+  runRevokeKey,
+  runRotateKey,
+  runUpdateKey,
+  toExpiryTime,
+  toLoginName,
+  toModels,
+} from '../keys/index.js';
 import { MACHINE_LOGIN } from '../logins/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
@@ -11,10 +24,13 @@ export class UsageError extends Error {}
 
 type Values = Record<string, string | boolean | undefined>;
 
+/** Who `olp keys` changes are recorded as (an owner key's changes through `/olp/keys` carry its name). */
+const CLI_ACTOR = 'cli';
+
 function limit(flag: string, raw: string | boolean | undefined): number | null | undefined {
   if (raw === undefined || typeof raw === 'boolean') return undefined;
   if (raw === 'none') return null;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+  if (!/^\d+$/.test(raw) || !isLimit(Number(raw)))
     throw new UsageError(`--${flag} must be a positive integer or 'none', not '${raw}'`);
   return Number(raw);
 }
@@ -27,34 +43,27 @@ function expiry(raw: string | boolean | undefined, now: number): string | null |
     return new Date(
       now + Number(rel[1]) * { d: 86400_000, h: 3600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'],
     ).toISOString();
-  const t = Date.parse(raw);
-  if (Number.isNaN(t))
+  const at = toExpiryTime(raw);
+  if (at === undefined)
     throw new UsageError(`--expires must be an ISO date, a duration like 30d, or 'never', not '${raw}'`);
-  return new Date(t).toISOString();
+  return at;
 }
 
 /** The policy fields a command line sets (absent flags leave a field as it is). */
 export function toPolicyPatch(values: Values, now = Date.now()): Partial<Policy> {
   const patch: Partial<Policy> = {};
-  if (typeof values.models === 'string') {
-    const list = values.models
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    patch.models = values.models === 'all' || values.models === '*' ? null : list;
-  }
+  if (typeof values.models === 'string') patch.models = toModels(values.models.split(','));
   const set = <K extends keyof Policy>(key: K, value: Policy[K] | undefined) => {
     if (value !== undefined) patch[key] = value;
   };
-  set('concurrency', limit('concurrency', values.concurrency));
-  set('rpm', limit('rpm', values.rpm));
-  set('dailyTokens', limit('daily-tokens', values['daily-tokens']));
-  set('monthlyTokens', limit('monthly-tokens', values['monthly-tokens']));
+  for (const [field, flag] of Object.entries(LIMIT_FLAGS) as [keyof typeof LIMIT_FLAGS, string][])
+    set(field, limit(flag, values[flag]));
   set('expiresAt', expiry(values.expires, now));
   if (values.overage !== undefined) {
-    if (values.overage !== 'allow' && values.overage !== 'deny' && values.overage !== 'default')
+    const overage = OVERAGES.find((o) => o === values.overage);
+    if (!overage && values.overage !== 'default')
       throw new UsageError(`--overage must be allow, deny or default, not '${String(values.overage)}'`);
-    patch.overage = values.overage === 'default' ? null : values.overage;
+    patch.overage = overage ?? null;
   }
   if (values.enable && values.disable) throw new UsageError('--enable and --disable contradict each other');
   if (values.enable) patch.enabled = true;
@@ -64,19 +73,15 @@ export function toPolicyPatch(values: Values, now = Date.now()): Partial<Policy>
 
 function toRole(raw: string | boolean | undefined): Role | undefined {
   if (raw === undefined) return undefined;
-  if (raw !== 'owner' && raw !== 'member') throw new UsageError(`--role must be owner or member, not '${String(raw)}'`);
-  return raw;
+  const role = ROLES.find((r) => r === raw);
+  if (!role) throw new UsageError(`--role must be owner or member, not '${String(raw)}'`);
+  return role;
 }
 
 /** `--login NAME`: a login olp has, or `machine` (null: the machine's own); undefined when not given. */
 function toLogin(store: Store, raw: string | boolean | undefined): string | null | undefined {
   if (raw === undefined || typeof raw === 'boolean') return undefined;
-  if (raw === MACHINE_LOGIN) return null;
-  if (!store.logins.get(raw))
-    throw new Error(
-      `there is no login named '${raw}' (olp logins list shows them; add one with: olp logins add ${raw} --claude, or --codex)`,
-    );
-  return raw;
+  return toLoginName(store, raw);
 }
 
 const show = (n: number | null) => (n === null ? '-' : String(n));
@@ -140,9 +145,11 @@ export function runKeys(
   switch (sub) {
     case 'add': {
       const n = needName();
-      const role = toRole(values.role) ?? (store.keys.activeCount() === 0 ? 'owner' : 'member');
-      const patch = toPolicyPatch(values);
-      const { key, token } = store.keys.add(n, role, patch, toLogin(store, values.login) ?? null);
+      const { key, token } = runCreateKey(store, CLI_ACTOR, n, {
+        role: toRole(values.role),
+        policy: toPolicyPatch(values),
+        login: toLogin(store, values.login),
+      });
       const on = key.login === null ? '' : ` on the login '${key.login}'`;
       // The vendors' terms forbid making one account available to others: say so where it happens.
       if (key.role === 'member' && key.login === null)
@@ -160,12 +167,7 @@ export function runKeys(
       const login = toLogin(store, values.login);
       if (!role && Object.keys(patch).length === 0 && login === undefined)
         throw new UsageError('olp keys set: nothing to change (give --role, --login or a policy flag)');
-      out(
-        describeKey(
-          store,
-          store.keys.update(n, { ...(role ? { role } : {}), policy: patch, ...(login !== undefined ? { login } : {}) }),
-        ),
-      );
+      out(describeKey(store, runUpdateKey(store, CLI_ACTOR, n, { role, policy: patch, login }).key));
       return 0;
     }
     case 'show': {
@@ -205,13 +207,13 @@ export function runKeys(
       return 0;
     }
     case 'rotate': {
-      const token = store.keys.rotate(needName());
+      const { token } = runRotateKey(store, CLI_ACTOR, needName());
       err(`Rotated key '${name}': the old token no longer works. The new token is shown only now:\n`);
       out(`${token}\n`);
       return 0;
     }
     case 'revoke': {
-      if (!store.keys.revoke(needName())) {
+      if (!runRevokeKey(store, CLI_ACTOR, needName())) {
         err(`olp: no active key named '${name}'\n`);
         return 1;
       }

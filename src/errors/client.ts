@@ -179,6 +179,20 @@ export function ownerOnly(): ProxyError {
   return createProxyError('owner_only', 'Only an owner key may call this endpoint.');
 }
 
+/** `/olp/keys/NAME` for a name no active key has. */
+export function keyNotFound(name: string): ProxyError {
+  return createProxyError('not_found', `No active key named '${bounded(name, 80)}'.`);
+}
+
+/** An owner key revoking, disabling or demoting itself through the page: it would lock its owner out. */
+export function ownKeyLockout(what: string, param: string | null): ProxyError {
+  return createProxyError(
+    'invalid_request',
+    `You cannot ${what} the key you are calling with: the page would lose its owner. Use another owner key, or \`olp keys\` on the server.`,
+    { param },
+  );
+}
+
 /** A per-key or server-wide limit was hit; the headers say which and when it frees up. */
 export function limitExceeded(
   code: 'rate_limit_exceeded' | 'concurrency_limit_exceeded' | 'budget_exceeded' | 'server_busy' | 'queue_timeout',

@@ -7,7 +7,7 @@ import type { KeyRecord, Policy, Store } from '../store/index.js';
 import { ctx } from './context.js';
 
 /** A key as the owner endpoints show it: policy and usage, never token material beyond the hint. */
-function toKeyView(
+export function toKeyView(
   store: Store,
   key: Pick<KeyRecord, 'id' | 'name' | 'role' | 'login'> & { policy: Policy; hint?: string; createdAt?: string },
 ) {

@@ -7,6 +7,7 @@ import { ctx, type RequestContext } from './context.js';
 import { pageRoute } from '../page/index.js';
 import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } from './admin.js';
 import { createErrorHandler } from './errors.js';
+import { createAdminActionsRoute, createKeyAdminRoutes } from './keys-admin.js';
 import { createUsageExportRoute } from './usage-export.js';
 import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
@@ -140,6 +141,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/olp/usage', createUsageRoute(deps.store, deps.plans));
   app.get('/olp/usage/export', createUsageExportRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
+  // The owner's changes to keys: the role is checked before the body is read.
+  const keyAdmin = createKeyAdminRoutes(deps.store);
+  app.post('/olp/keys', ownerOnlyRoute, json, keyAdmin.create);
+  app.patch('/olp/keys/:name', ownerOnlyRoute, json, keyAdmin.update);
+  app.post('/olp/keys/:name/rotate', ownerOnlyRoute, keyAdmin.rotate);
+  app.delete('/olp/keys/:name', ownerOnlyRoute, keyAdmin.revoke);
+  app.get('/olp/admin-actions', ownerOnlyRoute, createAdminActionsRoute(deps.store));
   app.get('/v1/models', models.list);
   app.get('/v1/models/:id', models.get);
   const stored = createStoredResponseRoutes(deps.store);

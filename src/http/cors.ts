@@ -37,7 +37,7 @@ export function createCors(origins: readonly string[]) {
     res.setHeader('access-control-allow-origin', any ? '*' : origin);
     if (!any) res.append('vary', 'Origin');
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
-      res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+      res.setHeader('access-control-allow-methods', 'GET, POST, PATCH, DELETE, OPTIONS');
       res.setHeader(
         'access-control-allow-headers',
         req.headers['access-control-request-headers'] ?? 'authorization, content-type',

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { createAdminActionStore, type AdminActionStore } from './admin-actions.js';
 import { createKeyStore, TOKEN_PREFIX, type KeyStore } from './keys.js';
 import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js';
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
@@ -43,6 +44,7 @@ export {
   type UsageStore,
   type UsageTally,
 } from './usage.js';
+export type { AdminAction, AdminActionKind, AdminActionStore } from './admin-actions.js';
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
 export type { CredentialKind, LoginCli, LoginRecord, LoginStore } from './logins.js';
@@ -58,6 +60,8 @@ export interface Store {
   readonly responses: ResponseStore;
   readonly plans: PlanStore;
   readonly logins: LoginStore;
+  /** Changes made to keys, for the owner's page. */
+  readonly adminActions: AdminActionStore;
   /** `PRAGMA integrity_check`: 'ok' for a sound database. */
   check(): string;
   close(): void;
@@ -107,6 +111,7 @@ function storeOn(db: BetterSqlite3.Database, opts: StoreOptions): Store {
     responses: createResponseStore(db),
     plans: createPlanStore(db),
     logins: createLoginStore(db, watch),
+    adminActions: createAdminActionStore(db),
     check: () => String(db.pragma('integrity_check', { simple: true })),
     close: () => {
       behind.flush();

@@ -142,6 +142,16 @@ export const MIGRATIONS: string[] = [
      name TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  // Changes to keys by an owner key (`/olp/keys`) or the operator (`olp keys`, actor `cli`), for the
+  // page's recent changes: who, what, which key, the fields set (never token material).
+  `CREATE TABLE admin_actions (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     action TEXT NOT NULL,
+     target TEXT NOT NULL,
+     changes TEXT NOT NULL
+   );`,
 ];
 
 /** Takes the database through the steps it has not taken yet, in one transaction. */

@@ -1,6 +1,6 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
 export { MAX_JSON_DEPTH } from './depth.js';
-export { describeType } from './issues.js';
+export { describeType, firstIssue } from './issues.js';
 export {
   checkCallOutputs,
   parseResponsesRequest,

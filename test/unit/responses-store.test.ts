@@ -106,11 +106,11 @@ describe('the stored responses index', () => {
     // Back to the schema before the index, as an older olp left it.
     const db = new BetterSqlite3(join(dir, 'olp.db'));
     const version = Number(db.pragma('user_version', { simple: true }));
-    // (and before the logins and settings that came after it)
+    // (and before the logins, settings and admin actions that came after it)
     db.exec(`DROP TRIGGER responses_items_gone; DROP TABLE response_items;
       DROP TABLE logins; ALTER TABLE keys DROP COLUMN login; ALTER TABLE usage DROP COLUMN login;
-      DROP TABLE settings;`);
-    db.pragma(`user_version = ${version - 3}`);
+      DROP TABLE settings; DROP TABLE admin_actions;`);
+    db.pragma(`user_version = ${version - 4}`);
     db.close();
     store = openStore(dir);
     spoilBodies(dir);
