@@ -66,7 +66,13 @@ export function recentConversations(db: Database, filter: UsageFilter, limit: nu
          FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} outcome = 'ok' AND session_id IS NOT NULL
          GROUP BY session_id ORDER BY last DESC LIMIT ?`,
     )
-    .all(...w.params, limit) as { backend: string | null; model: string; started: number; last: number; turns: number }[];
+    .all(...w.params, limit) as {
+    backend: string | null;
+    model: string;
+    started: number;
+    last: number;
+    turns: number;
+  }[];
   return rows.map((r) => ({
     backend: r.backend,
     model: r.model,

@@ -52,7 +52,11 @@ describe('key management on the usage page', { skip }, () => {
   it('an owner creates, limits, disables, enables, rotates and revokes a key; the openai client agrees', async () => {
     const { page, errors } = await openPage(browser!, t.url, t.token, 'desktop');
     await page.waitForSelector('#keys:not([hidden])');
-    assert.equal(await page.$$eval(`${button('tester', 'revoke')}, ${button('tester', 'disable')}`, (b) => b.length), 0, 'no locking oneself out');
+    assert.equal(
+      await page.$$eval(`${button('tester', 'revoke')}, ${button('tester', 'disable')}`, (b) => b.length),
+      0,
+      'no locking oneself out',
+    );
 
     await andRedraw(page, async () => {
       await page.fill('#create input[name=name]', 'cousin');
@@ -92,7 +96,10 @@ describe('key management on the usage page', { skip }, () => {
 
     // Rotate: the first click only asks.
     await page.click(button('cousin', 'rotate'));
-    assert.equal(await page.textContent(button('cousin', 'rotate')), 'Give cousin a new key? The old one stops working');
+    assert.equal(
+      await page.textContent(button('cousin', 'rotate')),
+      'Give cousin a new key? The old one stops working',
+    );
     assert.equal(await ask(token), 200, 'nothing happened yet');
     await andRedraw(page, () => page.click(button('cousin', 'rotate')));
     const rotated = await page.inputValue('#token-value');
@@ -109,7 +116,10 @@ describe('key management on the usage page', { skip }, () => {
     const changes = await page.$$eval('#changes li', (l) => l.map((e) => e.textContent ?? ''));
     assert.match(changes[0]!, /tester revoked cousin$/);
     assert.ok(changes.some((c) => /tester added cousin/.test(c)));
-    assert.ok(changes.some((c) => /tester changed cousin \(tokens a day 1,000,000\)$/.test(c)), changes.join('\n'));
+    assert.ok(
+      changes.some((c) => /tester changed cousin \(tokens a day 1,000,000\)$/.test(c)),
+      changes.join('\n'),
+    );
     assert.ok(changes.some((c) => /tester changed cousin \(disabled\)$/.test(c)));
     // The one failed call the browser logs is the refused second 'cousin'.
     assert.deepEqual(errors, ['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
@@ -150,7 +160,10 @@ describe('key management on the usage page', { skip }, () => {
     }, kid);
     assert.deepEqual(statuses, [403, 403, 403, 403, 403, 403]);
     assert.equal(t.daemon.store.keys.get('sneaky'), undefined);
-    assert.deepEqual(errors.filter((e) => !/status of 403/.test(e)), []);
+    assert.deepEqual(
+      errors.filter((e) => !/status of 403/.test(e)),
+      [],
+    );
     await page.close();
   });
 });

@@ -86,7 +86,10 @@ describe('the usage page, member and owner views', { skip }, () => {
       const okTokens = ok.reduce((n, r) => n + r.usage.total_tokens, 0);
       assert.equal(await page.textContent('#today-tokens'), okTokens.toLocaleString('en'));
       assert.equal(await page.textContent('#today-requests'), String(ledger.length));
-      assert.match((await page.textContent('#today-budget')) ?? '', new RegExp(`${okTokens.toLocaleString('en')} of 50,000 tokens`));
+      assert.match(
+        (await page.textContent('#today-budget')) ?? '',
+        new RegExp(`${okTokens.toLocaleString('en')} of 50,000 tokens`),
+      );
       assert.equal(await page.isHidden('#today-empty'), true);
       // The chart: 30 bars with tooltips, dates along the bottom, tick values on the side, and its table.
       assert.equal(await page.$$eval('#chart rect.day title', (r) => r.length), 30);
@@ -99,11 +102,22 @@ describe('the usage page, member and owner views', { skip }, () => {
       const table = await cells(page, '#chart-rows');
       assert.equal(table.length, 30);
       const today = ledger.reduce((n, r) => n + r.usage.prompt_tokens + r.usage.completion_tokens, 0);
-      assert.deepEqual(table.at(-1), [new Date().toISOString().slice(0, 10), today.toLocaleString('en'), String(ledger.length)]);
+      assert.deepEqual(table.at(-1), [
+        new Date().toISOString().slice(0, 10),
+        today.toLocaleString('en'),
+        String(ledger.length),
+      ]);
       assert.ok(table.slice(0, -1).every((r) => r[1] === '0' && r[2] === '0'));
       const box = await page.$eval('#chart', (svg) => {
         const w = Number(svg.getAttribute('viewBox')!.split(' ')[2]);
-        return { w, right: Math.max(...[...svg.querySelectorAll('rect')].map((r) => Number(r.getAttribute('x')) + Number(r.getAttribute('width')))) };
+        return {
+          w,
+          right: Math.max(
+            ...[...svg.querySelectorAll('rect')].map(
+              (r) => Number(r.getAttribute('x')) + Number(r.getAttribute('width')),
+            ),
+          ),
+        };
       });
       assert.ok(box.right <= box.w, `bars end at ${box.right} within the chart's ${box.w}`);
       // By model: answered requests only; the refused one is counted apart with its code and a reason.
@@ -111,9 +125,15 @@ describe('the usage page, member and owner views', { skip }, () => {
       assert.deepEqual(models.map((r) => r[0]).sort(), ['codex', 'sonnet']);
       assert.equal(models.find((r) => r[0] === 'sonnet')?.[1], '2');
       const refused = ledger.filter((r) => r.outcome !== 'ok');
-      assert.deepEqual(refused.map((r) => r.error_code), ['model_not_allowed']);
+      assert.deepEqual(
+        refused.map((r) => r.error_code),
+        ['model_not_allowed'],
+      );
       assert.equal(await page.textContent('#failures-count'), '1 request failed:');
-      assert.match((await page.textContent('#failure-codes')) ?? '', /model_not_allowed \(403\), 1 time: a model this key may not use/);
+      assert.match(
+        (await page.textContent('#failure-codes')) ?? '',
+        /model_not_allowed \(403\), 1 time: a model this key may not use/,
+      );
       // Conversations: one per CLI session in the ledger, with its turns.
       const sessions = new Map<string, number>();
       for (const r of ok) sessions.set(r.session_id!, (sessions.get(r.session_id!) ?? 0) + 1);
@@ -125,7 +145,8 @@ describe('the usage page, member and owner views', { skip }, () => {
       assert.equal(await page.isHidden('#family'), true, 'a member sees no family');
       assert.equal(await page.isHidden('#keys'), true, 'a member sees no key management');
       const html = await page.content();
-      for (const other of ['gran', 'dad', 'newbie']) assert.ok(!html.includes(other), `${other} is nowhere on the page`);
+      for (const other of ['gran', 'dad', 'newbie'])
+        assert.ok(!html.includes(other), `${other} is nowhere on the page`);
       assert.equal(await scrollsSideways(page), false);
       await shoot(page, `member-${size}`);
       assert.deepEqual(errors, []);
@@ -158,7 +179,10 @@ describe('the usage page, member and owner views', { skip }, () => {
       const { page, errors } = await openPage(browser!, t.url, t.token, size);
       await page.waitForSelector('#family:not([hidden])');
       const rows = await page.$$eval('#members tr', (trs) =>
-        trs.map((tr) => ({ cls: tr.className, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '') })),
+        trs.map((tr) => ({
+          cls: tr.className,
+          cells: [...tr.querySelectorAll('td')].map((td) => td.textContent ?? ''),
+        })),
       );
       const by = new Map(rows.map((r) => [r.cells[0], r]));
       assert.deepEqual([...by.keys()].sort(), ['dad', 'gran', 'kid', 'newbie', 'old', 'tester']);
@@ -176,7 +200,10 @@ describe('the usage page, member and owner views', { skip }, () => {
       assert.equal(await scrollsSideways(page), false);
       await shoot(page, `owner-${size}`);
       const tolerated = (await adminActionsExist()) ? [] : errors.filter((e) => /status of 404/.test(e));
-      assert.deepEqual(errors.filter((e) => !tolerated.includes(e)), []);
+      assert.deepEqual(
+        errors.filter((e) => !tolerated.includes(e)),
+        [],
+      );
       await page.close();
     });
   }
@@ -184,5 +211,7 @@ describe('the usage page, member and owner views', { skip }, () => {
 
 /** The recent-changes list is read only where olp has it (the page tolerates its absence). */
 async function adminActionsExist(): Promise<boolean> {
-  return (await request(t.url).get('/olp/admin-actions?limit=1').set('authorization', `Bearer ${t.token}`)).status !== 404;
+  return (
+    (await request(t.url).get('/olp/admin-actions?limit=1').set('authorization', `Bearer ${t.token}`)).status !== 404
+  );
 }

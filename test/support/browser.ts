@@ -8,7 +8,8 @@ import { ROOT } from './paths.js';
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) =>
   existsSync(p),
 );
-export const NO_CHROMIUM = 'no Chromium on this machine (Debian: apt-get install chromium); the page is not tried in a browser';
+export const NO_CHROMIUM =
+  'no Chromium on this machine (Debian: apt-get install chromium); the page is not tried in a browser';
 export const SCREENSHOTS = join(ROOT, 'dist', 'test-output');
 
 export const SIZES = {
