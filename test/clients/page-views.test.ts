@@ -215,3 +215,43 @@ async function adminActionsExist(): Promise<boolean> {
     (await request(t.url).get('/olp/admin-actions?limit=1').set('authorization', `Bearer ${t.token}`)).status !== 404
   );
 }
+
+describe('the usage page, logins and plan windows in plain words', { skip }, () => {
+  it('a member learns whose login serves them and how much of the plan window is used', async () => {
+    const p = await startTestDaemon({
+      claudeEnv: { FAKE_CLAUDE_PLAN: JSON.stringify({ status: 'allowed', utilization: 0.93, resetsIn: 1800 }) },
+    });
+    try {
+      p.daemon.store.logins.set('alice', 'claude', 'setup-token');
+      const ann = p.daemon.store.keys.add('ann', 'member', {}, 'alice').token;
+      const ben = p.daemon.store.keys.add('ben', 'member').token;
+      const r = await request(p.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${ben}`)
+        .send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(r.status, 200);
+      const reset = new Date(Date.parse(r.headers['x-olp-plan-reset'] as string));
+      const at = `${String(reset.getHours()).padStart(2, '0')}:${String(reset.getMinutes()).padStart(2, '0')}`;
+      const { page, errors } = await openPage(browser!, p.url, ben, 'phone');
+      assert.equal(await page.textContent('#served-by'), "Served by this machine's login");
+      const plan = (await page.textContent('#plan')) ?? '';
+      assert.match(
+        plan,
+        new RegExp(`^Claude plan \\(this machine's login\\): 93 % used \\(five hour window\\), resets at ${at}$`),
+      );
+      await shoot(page, 'plan-phone');
+      await page.close();
+      const alice = await openPage(browser!, p.url, ann, 'phone');
+      assert.equal(await alice.page.textContent('#served-by'), "Served by your own Claude login 'alice'");
+      assert.equal(await alice.page.textContent('#plan'), 'Claude plan: no limit reported by the CLI yet');
+      await alice.page.close();
+      const owner = await openPage(browser!, p.url, p.token, 'desktop');
+      await owner.page.waitForSelector('#family:not([hidden])');
+      assert.match((await owner.page.textContent('#plans')) ?? '', /Claude plan \(this machine's login\): 93 % used/);
+      await owner.page.close();
+      assert.deepEqual([...errors, ...alice.errors, ...owner.errors], []);
+    } finally {
+      await p.close();
+    }
+  });
+});
