@@ -123,6 +123,8 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
       days,
       ...budgetView(store, { id: p.keyId, policy: p.policy }, now),
       rows,
+      // Within the same days: successful requests per model, failures by code, recent conversations.
+      ...store.usage.breakdown({ scope: { keyId: p.keyId }, sinceMs: sinceDays(days, now) }, 10),
       sessions,
       plan: plans?.view(p.login) ?? {},
     });
@@ -130,7 +132,7 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
 }
 
 /** GET /olp/usage?days=30 (owner keys only): every active key's totals and budgets, and the per-day rows of all. */
-export function createUsageRoute(store: Store) {
+export function createUsageRoute(store: Store, plans?: Plans) {
   return (req: Request, res: Response): void => {
     if (ctx(res).principal!.role !== 'owner') throw ownerOnly();
     const days = daysOf(req);
@@ -138,13 +140,21 @@ export function createUsageRoute(store: Store) {
     const keys = store.keys
       .list()
       .filter((k) => !k.revokedAt)
-      .map((k) => ({ name: k.name, role: k.role, login: k.login ?? MACHINE_LOGIN, ...budgetView(store, k, now) }));
+      .map((k) => ({
+        name: k.name,
+        role: k.role,
+        login: k.login ?? MACHINE_LOGIN,
+        enabled: k.policy.enabled,
+        ...budgetView(store, k, now),
+      }));
     res.setHeader('cache-control', 'no-store');
     res.json({
       object: 'usage',
       days,
       keys,
       rows: store.usage.daily({ scope: { all: true }, sinceMs: sinceDays(days, now) }),
+      // Every login's plan window by CLI (the machine's own login as MACHINE_LOGIN).
+      plans: (plans?.all() ?? []).map((p) => ({ backend: p.backend, login: p.login ?? MACHINE_LOGIN, ...p.view })),
     });
   };
 }

@@ -138,7 +138,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use('/olp', auth, noStore);
   app.get('/olp/me', createMeRoute(deps.store, deps.plans));
   app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.plans));
-  app.get('/olp/usage', createUsageRoute(deps.store));
+  app.get('/olp/usage', createUsageRoute(deps.store, deps.plans));
   app.get('/olp/usage/export', createUsageExportRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));
   // The owner's changes to keys: the role is checked before the body is read.

@@ -17,6 +17,7 @@ import {
   type UsageGroup,
   where,
 } from './usage-query.js';
+import { errorCounts, modelTotals, recentConversations } from './usage-recent.js';
 import type { WriteBehind } from './watch.js';
 
 /** Rows an export reads per query. */
@@ -25,6 +26,7 @@ const EXPORT_PAGE = 500;
 export { CLIENT_NAME, LEDGER_SCHEMA_VERSION, toDay, toLedgerRecord } from './usage-row.js';
 export type { LedgerRecord, UsageRow } from './usage-row.js';
 export type { DailyRow, GroupBy, Scope, UsageFilter, UsageGroup } from './usage-query.js';
+export type { ConversationSummary, ErrorCount, ModelTotals } from './usage-recent.js';
 export { parseWhen, WHEN_FORMS } from './usage-filter.js';
 export { createUsageTally, usageGroupOf, type UsageTally } from './usage-tally.js';
 
@@ -98,6 +100,14 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
     /** Totals per UTC day, key and model within the scope, oldest day first (the usage page's rows). */
     daily(filter: UsageFilter): DailyRow[] {
       return dailyUsage(db, filter);
+    },
+    /** The usage page's breakdown: successful requests per model, failures per code, recent conversations. */
+    breakdown(filter: UsageFilter, conversations: number) {
+      return {
+        models: modelTotals(db, filter),
+        errors: errorCounts(db, filter),
+        conversations: recentConversations(db, filter, conversations),
+      };
     },
     /**
      * Every row in the scope, oldest first, in the exported shape; read a page at a time, never loaded

@@ -97,7 +97,7 @@ describe('the usage page of two instances through the front door', { skip }, () 
     const total = ledgerTokens(a) + ledgerTokens(b);
     assert.ok(total > 0);
     assert.equal(byName.get('all 2 instances')?.[4], total.toLocaleString('en'), 'today, all instances');
-    assert.match((await page.textContent('#health')) ?? '', /instance a1, claude: ready.*instance b2, claude: ready/s);
+    assert.match((await page.textContent('#health')) ?? '', /Instance a1: Claude: ready.*Instance b2: Claude: ready/s);
     mkdirSync(OUT, { recursive: true });
     await page.screenshot({ path: join(OUT, 'usage-page-two-instances.png'), fullPage: true });
     assert.deepEqual(errors, []);

@@ -93,7 +93,7 @@ describe('the usage page in a browser', { skip }, () => {
     await page.waitForSelector('#family:not([hidden])');
     const names = await page.$$eval('#members tr td:first-child', (tds) => tds.map((td) => td.textContent));
     assert.deepEqual(names.sort(), ['kid', 'mum', 'tester']);
-    assert.match((await page.textContent('#health')) ?? '', /claude: ready/);
+    assert.match((await page.textContent('#health')) ?? '', /Claude: ready/);
     await page.screenshot({ path: join(OUT, 'usage-page-owner.png'), fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();

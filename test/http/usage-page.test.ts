@@ -37,6 +37,9 @@ describe('GET /olp/me/usage', () => {
         today: { tokens: 0, requests: 0, budget: null },
         month: { tokens: 0, requests: 0, budget: null },
         rows: [],
+        models: [],
+        errors: [],
+        conversations: [],
         sessions: [],
         plan: undefined,
       },
@@ -110,5 +113,54 @@ describe('GET /olp/usage', () => {
     assert.deepEqual([...new Set(b.rows.map((r) => r.key))].sort(), ['kid', 'mum']);
     const refused = await get('/olp/usage', kid);
     assert.equal(refused.status, 403);
+  });
+});
+
+describe('the usage page breakdown', () => {
+  it('models count answered requests only, failures come by code, conversations are CLI sessions', async () => {
+    const ann = t.daemon.store.keys.add('ann', 'member', { models: ['sonnet'] }).token;
+    const send = (messages: { role: string; content: string }[], model = 'sonnet') =>
+      request(t.url).post('/v1/chat/completions').set('authorization', `Bearer ${ann}`).send({ model, messages });
+    const q1 = { role: 'user', content: 'a first question' };
+    const a1 = await send([q1]);
+    assert.equal(a1.status, 200);
+    const a2 = await send([
+      q1,
+      { role: 'assistant', content: a1.body.choices[0].message.content },
+      { role: 'user', content: 'more' },
+    ]);
+    assert.equal(a2.status, 200);
+    assert.equal((await send([{ role: 'user', content: 'another thing' }])).status, 200);
+    for (const model of ['gpt-4o', 'codex']) assert.equal((await send([q1], model)).status, 403);
+    await new Promise((r) => setTimeout(r, 50));
+    const b = (await get('/olp/me/usage', ann)).body as {
+      models: { model: string; requests: number }[];
+      errors: { code: string; status: number; requests: number }[];
+      conversations: { turns: number; started_at: string; last_at: string }[];
+    };
+    assert.deepEqual(
+      b.models.map((m) => [m.model, m.requests]),
+      [['sonnet', 3]],
+    );
+    assert.deepEqual(b.errors, [{ code: 'model_not_allowed', status: 403, requests: 2 }]);
+    // Two conversations: the question carried on (two turns, one session), and a new one.
+    const ledger = [...t.daemon.store.usage.export({ scope: { all: true } })].filter(
+      (r) => r.key_name === 'ann' && r.outcome === 'ok',
+    );
+    assert.equal(new Set(ledger.map((r) => r.session_id)).size, 2);
+    assert.deepEqual(b.conversations.map((c) => c.turns).sort(), [1, 2]);
+    assert.equal(b.conversations[0]!.turns, 1, 'the latest first');
+    assert.ok(b.conversations.every((c) => c.started_at <= c.last_at));
+    t.daemon.store.keys.update('ann', { policy: { enabled: false } });
+    const all = (await get('/olp/usage', t.token)).body as {
+      keys: { name: string; enabled: boolean }[];
+      plans: unknown[];
+    };
+    assert.deepEqual(
+      all.keys.filter((k) => !k.enabled).map((k) => k.name),
+      ['ann'],
+    );
+    assert.deepEqual(all.plans, []);
+    t.daemon.store.keys.revoke('ann');
   });
 });
