@@ -73,7 +73,7 @@ async function usage(argv: string[], io: Io): Promise<number> {
       local: () => {
         const config = loadStateConfig(values, io.env);
         local ??= openStateStore(config);
-        return { store: local, tag: config.instanceTag ?? null };
+        return { store: local, tag: local.instanceTag };
       },
     });
   } finally {

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { createInterface } from 'node:readline';
-import { tokenTag, type LedgerRecord, type Store } from '../store/index.js';
+import { INSTANCE_TAG, tokenTag, type LedgerRecord, type Store } from '../store/index.js';
 import { printable } from './output.js';
 
 // Where `olp usage --from` reads ledgers: an instance over HTTP, an export file, or this machine's store.
@@ -28,8 +28,6 @@ export interface OpenedSource {
   /** Lets go of what is still open (a response body, a file) when the roll-up stops early. */
   close(): void;
 }
-
-const TAG = /^[a-z0-9]{1,16}$/;
 
 /** How long an instance gets to start answering. */
 const ANSWER_MS = 15_000;
@@ -67,7 +65,7 @@ async function tagOf(base: string, key: string): Promise<string | null> {
   try {
     const res = await fetch(`${base}/health`, { ...withKey(key), signal: AbortSignal.timeout(ANSWER_MS) });
     const tag = ((await res.json()) as { instance?: { tag?: unknown } } | null)?.instance?.tag ?? null;
-    return typeof tag === 'string' && TAG.test(tag) ? tag : null;
+    return typeof tag === 'string' && INSTANCE_TAG.test(tag) ? tag : null;
   } catch {
     return null;
   }
@@ -203,13 +201,12 @@ export async function openExportFile(path: string, w: Window, stdin: Readable): 
 
 /** This machine's own ledger, read as `olp usage export` reads it. */
 export function openLocal(store: Store, tag: string | null, w: Window): OpenedSource {
-  const key = w.key === undefined ? undefined : store.keys.list().find((k) => k.name === w.key);
+  const known = w.key === undefined || store.keys.list().some((k) => k.name === w.key);
   const filter = {
     scope: { all: true as const },
-    ...(key ? { keyId: key.id } : {}),
+    ...(w.key !== undefined ? { keyName: w.key } : {}),
     ...(w.sinceMs !== undefined ? { sinceMs: w.sinceMs } : {}),
     ...(w.untilMs !== undefined ? { untilMs: w.untilMs } : {}),
   };
-  const hasKey = w.key === undefined || key !== undefined;
-  return { name: 'local', tag, hasKey, rows: hasKey ? store.usage.export(filter) : [], close: () => {} };
+  return { name: 'local', tag, hasKey: known, rows: known ? store.usage.export(filter) : [], close: () => {} };
 }

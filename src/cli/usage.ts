@@ -17,7 +17,7 @@ Commands:
         delete rows older than DAYS days
 
 Options:
-  --key NAME           only this key's requests
+  --key NAME           only the requests of keys of this name (one made again after a revoke too)
   --since DATE         from this time on: 2026-12-01 (UTC midnight), an ISO time, or back from now (7d, 12h)
   --until DATE         before this time (same forms)
   --by GROUP           how the summary is grouped: key (default), day, model, or login (whose CLI
@@ -62,9 +62,8 @@ export function whenFlag(flag: string, raw: string, now = Date.now()): number {
 function filterFrom(store: Store, values: Values): UsageFilter {
   const filter: UsageFilter = { scope: { all: true } };
   if (typeof values.key === 'string') {
-    const key = store.keys.list().find((k) => k.name === values.key);
-    if (!key) throw new UsageError(`no key named '${values.key}'`);
-    filter.keyId = key.id;
+    if (!store.keys.list().some((k) => k.name === values.key)) throw new UsageError(`no key named '${values.key}'`);
+    filter.keyName = values.key;
   }
   if (typeof values.since === 'string') filter.sinceMs = whenFlag('since', values.since);
   if (typeof values.until === 'string') filter.untilMs = whenFlag('until', values.until);

@@ -40,12 +40,19 @@ export const PLACE_FIELDS = {
   peers: {
     kind: 'list',
     schema: z
-      .array(z.string().regex(/^[a-z0-9]{1,16}=https?:\/\/\S+$/, 'expected TAG=URL (b2=http://10.0.0.3:8787)'))
+      .array(
+        z
+          .string()
+          .regex(
+            /^[a-z0-9]{1,16}=https?:\/\/[^\s/@]+(\/\S*)?$/,
+            'expected TAG=URL (b2=http://10.0.0.3:8787), no user or password',
+          ),
+      )
       .default([]),
     flag: 'peer',
     env: 'OLP_PEERS',
     description:
-      'The other instances behind the same front door, as TAG=URL (repeat the flag): a key of one of them sent here is told where it belongs (421 wrong_instance).',
+      'The other instances behind the same front door, as TAG=URL (repeat the flag): a key of one of them sent here is told where it belongs (421 wrong_instance, which names the URL to whoever sends such a key).',
   },
   runDir: {
     kind: 'string',

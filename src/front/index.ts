@@ -9,7 +9,6 @@ export {
   parsePath,
   parseServerName,
   parseTag,
-  TAG_PATTERN,
   type Instance,
   type InstanceSpec,
 } from './instances.js';

@@ -1,11 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
+import { INSTANCE_TAG } from '../store/index.js';
 
 // What `olp front` is told about the instances behind the door, checked before anything is written:
 // every value here ends up in an nginx or Prometheus file, so each is held to a shape that cannot
 // break out of its place there.
-
-/** An instance tag as olp mints it into keys (`olpk_<tag>_…`). */
-export const TAG_PATTERN = /^[a-z0-9]{1,16}$/;
 
 /** A mistake in what `olp front` was given or found; the CLI prints its message as one line. */
 export class FrontError extends Error {
@@ -35,7 +33,7 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.
 
 /** Checks a tag, naming where it came from when it is not one. */
 export function parseTag(raw: string, where: string): string {
-  if (!TAG_PATTERN.test(raw)) throw new FrontError(`${where}: '${raw}' is not an instance tag (1-16 of a-z and 0-9)`);
+  if (!INSTANCE_TAG.test(raw)) throw new FrontError(`${where}: '${raw}' is not an instance tag (1-16 of a-z and 0-9)`);
   return raw;
 }
 

@@ -27,9 +27,9 @@ function filterOf(req: Request, store: Store, now: number): UsageFilter {
   }
   const name = queryText(req, 'key');
   if (name !== undefined) {
-    const key = store.keys.list().find((k) => k.name === name);
-    if (!key) throw invalidRequest(`Invalid value for 'key': no key named ${JSON.stringify(name)}.`, 'key');
-    filter.keyId = key.id;
+    if (!store.keys.list().some((k) => k.name === name))
+      throw invalidRequest(`Invalid value for 'key': no key named ${JSON.stringify(name)}.`, 'key');
+    filter.keyName = name;
   }
   return filter;
 }

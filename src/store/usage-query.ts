@@ -23,6 +23,8 @@ export interface UsageFilter {
   scope: Scope;
   /** Narrow an all-keys scope to one key. */
   keyId?: string;
+  /** Narrow it to the rows of the keys of this name (one made again after a revoke included), as `--by key` groups them. */
+  keyName?: string;
   sinceMs?: number;
   untilMs?: number;
 }
@@ -50,6 +52,10 @@ export function where(f: UsageFilter): { sql: string; params: unknown[] } {
   } else if (f.keyId) {
     clauses.push('key_id = ?');
     params.push(f.keyId);
+  }
+  if (f.keyName !== undefined) {
+    clauses.push('key_name = ?');
+    params.push(f.keyName);
   }
   if (f.sinceMs !== undefined) {
     clauses.push('ts >= ?');

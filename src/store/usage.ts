@@ -115,14 +115,17 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
      * export) between rows would otherwise keep the connection busy and fail every other query on it.
      */
     *export(filter: UsageFilter): Generator<LedgerRecord> {
-      const w = where(filter);
+      // `since` is where the paging starts ((ts, id) > (since, '') is ts >= since), so that every page
+      // seeks to its own start in the index rather than scanning from `since` again.
+      const { sinceMs, ...rest } = filter;
+      const w = where(rest);
       const page = db.prepare(
-        `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts > ? OR (ts = ? AND request_id > ?))
+        `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts, request_id) > (?, ?)
          ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`,
       );
-      let after: { ts: number; id: string } = { ts: -Infinity, id: '' };
+      let after: { ts: number; id: string } = { ts: sinceMs ?? -Infinity, id: '' };
       for (;;) {
-        const rows = page.all(...w.params, after.ts, after.ts, after.id) as DbRow[];
+        const rows = page.all(...w.params, after.ts, after.id) as DbRow[];
         for (const r of rows) yield toLedgerRecord(r);
         const last = rows.at(-1);
         if (!last || rows.length < EXPORT_PAGE) return;

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseConfig } from '../../src/config/index.js';
 import { openMemoryStore, tokenTag } from '../../src/store/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { FAKE_CLAUDE, FAKE_CODEX, OLP_BIN } from '../support/paths.js';
@@ -42,6 +43,18 @@ describe('instance tags in keys', () => {
     assert.equal(tokenTag(`olpk_${'a'.repeat(17)}_${body}`), null, 'at most 16 characters');
     assert.equal(tokenTag(`olpk_a1_${body}x`), null);
     assert.equal(tokenTag(`sk-a1_${body}`), null);
+  });
+});
+
+describe('peers', () => {
+  it('a peer URL with a user or password in it is refused at start (the 421 would tell it to anyone)', () => {
+    assert.throws(
+      () => parseConfig({ readFile: false, env: {}, overrides: { peers: ['b2=http://olp:secret@10.0.0.3:8787'] } }),
+      (e: Error) => /no user or password/.test(e.message) && !e.message.includes('secret'),
+    );
+    assert.deepEqual(parseConfig({ readFile: false, env: { OLP_PEERS: 'b2=http://10.0.0.3:8787' } }).peers, [
+      'b2=http://10.0.0.3:8787',
+    ]);
   });
 });
 

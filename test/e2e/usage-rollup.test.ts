@@ -89,7 +89,7 @@ describe('olp usage --from', () => {
     assert.ok(!r.stdout.includes(a.token) && !r.stderr.includes(a.token));
   });
 
-  it('--by instance: one row per instance, named by its tag, else its URL; local reads this machine', async () => {
+  it('--by instance: one row per instance, named by its tag, else its URL; local reads this machine, named by its remembered tag', async () => {
     // On b, a's member and owner keys are another instance's (421); on a, its member's is refused (403).
     const r = await olp(['usage', '--from', b.url, '--from', a.url, '--by', 'instance', '--json'], {
       OLP_OWNER_KEYS: `${kid} ${a.token} ${b.token}`,
@@ -111,9 +111,10 @@ describe('olp usage --from', () => {
     assert.deepEqual(
       parse(local.stdout).groups.map((g) => [g.group, g.requests]),
       [
+        ['a1', 3],
         [b.url, 3],
-        ['local', 3],
       ],
+      'local is named by the tag its state dir remembers',
     );
     const table = await olp(['usage', '--from', a.url, '--from', b.url, '--by', 'instance'], {
       OLP_OWNER_KEYS: `${b.token} ${a.token}`,

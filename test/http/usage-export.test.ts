@@ -121,6 +121,21 @@ describe('GET /olp/usage/export', () => {
     });
   }
 
+  it('key names every key of that name: one made again after a revoke, and the revoked one', async () => {
+    const store = t.daemon.store;
+    const first = store.keys.add('carol', 'member').key;
+    store.usage.record(rowOf(90000, first, NOW - 2 * DAY));
+    store.keys.revoke('carol');
+    const again = store.keys.add('carol', 'member').key;
+    store.usage.record(rowOf(90001, again, NOW - DAY));
+    const res = await get('/olp/usage/export?key=carol', t.token);
+    assert.equal(res.status, 200);
+    assert.deepEqual(
+      linesOf(res.text).map((r) => r.request_id),
+      ['req_export_90000', 'req_export_90001'],
+    );
+  });
+
   it('a large ledger is read at the client’s pace, and the store serves others while the client waits', async () => {
     const store = t.daemon.store;
     const bob = store.keys.list().find((k) => k.name === 'bob')!;
