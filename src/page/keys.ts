@@ -82,7 +82,12 @@ async function act(btn) {
   $('keys-error').textContent = '';
   try {
     if (act === 'disable' || act === 'enable') await api(path, ownerKey(), 'PATCH', { policy: { enabled: act === 'enable' } });
-    if (act === 'rotate') { const r = await api(path + '/rotate', ownerKey(), 'POST'); showToken(name, r.token); }
+    if (act === 'rotate') {
+      const r = await api(path + '/rotate', ownerKey(), 'POST');
+      // One's own key: the old token is dead from now on, so the page (and a reload) goes on with the new one.
+      if (name === myName) { typedKeys[0] = r.token; sessionStorage.setItem('olp-key', typedKeys.join(' ')); }
+      showToken(name, r.token);
+    }
     if (act === 'revoke') await api(path, ownerKey(), 'DELETE');
     await refresh();
   } catch (err) { $('keys-error').textContent = name + ': ' + err.message; }

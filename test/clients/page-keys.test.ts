@@ -2,7 +2,8 @@
 // client: an owner creates a key (its token shown once works), sets a daily budget, disables and
 // enables it, rotates it (the old token stops working) and revokes it; destructive actions take a
 // second click; a field's error shows next to it, also for a number the page cannot read (nothing
-// is sent); a member sees none of it and is refused directly.
+// is sent); rotating one's own key keeps the page on the new key; a member sees none of it and is
+// refused directly.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -131,6 +132,26 @@ describe('key management on the usage page', { skip }, () => {
     assert.ok(changes.some((c) => /tester changed cousin \(disabled\)$/.test(c)));
     // The one failed call the browser logs is the refused second 'cousin'.
     assert.deepEqual(errors, ['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    await page.close();
+  });
+
+  it('an owner rotating its own key keeps the page working on the new key, also after a reload', async () => {
+    const boss = t.daemon.store.keys.add('boss', 'owner').token;
+    const { page, errors } = await openPage(browser!, t.url, boss, 'desktop');
+    await page.waitForSelector('#keys:not([hidden])');
+    await page.click(button('boss', 'rotate'));
+    await erredOrRedrawn(page, '#keys-error', () => page.click(button('boss', 'rotate')));
+    assert.equal(await page.textContent('#keys-error'), '');
+    const rotated = await page.inputValue('#token-value');
+    assert.notEqual(rotated, boss);
+    assert.equal(await page.evaluate('sessionStorage.getItem("olp-key")'), rotated);
+    assert.equal(await page.isVisible('#family'), true);
+    assert.equal(await ask(boss), 401, 'the old token stopped working');
+    assert.equal(await ask(rotated), 200, 'the new one works');
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    assert.equal(await page.getAttribute('body', 'data-ready'), 'true', (await page.textContent('#error')) ?? '');
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
