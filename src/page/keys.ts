@@ -6,7 +6,18 @@ export const KEYS_JS = `
 let typedKeys = [];
 let myName = '';
 const ownerKey = () => typedKeys[0];
-const numberOrNull = (v) => (v.trim() === '' ? null : Number(v.replace(/[ ,_]/g, '')));
+// Empty is no limit (null); anything but a whole number is undefined, never NaN: JSON turns NaN
+// into null, which would lift the limit instead of refusing the typo.
+const numberOrNull = (v) => { const s = v.replace(/[ ,_]/g, ''); return s === '' ? null : /^[0-9]+$/.test(s) ? Number(s) : undefined; };
+/** The form's token limits, or undefined after showing the error next to the first unreadable one. */
+function readLimits(form) {
+  const out = {};
+  for (const f of ['dailyTokens', 'monthlyTokens']) {
+    out[f] = numberOrNull(form.elements[f].value);
+    if (out[f] === undefined) { showFieldError(form, { param: f, message: 'a whole number of tokens, or empty for no limit' }); return undefined; }
+  }
+  return out;
+}
 function showFieldError(form, err) {
   for (const el of form.querySelectorAll('.field-error')) el.textContent = '';
   const last = String(err.param || '').split('.').pop();
@@ -42,21 +53,19 @@ function keyItem(k) {
   li.append(actions);
   const form = document.createElement('form');
   form.hidden = true; form.className = 'limits'; form.noValidate = true;
-  const field = (label, name, value) => { const l = text('label', label); const i = document.createElement('input'); i.name = name; i.inputMode = 'numeric'; i.placeholder = 'no limit'; i.value = value == null ? '' : String(value); l.append(i); return l; };
-  form.append(field('Tokens a day', 'dailyTokens', k.policy.dailyTokens), field('Tokens a month', 'monthlyTokens', k.policy.monthlyTokens), text('button', 'Save'),
-    text('p', '', 'field-error'));
-  form.lastChild.dataset.param = '';
+  const error = (param) => { const e = text('span', '', 'field-error'); e.dataset.param = param; return e; };
+  const field = (label, name, value) => { const l = text('label', label); const i = document.createElement('input'); i.name = name; i.inputMode = 'numeric'; i.placeholder = 'no limit'; i.value = value == null ? '' : String(value); l.append(i); return [l, error(name)]; };
+  form.append(...field('Tokens a day', 'dailyTokens', k.policy.dailyTokens), ...field('Tokens a month', 'monthlyTokens', k.policy.monthlyTokens), text('button', 'Save'), error(''));
   form.querySelector('button').type = 'submit';
   form.addEventListener('submit', (e) => { e.preventDefault(); saveLimits(k, form); });
   li.append(form);
   return li;
 }
 async function saveLimits(k, form) {
+  const limits = readLimits(form);
+  if (!limits) return;
   const policy = {};
-  for (const f of ['dailyTokens', 'monthlyTokens']) {
-    const v = numberOrNull(form.elements[f].value);
-    if (v !== (k.policy[f] ?? null)) policy[f] = v;
-  }
+  for (const [f, v] of Object.entries(limits)) if (v !== (k.policy[f] ?? null)) policy[f] = v;
   if (!Object.keys(policy).length) { form.hidden = true; return; }
   try { await api('/olp/keys/' + encodeURIComponent(k.name), ownerKey(), 'PATCH', { policy }); await refresh(); }
   catch (err) { showFieldError(form, err); }
@@ -73,7 +82,12 @@ async function act(btn) {
   $('keys-error').textContent = '';
   try {
     if (act === 'disable' || act === 'enable') await api(path, ownerKey(), 'PATCH', { policy: { enabled: act === 'enable' } });
-    if (act === 'rotate') { const r = await api(path + '/rotate', ownerKey(), 'POST'); showToken(name, r.token); }
+    if (act === 'rotate') {
+      const r = await api(path + '/rotate', ownerKey(), 'POST');
+      // One's own key: the old token is dead from now on, so the page (and a reload) goes on with the new one.
+      if (name === myName) { typedKeys[0] = r.token; sessionStorage.setItem('olp-key', typedKeys.join(' ')); }
+      showToken(name, r.token);
+    }
     if (act === 'revoke') await api(path, ownerKey(), 'DELETE');
     await refresh();
   } catch (err) { $('keys-error').textContent = name + ': ' + err.message; }
@@ -106,8 +120,10 @@ $('keylist').addEventListener('click', (e) => { const b = e.target.closest('butt
 $('create').addEventListener('submit', async (e) => {
   e.preventDefault();
   const f = e.target.elements;
+  const limits = readLimits(e.target);
+  if (!limits) return;
   const policy = {};
-  for (const n of ['dailyTokens', 'monthlyTokens']) { const v = numberOrNull(f[n].value); if (v !== null) policy[n] = v; }
+  for (const [n, v] of Object.entries(limits)) if (v !== null) policy[n] = v;
   const body = { name: f.namedItem('name').value.trim(), role: f.role.value, ...(f.login.value.trim() ? { login: f.login.value.trim() } : {}), ...(Object.keys(policy).length ? { policy } : {}) };
   try {
     const r = await api('/olp/keys', ownerKey(), 'POST', body);

@@ -37,7 +37,7 @@ async function api(path, key, method, body) {
   const data = await res.json().catch(() => ({}));
   if (!res.ok) {
     const err = new Error((data.error && data.error.message) || ('HTTP ' + res.status));
-    err.status = res.status; err.param = data.error && data.error.param;
+    err.status = res.status; err.param = data.error && data.error.param; err.body = data;
     throw err;
   }
   return data;

@@ -23,6 +23,7 @@ function memberRow(k, tag) {
 const count = (n, one, many) => plural(n, one, many);
 function healthLines(health, at) {
   const lines = [];
+  if (health.status === 'draining') lines.push(at + 'stopping (draining): finishing the answers under way, taking no new questions');
   for (const [id, b] of Object.entries(health.backends || {})) {
     const state = b.ready ? 'ready' : !b.found ? 'not installed' : b.login === 'not_logged_in' ? 'not logged in' : 'not ready';
     lines.push(at + (CLI_NAMES[id] || id) + ': ' + state + (b.version ? ', version ' + b.version : ''));
@@ -33,9 +34,14 @@ function healthLines(health, at) {
   if (health.parked && health.parked.turns) lines.push(at + count(health.parked.turns, 'tool call') + ' waiting for its app');
   return lines;
 }
+// A draining instance answers /health with 503 and the same owner JSON: still worth showing.
+async function healthOf(key) {
+  try { return await api('/health', key); }
+  catch (err) { if (err.status === 503 && err.body && err.body.status === 'draining') return err.body; throw err; }
+}
 async function family(keys) {
   const instances = await Promise.all(keys.map(async (key) => {
-    const [all, health] = await Promise.all([api('/olp/usage?days=30', key), api('/health', key)]);
+    const [all, health] = await Promise.all([api('/olp/usage?days=30', key), healthOf(key)]);
     return { all, health, tag: (health.instance && health.instance.tag) || '-' };
   }));
   const members = [], lines = [], plans = [];

@@ -1,7 +1,9 @@
 // Key management from the usage page, in headless Chromium, checked with the official openai
 // client: an owner creates a key (its token shown once works), sets a daily budget, disables and
 // enables it, rotates it (the old token stops working) and revokes it; destructive actions take a
-// second click; a field's error shows next to it; a member sees none of it and is refused directly.
+// second click; a field's error shows next to it, also for a number the page cannot read (nothing
+// is sent); rotating one's own key keeps the page on the new key; a member sees none of it and is
+// refused directly.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +46,13 @@ async function andRedraw(page: Page, action: () => Promise<unknown>): Promise<vo
   const before = await page.getAttribute('body', 'data-renders');
   await action();
   await page.waitForSelector(`body:not([data-renders="${before}"])`);
+}
+
+/** Runs a page action and waits until the error spot `error` shows something or the page has drawn again. */
+async function erredOrRedrawn(page: Page, error: string, action: () => Promise<unknown>): Promise<void> {
+  const before = await page.getAttribute('body', 'data-renders');
+  await action();
+  await page.waitForSelector(`body:not([data-renders="${before}"]), ${error}:not(:empty)`);
 }
 
 const button = (name: string, act: string) => `#keylist li[data-key="${name}"] button[data-act="${act}"]`;
@@ -123,6 +132,46 @@ describe('key management on the usage page', { skip }, () => {
     assert.ok(changes.some((c) => /tester changed cousin \(disabled\)$/.test(c)));
     // The one failed call the browser logs is the refused second 'cousin'.
     assert.deepEqual(errors, ['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    await page.close();
+  });
+
+  it('an owner rotating its own key keeps the page working on the new key, also after a reload', async () => {
+    const boss = t.daemon.store.keys.add('boss', 'owner').token;
+    const { page, errors } = await openPage(browser!, t.url, boss, 'desktop');
+    await page.waitForSelector('#keys:not([hidden])');
+    await page.click(button('boss', 'rotate'));
+    await erredOrRedrawn(page, '#keys-error', () => page.click(button('boss', 'rotate')));
+    assert.equal(await page.textContent('#keys-error'), '');
+    const rotated = await page.inputValue('#token-value');
+    assert.notEqual(rotated, boss);
+    assert.equal(await page.evaluate('sessionStorage.getItem("olp-key")'), rotated);
+    assert.equal(await page.isVisible('#family'), true);
+    assert.equal(await ask(boss), 401, 'the old token stopped working');
+    assert.equal(await ask(rotated), 200, 'the new one works');
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    assert.equal(await page.getAttribute('body', 'data-ready'), 'true', (await page.textContent('#error')) ?? '');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('a daily budget the page cannot read shows an error and changes nothing', async () => {
+    t.daemon.store.keys.add('niece', 'member', { dailyTokens: 5000 });
+    const { page, errors } = await openPage(browser!, t.url, t.token, 'desktop');
+    await page.waitForSelector('#keys:not([hidden])');
+    const li = '#keylist li[data-key="niece"]';
+    await page.click(button('niece', 'limits'));
+    await page.fill(`${li} input[name=dailyTokens]`, '50k');
+    await erredOrRedrawn(page, `${li} [data-param="dailyTokens"]`, () => page.click(`${li} form button[type=submit]`));
+    assert.equal(t.daemon.store.keys.get('niece')?.policy.dailyTokens, 5000, 'the budget stays');
+    assert.match((await page.textContent(`${li} [data-param="dailyTokens"]`)) ?? '', /whole number/);
+
+    await page.fill('#create input[name=name]', 'nephew');
+    await page.fill('#create input[name=dailyTokens]', '50k');
+    await erredOrRedrawn(page, '#create [data-param="dailyTokens"]', () => page.click('#create button[type=submit]'));
+    assert.equal(t.daemon.store.keys.get('nephew'), undefined, 'no key without its limit');
+    assert.match((await page.textContent('#create [data-param="dailyTokens"]')) ?? '', /whole number/);
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
