@@ -141,7 +141,8 @@ describe('GET /olp/usage/export', () => {
     const bob = store.keys.list().find((k) => k.name === 'bob')!;
     // Some 25 MB of rows: more than the loopback sockets take in (a few MB), so the export must wait.
     const long = 'm'.repeat(8000);
-    for (let i = 100; i < 3100; i++) store.usage.record({ ...rowOf(i, bob, NOW - DAY), model: long, servedModel: long });
+    for (let i = 100; i < 3100; i++)
+      store.usage.record({ ...rowOf(i, bob, NOW - DAY), model: long, servedModel: long });
     const res = await firstChunk();
     await new Promise((r) => setTimeout(r, 200));
     // Written while the client waits, after every other row in time: an export that had read the
