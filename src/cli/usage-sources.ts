@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { createInterface } from 'node:readline';
+import { askHealth } from '../front/index.js';
 import { INSTANCE_TAG, tokenTag, type LedgerRecord, type Store } from '../store/index.js';
 import { printable } from './output.js';
 
@@ -60,11 +61,10 @@ async function answerOf(res: Response): Promise<{ text: string; param: unknown }
   return { text: printable(`${res.status} ${said}`.replace(/olpk_[A-Za-z0-9_-]+/g, 'olpk_…').trim()), param };
 }
 
-/** The instance tag its owner `/health` gives (null from an olp without tags, or on any failure). */
+/** The instance tag its owner `/health` gives, asked as `olp front` asks (null from an olp without tags, or on any failure). */
 async function tagOf(base: string, key: string): Promise<string | null> {
   try {
-    const res = await fetch(`${base}/health`, { ...withKey(key), signal: AbortSignal.timeout(ANSWER_MS) });
-    const tag = ((await res.json()) as { instance?: { tag?: unknown } } | null)?.instance?.tag ?? null;
+    const tag = ((await askHealth(base, key))?.instance as { tag?: unknown } | undefined)?.tag;
     return typeof tag === 'string' && INSTANCE_TAG.test(tag) ? tag : null;
   } catch {
     return null;

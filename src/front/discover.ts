@@ -57,8 +57,15 @@ async function askTag(origin: string, keys: readonly string[], fetchFn: Fetch): 
   throw new FrontError(`${origin} took none of the ${keys.length} key(s) in OLP_OWNER_KEYS as an owner key`);
 }
 
-/** The owner view of /health, or undefined when this key does not get it (not this instance's, or not an owner's). */
-async function askHealth(origin: string, key: string, fetchFn: Fetch): Promise<Record<string, unknown> | undefined> {
+/**
+ * The owner view of an instance's /health, or undefined when this key does not get it (not this
+ * instance's, or not an owner's); a FrontError when the instance cannot be reached or is no olp.
+ */
+export async function askHealth(
+  origin: string,
+  key: string,
+  fetchFn: Fetch = fetch,
+): Promise<Record<string, unknown> | undefined> {
   let res: Response;
   try {
     res = await fetchFn(`${origin}/health`, {

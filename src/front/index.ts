@@ -1,6 +1,6 @@
 // The front door: the config of a standard reverse proxy in front of share-nothing olp instances,
 // and the Prometheus jobs that scrape them.
-export { parseOwnerKeys, resolveInstances } from './discover.js';
+export { askHealth, parseOwnerKeys, resolveInstances } from './discover.js';
 export {
   checkDistinct,
   FrontError,

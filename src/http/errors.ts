@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Response } from 'express';
 import {
+  errorHeaders,
   invalidJson,
   invalidRequest,
   malformedRequest,
@@ -68,9 +69,7 @@ function fromHttpError(err: unknown, req: IncomingMessage): ProxyError | undefin
 /** Status and retry headers of an error, on a response that has not started. */
 function setErrorHeaders(res: ServerResponse, e: ProxyError): void {
   res.statusCode = e.status;
-  res.setHeader('x-should-retry', e.retryable ? 'true' : 'false');
-  if (e.retryAfter !== undefined) res.setHeader('retry-after', String(e.retryAfter));
-  for (const [name, value] of Object.entries(e.headers)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(errorHeaders(e))) res.setHeader(name, value);
 }
 
 /** Sets status, error headers and the envelope: Anthropic's (and its status) on the Messages paths, OpenAI's elsewhere. */

@@ -95,18 +95,8 @@ function messageOf(e: ProxyError): string {
   return e.message;
 }
 
-/** A ProxyError as Anthropic's status, error envelope and retry headers (for a status, or in-band). */
-export function toAnthropicError(e: ProxyError): {
-  status: number;
-  body: AnthropicErrorBody;
-  headers: Record<string, string>;
-} {
+/** A ProxyError as Anthropic's status and error envelope (for a status, or in-band); its headers are `errorHeaders`'. */
+export function toAnthropicError(e: ProxyError): { status: number; body: AnthropicErrorBody } {
   const mapped = ANTHROPIC_ERRORS[e.code];
-  const headers: Record<string, string> = { ...e.headers, 'x-should-retry': e.retryable ? 'true' : 'false' };
-  if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
-  return {
-    status: mapped.status,
-    body: { type: 'error', error: { type: mapped.type, message: messageOf(e) } },
-    headers,
-  };
+  return { status: mapped.status, body: { type: 'error', error: { type: mapped.type, message: messageOf(e) } } };
 }

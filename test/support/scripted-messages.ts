@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import express from 'express';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
-import type { ProxyError } from '../../src/errors/index.js';
+import { errorHeaders, type ProxyError } from '../../src/errors/index.js';
 import { toAnthropicError, writeMessagesJson, writeMessagesStream } from '../../src/respond/index.js';
 import { listenLoopback } from './listen.js';
 
@@ -67,7 +67,10 @@ export async function startScriptedMessages(
       else await writeMessagesJson(res, events, meta);
     } catch (err) {
       const e = toAnthropicError(err as ProxyError);
-      res.status(e.status).set(e.headers).json(e.body);
+      res
+        .status(e.status)
+        .set(errorHeaders(err as ProxyError))
+        .json(e.body);
     }
   });
   app.use((_req, res) => {

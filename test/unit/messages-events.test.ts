@@ -19,7 +19,7 @@ import {
   type ProxyError,
 } from '../../src/errors/index.js';
 import { createProxyError } from '../../src/errors/proxy-error.js';
-import { planLimitReached } from '../../src/errors/index.js';
+import { errorHeaders, planLimitReached } from '../../src/errors/index.js';
 import {
   ANTHROPIC_ERRORS,
   createMessagesStreamState,
@@ -577,8 +577,8 @@ describe('toAnthropicError over the whole catalogue', () => {
   it('a deterministic failure is never 5xx nor overloaded (Claude Code retries those ten times)', () => {
     for (const code of codes) {
       const e = errorOf(code);
-      const { status, headers, body } = toAnthropicError(e);
-      assert.equal(headers['x-should-retry'], String(e.retryable), code);
+      const { status, body } = toAnthropicError(e);
+      assert.equal(errorHeaders(e)['x-should-retry'], String(e.retryable), code);
       if (body.error.type === 'overloaded_error') assert.ok(e.retryable, `${code} is overloaded but not retryable`);
       if (ERROR_CATALOGUE[code].status < 500 || e.retryable) continue;
       // Not retryable and 5xx in OpenAI's terms: only bad CLI output stays a 500 (x-should-retry: false).
@@ -596,9 +596,11 @@ describe('toAnthropicError over the whole catalogue', () => {
   });
 
   it('the codes Claude Code acts on', () => {
+    // The status and envelope the Messages paths send, and the headers every error response carries.
     const pick = (e: ProxyError) => {
       const a = toAnthropicError(e);
-      return [a.status, a.body.error.type, a.headers['retry-after'], a.headers['x-should-retry']];
+      const h = errorHeaders(e);
+      return [a.status, a.body.error.type, h['retry-after'], h['x-should-retry']];
     };
     assert.deepEqual(pick(limitExceeded('server_busy', 'busy', 2)), [529, 'overloaded_error', '2', 'true']);
     assert.deepEqual(pick(limitExceeded('queue_timeout', 'waited', 5)), [529, 'overloaded_error', '5', 'true']);
@@ -608,18 +610,15 @@ describe('toAnthropicError over the whole catalogue', () => {
     assert.deepEqual(pick(errorOf('request_too_large')), [413, 'request_too_large', undefined, 'false']);
     // A spent window: 429 with Retry-After counting down to the reset, the message saying when.
     const now = Date.now();
-    const soon = toAnthropicError(planLimitReached('resets soon', now + 30_000, now));
-    assert.deepEqual([soon.status, soon.headers['retry-after'], soon.headers['x-should-retry']], [429, '30', 'true']);
-    const late = toAnthropicError(
-      planLimitReached('The 5-hour window is spent. It resets at 2026-12-04T20:00:00.000Z.', now + 3_600_000, now),
+    assert.deepEqual(pick(planLimitReached('resets soon', now + 30_000, now)), [429, 'rate_limit_error', '30', 'true']);
+    const spent = planLimitReached(
+      'The 5-hour window is spent. It resets at 2026-12-04T20:00:00.000Z.',
+      now + 3_600_000,
+      now,
     );
-    assert.deepEqual(
-      [late.status, late.body.error.type, late.headers['x-should-retry']],
-      [429, 'rate_limit_error', 'false'],
-    );
-    assert.equal(late.headers['retry-after'], '3600');
-    assert.match(late.body.error.message, /resets at 2026-12-04T20:00:00/);
-    assert.ok(late.headers['x-olp-plan-reset']);
+    assert.deepEqual(pick(spent), [429, 'rate_limit_error', '3600', 'false']);
+    assert.match(toAnthropicError(spent).body.error.message, /resets at 2026-12-04T20:00:00/);
+    assert.ok(errorHeaders(spent)['x-olp-plan-reset']);
     // Over the model's context: a 413 naming the context window, which Claude Code compacts on.
     const ctx = toAnthropicError(contextLengthExceeded('about 250000 tokens, the budget is 200000'));
     assert.deepEqual([ctx.status, ctx.body.error.type], [413, 'request_too_large']);
