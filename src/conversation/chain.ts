@@ -1,6 +1,6 @@
 import { modelAllowed } from '../admit/index.js';
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
-import { backendNotLoggedIn, ClientAbortedError, isProxyError, type ProxyError } from '../errors/index.js';
+import { backendNotLoggedIn, ClientAbortedError, isProxyError, loginRefused, type ProxyError } from '../errors/index.js';
 import { overagePolicy, planScope } from '../plan/index.js';
 import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
@@ -20,8 +20,27 @@ function isFallbackable(e: ProxyError): boolean {
     e.code === 'backend_overloaded' ||
     e.code === 'backend_rate_limited' ||
     e.code === 'plan_limit_reached' ||
-    e.code === 'login_not_set_up'
+    e.code === 'login_not_set_up' ||
+    e.code === 'login_refused'
   );
+}
+
+/**
+ * A run on a key's own login that its provider refused says whose login it is and who renews it
+ * (the CLI's error names the machine's login, which is not the one that failed); the login
+ * remembers the refusal for the page until it is renewed or answers again.
+ */
+function ownLoginOutcome(s: Stage, login: string | undefined, backend: string, outcome: RunOutcome): RunOutcome {
+  if (login === undefined) return outcome;
+  if (outcome.ok) {
+    s.deps.logins?.noteRun(login, backend, null);
+    return outcome;
+  }
+  if (outcome.error.code !== 'backend_not_logged_in') return outcome;
+  const detail = outcome.error.detail ?? 'authentication failed';
+  s.deps.logins?.noteRun(login, backend, { detail });
+  const owner = s.principal.role === 'owner';
+  return { ...outcome, error: loginRefused({ login, backend, detail, owner }, outcome.error) };
 }
 
 /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
@@ -164,7 +183,7 @@ async function* tryChain(
         ...(tools ? { tools: offeredTools(tools) } : {}),
         ...(i === 0 && parked.plan ? { parked } : {}),
       });
-      const outcome = yield* forward(s, gen, candidate, route.backend.id);
+      const outcome = ownLoginOutcome(s, login?.name, route.backend.id, yield* forward(s, gen, candidate, route.backend.id));
       p.session = toSessionNote(lease, outcome.sessionId);
       p.run = outcome.run;
       if (outcome.ok && !tools)

@@ -12,8 +12,27 @@ export function backendNotLoggedIn(backend: string, detail: string, fix: string,
   return createProxyError(
     'backend_not_logged_in',
     `The ${backend} CLI is not logged in (${detail}). On the machine running olp, ${fix}.`,
-    { cause },
+    { cause, detail },
   );
+}
+
+const PROVIDERS: Readonly<Record<string, string>> = { claude: 'Anthropic', codex: 'OpenAI' };
+
+/**
+ * A key's own login (`olp logins`) was refused by its provider: renewing that login fixes it, not
+ * logging in the machine's CLI. An owner is told the command; a member that the login needs
+ * renewing and who can do it.
+ */
+export function loginRefused(
+  o: { login: string; backend: string; detail: string; owner: boolean },
+  cause?: unknown,
+): ProxyError {
+  const provider = PROVIDERS[o.backend] ?? `the ${o.backend} CLI's provider`;
+  const fix = `olp logins rotate ${o.login} --${o.backend}`;
+  const message = o.owner
+    ? `${o.login}'s ${o.backend} login was refused by ${provider} (${o.detail}): renew it with \`${fix}\`.`
+    : `Your ${o.backend} login '${o.login}' was refused by ${provider} (${o.detail}): it needs renewing. Ask the owner of this olp to renew it (\`${fix}\`).`;
+  return createProxyError('login_refused', message, { cause });
 }
 
 /** The key's login cannot serve the CLI: it was removed, or holds no credential for that CLI. */

@@ -63,6 +63,8 @@ export const ERROR_CATALOGUE = {
   backend_not_logged_in: { status: 503, type: 'server_error', retryable: false },
   // the key's login (olp logins) is gone, or has no credential for the CLI its model runs on
   login_not_set_up: { status: 503, type: 'server_error', retryable: false },
+  // the key's login was refused by its provider (a 401 on a run): its owner renews it
+  login_refused: { status: 503, type: 'server_error', retryable: false },
   backend_rate_limited: { status: 429, type: 'rate_limit_error', retryable: true, retryAfter: 'varies' },
   // retryable only when the window resets within a minute (the factory says which)
   plan_limit_reached: { status: 429, type: 'rate_limit_error', retryable: false, retryAfter: 'varies' },

@@ -10,6 +10,8 @@ interface ErrorExtra {
   retryAfter?: number;
   /** In place of the catalogue's (a limit that lifts soon is worth retrying, one hours away not). */
   retryable?: boolean;
+  /** What the CLI or its provider said, apart from olp's words (for a layer that words it again). */
+  detail?: string;
 }
 
 /**
@@ -28,6 +30,8 @@ export class ProxyError extends Error {
   readonly retryAfter: number | undefined;
   /** Extra response headers (`x-ratelimit-*`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** What the CLI or its provider said, when the factory kept it apart from the message. */
+  readonly detail: string | undefined;
 
   constructor(seal: typeof SEAL, code: ErrorCode, message: string, extra: ErrorExtra) {
     if (seal !== SEAL) throw new TypeError('a ProxyError is made by the factories in src/errors, not with new');
@@ -42,6 +46,7 @@ export class ProxyError extends Error {
     this.retryable = extra.retryable ?? spec.retryable;
     this.retryAfter = spec.retryAfter === 'varies' ? extra.retryAfter : spec.retryAfter;
     this.headers = extra.headers ?? {};
+    this.detail = extra.detail;
   }
 }
 

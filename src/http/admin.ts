@@ -6,6 +6,16 @@ import { invalidRequest, ownerOnly } from '../errors/index.js';
 import type { KeyRecord, Policy, Store } from '../store/index.js';
 import { ctx } from './context.js';
 
+/**
+ * The CLIs whose credential of the key's login its provider refused on a run, with when and what
+ * the CLI said (never a secret): the login needs renewing. Absent for the machine's own login.
+ */
+function refusedView(store: Store, login: string | null) {
+  const r = login === null ? undefined : store.logins.get(login)?.refused;
+  if (!r || (!r.claude && !r.codex)) return {};
+  return { login_refused: { ...(r.claude ? { claude: r.claude } : {}), ...(r.codex ? { codex: r.codex } : {}) } };
+}
+
 /** A key as the owner endpoints show it: policy and usage, never token material beyond the hint. */
 export function toKeyView(
   store: Store,
@@ -17,6 +27,7 @@ export function toKeyView(
     role: key.role,
     // Whose CLI login serves the key (`olp logins`).
     login: key.login ?? MACHINE_LOGIN,
+    ...refusedView(store, key.login),
     ...(key.hint ? { token_hint: `${key.hint}…` } : {}),
     ...(key.createdAt ? { created_at: key.createdAt } : {}),
     policy: key.policy,
@@ -120,6 +131,7 @@ export function createMyUsageRoute(store: Store, plans?: Plans) {
       key: p.name,
       role: p.role,
       login: p.login ?? MACHINE_LOGIN,
+      ...refusedView(store, p.login),
       days,
       ...budgetView(store, { id: p.keyId, policy: p.policy }, now),
       rows,
@@ -144,6 +156,7 @@ export function createUsageRoute(store: Store, plans?: Plans) {
         name: k.name,
         role: k.role,
         login: k.login ?? MACHINE_LOGIN,
+        ...refusedView(store, k.login),
         enabled: k.policy.enabled,
         ...budgetView(store, k, now),
       }));

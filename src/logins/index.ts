@@ -103,18 +103,39 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
     );
   }
 
+  /** The logins' refused credentials (`name\0cli`), read again whenever a login may have changed. */
+  let refused = new Set<string>();
+  function fresh(): void {
+    const version = o.store.version();
+    if (version === seen) return;
+    cache.clear();
+    refused = new Set(
+      o.store.list().flatMap((r) => (['claude', 'codex'] as const).filter((c) => r.refused[c]).map((c) => `${r.name}\u0000${c}`)),
+    );
+    seen = o.store.version();
+  }
+
   return {
     /** The credential for the key's login (null: the machine's) and the CLI. */
     use(login: string | null, cli: string): LoginAnswer {
       if (login === null) return undefined;
-      const version = o.store.version();
-      if (version !== seen) {
-        cache.clear();
-        seen = version;
-      }
+      fresh();
       const id = `${login}\u0000${cli}`;
       if (!cache.has(id)) cache.set(id, resolve(login, cli));
       return cache.get(id);
+    },
+    /**
+     * How a run on the login ended for the CLI: refused by the provider (its credential needs
+     * renewing: the page shows it until then), or answered (a refusal noted before is forgotten).
+     * Writes only when that changes what is stored.
+     */
+    noteRun(login: string, cli: string, refusal: { detail: string } | null): void {
+      if (cli !== 'claude' && cli !== 'codex') return;
+      fresh();
+      const id = `${login}\u0000${cli}`;
+      if (refusal === null && !refused.has(id)) return;
+      if (!o.store.get(login)) return;
+      o.store.setRefused(login, cli, refusal && { at: new Date().toISOString(), detail: refusal.detail.slice(0, 300) });
     },
   };
 }

@@ -21,6 +21,7 @@ button.armed{background:#8a1c1c;outline:2px solid #f3b0ab}
 .card{background:#fff;border-radius:.6rem;padding:.8rem;box-shadow:0 1px 2px #0001}
 .card p{margin:.2rem 0}.card h2{margin-top:0}
 .notice{border:2px solid #2f6fde;margin-bottom:.8rem}
+.notice.refused{border-color:#c0392b}
 .row{display:flex;gap:.4rem;flex-wrap:wrap}.row input{flex:1 1 12rem}
 .bar{height:.5rem;background:#e3e7ed;border-radius:.25rem;overflow:hidden;margin-top:.4rem;min-width:4rem}
 .bar div{height:100%;width:0;background:#2f6fde}

@@ -13,6 +13,7 @@ export const PAGE_HTML = `<!doctype html>
 </head>
 <body>
 <header><div><h1 id="hello">olp usage</h1><p class="muted" id="served-by"></p></div><button id="forget" class="quiet" hidden>Forget key</button></header>
+<p id="login-refused" class="card notice refused" role="alert" hidden></p>
 <form id="login">
   <label for="key">Your olp key <span class="muted">(several instances: each one's owner key, separated by spaces)</span></label>
   <input id="key" type="password" autocomplete="off" placeholder="olpk_…" required>

@@ -129,10 +129,18 @@ function planLine(cli, login, s) {
   if (s.overage) parts.push(', now on paid extra usage');
   return text('li', parts.join(''), s.status === 'rejected' ? 'full' : '');
 }
+const PROVIDERS = { claude: 'Anthropic', codex: 'OpenAI' };
+/** The CLIs whose login the provider refused, in words ('' when none). */
+function refusedWords(refused) {
+  return Object.entries(refused || {}).map(([cli, r]) => (PROVIDERS[cli] || cli) + ' refused the ' + (CLI_NAMES[cli] || cli) + ' login ' + when(r.at) + (r.detail ? ' (' + r.detail + ')' : '')).join('; ');
+}
 const noPlan = () => text('li', 'Claude plan: no limit reported by the CLI yet', 'muted');
 function member(me) {
   $('hello').textContent = 'Hello, ' + me.key;
-  $('served-by').textContent = me.login === 'machine' ? "Served by this machine's login" : "Served by your own Claude login '" + me.login + "'";
+  $('served-by').textContent = me.login === 'machine' ? "Served by this machine's login" : "Served by your own login '" + me.login + "'";
+  const refused = refusedWords(me.login_refused);
+  $('login-refused').hidden = !refused;
+  $('login-refused').textContent = refused ? refused + ': your login needs renewing. ' + (me.role === 'owner' ? 'Renew it with olp logins rotate ' + me.login + ' --' + Object.keys(me.login_refused)[0] + '.' : 'Ask the owner of this olp to renew it; until then your requests on it are refused.') : '';
   $('today-tokens').textContent = fmt(me.today.tokens);
   $('today-requests').textContent = fmt(me.today.requests);
   $('month-tokens').textContent = fmt(me.month.tokens);

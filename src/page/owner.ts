@@ -14,10 +14,11 @@ function budgetCell(used, limit) {
 }
 function memberRow(k, tag) {
   const share = Math.max(shareOf(k.today.tokens, k.today.budget), shareOf(k.month.tokens, k.month.budget));
-  const tr = row([k.name, tag, k.role + (k.enabled === false ? ' · disabled' : ''), k.login === 'machine' ? "this machine's" : k.login,
+  const tr = row([k.name, tag, k.role + (k.enabled === false ? ' · disabled' : ''), (k.login === 'machine' ? "this machine's" : k.login) + (k.login_refused ? ' · refused by ' + Object.keys(k.login_refused).map((c) => PROVIDERS[c] || c).join(', ') : ''),
     fmt(k.today.tokens), budgetCell(k.today.tokens, k.today.budget), fmt(k.month.tokens), budgetCell(k.month.tokens, k.month.budget)], MEMBER_LABELS);
-  tr.className = [level(share), k.enabled === false ? 'off' : ''].join(' ').trim();
+  tr.className = [level(share), k.enabled === false ? 'off' : '', k.login_refused ? 'refused' : ''].join(' ').trim();
   if (level(share)) tr.title = share >= 1 ? 'budget spent' : 'close to the budget';
+  if (k.login_refused) tr.title = refusedWords(k.login_refused) + ': renew it with olp logins rotate ' + k.login;
   return tr;
 }
 const count = (n, one, many) => plural(n, one, many);

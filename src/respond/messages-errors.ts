@@ -23,16 +23,20 @@ const overloaded = { status: 529, type: 'overloaded_error' } as const;
 const apiError = { status: 500, type: 'api_error' } as const;
 const rateLimited = { status: 429, type: 'rate_limit_error' } as const;
 const notFound = { status: 404, type: 'not_found_error' } as const;
+// A CLI login on the machine running olp: the same 503 as on the OpenAI routes, never retried.
+const cliLogin = { status: 503, type: 'api_error' } as const;
 
 /**
  * Every catalogue code as Anthropic's status and type, chosen for what Claude Code (2.1.197) does
  * with them: it retries 5xx and 529 up to ten times, and any error whose body says
- * `"type":"overloaded_error"` whatever its headers, so a deterministic failure is never one of
- * those; a 401 or 403 tells its user to run /login, which does nothing for the CLI login on the
- * machine running olp, so those (backend_not_logged_in, login_not_set_up, backend_not_installed)
- * are a 400 whose message says what to do there; a 413 whose message names the "context window"
- * is its "Prompt is too long", which it answers by compacting; a 404 tells its user that the
- * model is not available. Retrying stays as the catalogue says, through `x-should-retry`.
+ * `"type":"overloaded_error"` whatever its headers, so a deterministic failure is never an
+ * overloaded_error; it reads `x-should-retry: false` before the status (2.1.197 and 2.1.332 alike:
+ * no retry), so the CLI logins' failures (backend_not_logged_in, login_refused, login_not_set_up,
+ * backend_not_installed) keep the 503 they have on every wire format, as an api_error; a 401 or
+ * 403 would tell its user to run /login, which does nothing for a login on the machine running
+ * olp. A 413 whose message names the "context window" is its "Prompt is too long", which it
+ * answers by compacting; a 404 tells its user that the model is not available. Retrying stays as
+ * the catalogue says, through `x-should-retry`.
  */
 export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type: AnthropicErrorType }>> = {
   invalid_request: invalid,
@@ -68,9 +72,10 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   invalid_image: invalid,
   invalid_document: invalid,
   provider_invalid_request: invalid,
-  backend_not_installed: invalid,
-  backend_not_logged_in: invalid,
-  login_not_set_up: invalid,
+  backend_not_installed: cliLogin,
+  backend_not_logged_in: cliLogin,
+  login_not_set_up: cliLogin,
+  login_refused: cliLogin,
   backend_rate_limited: rateLimited,
   // Retry-After counts down to the window's reset; Claude Code waits for up to a minute of it.
   plan_limit_reached: rateLimited,

@@ -49,7 +49,7 @@ export type { AdminAction, AdminActionKind, AdminActionStore } from './admin-act
 export type { SlotRecord, SlotStore } from './slots.js';
 export type { PlanRow, PlanStore } from './plans.js';
 export type { AlertStore } from './alerts.js';
-export type { CredentialKind, LoginCli, LoginRecord, LoginStore } from './logins.js';
+export type { CredentialKind, LoginCli, LoginRecord, LoginRefusal, LoginStore } from './logins.js';
 export { MAX_CHAIN, type ResponseStore, type StoredResponse, type ReferencedItem } from './responses.js';
 
 /** The state store: one SQLite database (WAL) in the state directory; the only module that knows it is SQLite. */

@@ -10,6 +10,12 @@ export type LoginCli = 'claude' | 'codex';
  */
 export type CredentialKind = 'setup-token' | 'chatgpt' | 'api-key' | 'access-token';
 
+/** A login's credential the provider refused on a run: when, and what the CLI said (never the secret). */
+export interface LoginRefusal {
+  at: string;
+  detail: string;
+}
+
 /** A login as stored: its name and the kind of credential it has for each CLI (null: none). */
 export interface LoginRecord {
   name: string;
@@ -17,6 +23,8 @@ export interface LoginRecord {
   updatedAt: string;
   claude: CredentialKind | null;
   codex: CredentialKind | null;
+  /** Per CLI, the provider's last refusal of the credential since it was set and last worked. */
+  refused: Record<LoginCli, LoginRefusal | null>;
 }
 
 interface Row {
@@ -25,11 +33,23 @@ interface Row {
   updated_at: string;
   claude: string | null;
   codex: string | null;
+  claude_refused: string | null;
+  codex_refused: string | null;
 }
 
 const KINDS: readonly string[] = ['setup-token', 'chatgpt', 'api-key', 'access-token'];
 const kind = (raw: string | null): CredentialKind | null =>
   raw !== null && KINDS.includes(raw) ? (raw as CredentialKind) : null;
+
+function refusal(raw: string | null): LoginRefusal | null {
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(raw) as Partial<LoginRefusal>;
+    return typeof v.at === 'string' ? { at: v.at, detail: typeof v.detail === 'string' ? v.detail : '' } : null;
+  } catch {
+    return null;
+  }
+}
 
 function toRecord(r: Row): LoginRecord {
   return {
@@ -38,6 +58,7 @@ function toRecord(r: Row): LoginRecord {
     updatedAt: r.updated_at,
     claude: kind(r.claude),
     codex: kind(r.codex),
+    refused: { claude: refusal(r.claude_refused), codex: refusal(r.codex_refused) },
   };
 }
 
@@ -48,12 +69,16 @@ export function createLoginStore(db: Database, watch: WriteWatch) {
   const upsert = (cli: LoginCli) =>
     db.prepare(
       `INSERT INTO logins (name, created_at, updated_at, ${cli}) VALUES (@name, @at, @at, @kind)
-       ON CONFLICT (name) DO UPDATE SET ${cli} = excluded.${cli}, updated_at = excluded.updated_at`,
+       ON CONFLICT (name) DO UPDATE SET ${cli} = excluded.${cli}, ${cli}_refused = NULL, updated_at = excluded.updated_at`,
     );
   const set = { claude: upsert('claude'), codex: upsert('codex') };
   const clear = {
-    claude: db.prepare('UPDATE logins SET claude = NULL, updated_at = ? WHERE name = ?'),
-    codex: db.prepare('UPDATE logins SET codex = NULL, updated_at = ? WHERE name = ?'),
+    claude: db.prepare('UPDATE logins SET claude = NULL, claude_refused = NULL, updated_at = ? WHERE name = ?'),
+    codex: db.prepare('UPDATE logins SET codex = NULL, codex_refused = NULL, updated_at = ? WHERE name = ?'),
+  };
+  const refuse = {
+    claude: db.prepare('UPDATE logins SET claude_refused = ? WHERE name = ?'),
+    codex: db.prepare('UPDATE logins SET codex_refused = ? WHERE name = ?'),
   };
   const remove = db.prepare('DELETE FROM logins WHERE name = ?');
   const boundKeys = db.prepare<[string], { name: string }>(
@@ -78,6 +103,11 @@ export function createLoginStore(db: Database, watch: WriteWatch) {
     clear(name: string, cli: LoginCli): void {
       written++;
       clear[cli].run(new Date().toISOString(), name);
+    },
+    /** Notes the provider's refusal of the login's credential for the CLI (null: it worked again). */
+    setRefused(name: string, cli: LoginCli, r: LoginRefusal | null): void {
+      written++;
+      refuse[cli].run(r === null ? null : JSON.stringify(r), name);
     },
     /** Removes the login; false if there was none. Its keys stay bound to the name (and are refused). */
     remove(name: string): boolean {

@@ -165,6 +165,10 @@ export const MIGRATIONS: string[] = [
    DROP INDEX usage_ts;
    CREATE INDEX usage_key_ts_id ON usage (key_id, ts, request_id);
    DROP INDEX usage_key_ts;`,
+  // When a login's credential was last refused by its provider (a 401 on a run), per CLI, and what
+  // the CLI said; cleared by a new credential or the login's next answered run. The page shows it.
+  `ALTER TABLE logins ADD COLUMN claude_refused TEXT;
+   ALTER TABLE logins ADD COLUMN codex_refused TEXT;`,
 ];
 
 /** Takes the database through the steps it has not taken yet, in one transaction. */

@@ -10,6 +10,7 @@ import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { saveClaudeToken } from '../../src/logins/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { listenLoopback } from '../support/listen.js';
 import { CLAUDE_BASELINE, CLAUDE_CURRENT } from '../support/paths.js';
@@ -111,7 +112,7 @@ for (const client of CLIENTS)
        */
       function claude(
         prompt: string,
-        o: { args?: string[]; auth?: 'token' | 'key' } = {},
+        o: { args?: string[]; auth?: 'token' | 'key'; token?: string; retries?: boolean } = {},
       ): Promise<{ status: number | null; stdout: string; stderr: string; cwd: string }> {
         const home = mkdtempSync(join(scratch, 'home-'));
         const cwd = mkdtempSync(join(scratch, 'work-'));
@@ -121,12 +122,12 @@ for (const client of CLIENTS)
           HOME: home,
           TMPDIR: join(home, 'tmp'),
           ANTHROPIC_BASE_URL: rec.url,
-          ...(o.auth === 'key' ? { ANTHROPIC_API_KEY: t.token } : { ANTHROPIC_AUTH_TOKEN: t.token }),
+          ...(o.auth === 'key' ? { ANTHROPIC_API_KEY: o.token ?? t.token } : { ANTHROPIC_AUTH_TOKEN: o.token ?? t.token }),
           DISABLE_AUTOUPDATER: '1',
           DISABLE_TELEMETRY: '1',
           DISABLE_ERROR_REPORTING: '1',
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          CLAUDE_CODE_MAX_RETRIES: '0',
+          ...(o.retries ? {} : { CLAUDE_CODE_MAX_RETRIES: '0' }),
         };
         return new Promise((resolve) => {
           const c = spawn(client.bin, ['-p', prompt, ...(o.args ?? [])], {
@@ -160,6 +161,22 @@ for (const client of CLIENTS)
         const types = events(sent[0]!.answer).map((e) => e.type);
         assert.equal(types.filter((e) => e !== 'ping')[0], 'message_start');
         assert.equal(types.at(-1), 'message_stop');
+      });
+
+      it("a member whose own login its provider refused: one request, not retried, and the member reads who renews it", {
+        skip: backend.cli !== 'claude' ? 'the fake claude refuses the token' : false,
+      }, async () => {
+        saveClaudeToken(t.stateDir, 'bob', `sk-ant-oat01-revoked-${'x'.repeat(20)}`);
+        t.daemon.store.logins.set('bob', 'claude', 'setup-token');
+        const bob = t.daemon.store.keys.add(`bob-${client.name}`, 'member', {}, 'bob').token;
+        const from = rec.seen.length;
+        // Claude Code's own retries left on: a 503 with x-should-retry: false must not be retried.
+        const r = await claude('hello from bob', { token: bob, retries: true });
+        assert.notEqual(r.status, 0);
+        assert.match(r.stdout + r.stderr, /Your claude login 'bob' was refused by Anthropic/);
+        const sent = messages(from);
+        assert.equal(sent.length, 1, sent.map((x) => x.status).join(' '));
+        assert.equal(sent[0]!.status, 503);
       });
 
       it('ANTHROPIC_API_KEY: the key arrives as x-api-key and is accepted', async () => {

@@ -242,7 +242,7 @@ describe('the usage page, logins and plan windows in plain words', { skip }, () 
       await shoot(page, 'plan-phone');
       await page.close();
       const alice = await openPage(browser!, p.url, ann, 'phone');
-      assert.equal(await alice.page.textContent('#served-by'), "Served by your own Claude login 'alice'");
+      assert.equal(await alice.page.textContent('#served-by'), "Served by your own login 'alice'");
       assert.equal(await alice.page.textContent('#plan'), 'Claude plan: no limit reported by the CLI yet');
       await alice.page.close();
       const owner = await openPage(browser!, p.url, p.token, 'desktop');

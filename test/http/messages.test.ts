@@ -261,7 +261,7 @@ describe('POST /v1/messages', () => {
 
   it('a streamed request that fails before its first byte, and a body that is not JSON, get the envelope too', async () => {
     const res = await ask('[[fake:not-logged-in]]', { stream: true });
-    anthropicError(res, 400, 'invalid_request_error');
+    anthropicError(res, 503, 'api_error');
     const broken = await request(t.url)
       .post('/v1/messages')
       .set('x-api-key', t.token)
@@ -270,11 +270,12 @@ describe('POST /v1/messages', () => {
     anthropicError(broken, 400, 'invalid_request_error');
   });
 
-  // Not 401/403 either: on those Claude Code asks its user to run /login, which does nothing for
-  // the CLI login on the machine running olp; the message says what to do there.
-  it('a CLI that is not logged in is a 400 that says not to retry and what to do (never a 5xx Claude Code retries)', async () => {
+  // Not 401/403: on those Claude Code asks its user to run /login, which does nothing for the CLI
+  // login on the machine running olp. The 503 of the OpenAI routes, with x-should-retry: false,
+  // which Claude Code reads before the status (test/clients/claude-code-client.test.ts).
+  it('a CLI that is not logged in is the 503 of every wire format, says not to retry and what to do', async () => {
     const res = await ask('[[fake:not-logged-in]]');
-    anthropicError(res, 400, 'invalid_request_error');
+    anthropicError(res, 503, 'api_error');
     assert.match(res.body.error.message, /On the machine running olp, run `claude auth login`/);
     assert.equal(res.headers['x-should-retry'], 'false');
   });

@@ -427,13 +427,13 @@ describe('Messages writers', () => {
     const error = backendNotLoggedIn('claude', 'Not logged in', 'run `claude auth login` on the olp machine');
     script = { steps: [], end: failed(error) };
     const res = await post(true);
-    assert.equal(res.status, 400);
+    assert.equal(res.status, 503);
     assert.equal(res.headers.get('x-should-retry'), 'false');
     assert.equal(res.headers.get('request-id'), 'req_test');
     assert.equal(res.headers.get('x-from-result'), '1');
     assert.deepEqual(await res.json(), {
       type: 'error',
-      error: { type: 'invalid_request_error', message: error.message },
+      error: { type: 'api_error', message: error.message },
     });
 
     script = { steps: [], end: failed(limitExceeded('server_busy', 'olp is busy', 3)) };
@@ -563,35 +563,34 @@ describe('toAnthropicError over the whole catalogue', () => {
     overloaded_error: 529,
   };
 
+  const CLI_LOGIN = new Set<string>(['backend_not_installed', 'backend_not_logged_in', 'login_not_set_up', 'login_refused']);
+
   it('every code is mapped, to one of Anthropic’s types with its status (other 4xx: invalid_request_error)', () => {
     for (const code of codes) {
       const { status, body } = toAnthropicError(errorOf(code));
       const expected = ANTHROPIC_STATUS[body.error.type];
       assert.ok(expected !== undefined, `${code}: ${body.error.type}`);
       if (body.error.type === 'invalid_request_error') assert.ok(status >= 400 && status < 500, code);
+      // A CLI login on the machine running olp: the 503 of every wire format, never retried.
+      else if (CLI_LOGIN.has(code)) assert.deepEqual([status, body.error.type], [503, 'api_error'], code);
       else assert.equal(status, expected, code);
       assert.equal(body.type, 'error');
     }
   });
 
-  it('a deterministic failure is never 5xx nor overloaded (Claude Code retries those ten times)', () => {
+  it('a deterministic failure is never overloaded, and a 5xx one says x-should-retry: false (Claude Code reads it before the status)', () => {
     for (const code of codes) {
       const e = errorOf(code);
       const { status, body } = toAnthropicError(e);
       assert.equal(errorHeaders(e)['x-should-retry'], String(e.retryable), code);
       if (body.error.type === 'overloaded_error') assert.ok(e.retryable, `${code} is overloaded but not retryable`);
       if (ERROR_CATALOGUE[code].status < 500 || e.retryable) continue;
-      // Not retryable and 5xx in OpenAI's terms: only bad CLI output stays a 500 (x-should-retry: false).
+      // Not retryable and 5xx in OpenAI's terms: bad CLI output stays a 500, a CLI login a 503.
       if (code === 'backend_bad_output') assert.equal(status, 500);
+      else if (CLI_LOGIN.has(code)) assert.equal(status, 503, code);
       else assert.ok(status < 500, `${code} → ${status}`);
     }
-    for (const code of [
-      'backend_not_logged_in',
-      'login_not_set_up',
-      'backend_not_installed',
-      'model_not_found',
-      'invalid_request',
-    ] as const)
+    for (const code of ['model_not_found', 'invalid_request'] as const)
       assert.ok(toAnthropicError(errorOf(code)).status < 500, code);
   });
 

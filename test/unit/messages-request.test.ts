@@ -403,14 +403,10 @@ describe('the Messages adapter glue', () => {
     );
   });
 
-  it('every error code has an Anthropic status and type; deterministic failures are never 5xx', () => {
-    for (const code of [
-      'backend_not_logged_in',
-      'login_not_set_up',
-      'backend_not_installed',
-      'model_not_found',
-    ] as const)
-      assert.ok(ANTHROPIC_ERRORS[code].status < 500, code);
+  it('every error code has an Anthropic status and type; a CLI login is the 503 of every wire format', () => {
+    for (const code of ['backend_not_logged_in', 'login_not_set_up', 'backend_not_installed', 'login_refused'] as const)
+      assert.deepEqual(ANTHROPIC_ERRORS[code], { status: 503, type: 'api_error' }, code);
+    assert.ok(ANTHROPIC_ERRORS.model_not_found.status < 500);
     assert.deepEqual(ANTHROPIC_ERRORS.context_length_exceeded, { status: 413, type: 'request_too_large' });
     assert.deepEqual(ANTHROPIC_ERRORS.server_busy, { status: 529, type: 'overloaded_error' });
     const e = toAnthropicError(invalidRequest('bad', 'messages'));

@@ -77,7 +77,7 @@ export function toClaudeError(s: RunSummary): ProxyError {
       status === 401 ||
       /not logged in|invalid api key|please run \/login/i.test(all)
     ) {
-      return backendNotLoggedIn(NAME, text || 'authentication failed', LOGIN_FIX);
+      return backendNotLoggedIn(NAME, `${status === 401 ? '401: ' : ''}${text || 'authentication failed'}`, LOGIN_FIX);
     }
     // A spent plan window (subscription logins): the CLI says so at once and when it resets.
     const spent = (s.plan?.status === 'rejected' && !s.plan.overage) || LIMIT_TEXT.test(text);
