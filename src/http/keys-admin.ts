@@ -48,6 +48,12 @@ function target(store: Store, req: Request): KeyRecord {
   return key;
 }
 
+/**
+ * How soon the calling key may set its own expiry: one due sooner would lock the page's owner out
+ * as surely as an expiry now (2 s ahead was accepted, and the key died 2 s later).
+ */
+const OWN_EXPIRY_MIN_MS = 10 * 60_000;
+
 /** Refuses a change that would take away the calling key's own access (the page would lock its owner out). */
 function refuseLockout(callerId: string, key: KeyRecord, change: KeyChange, now = Date.now()): void {
   if (key.id !== callerId) return;
@@ -55,6 +61,11 @@ function refuseLockout(callerId: string, key: KeyRecord, change: KeyChange, now 
   if (change.policy?.enabled === false) throw ownKeyLockout('disable', 'policy.enabled');
   const expires = change.policy?.expiresAt;
   if (expires && Date.parse(expires) <= now) throw ownKeyLockout('expire', 'policy.expiresAt');
+  if (expires && Date.parse(expires) < now + OWN_EXPIRY_MIN_MS)
+    throw ownKeyLockout(
+      `set an expiry less than ${OWN_EXPIRY_MIN_MS / 60_000} minutes away on`,
+      'policy.expiresAt',
+    );
 }
 
 /** One log line per change, as the store recorded it: who, what, which key, the fields set. */

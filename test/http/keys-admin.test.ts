@@ -181,6 +181,9 @@ describe('PATCH, rotate and DELETE /olp/keys/:name', () => {
       await api().update(me, { policy: { enabled: false } }),
       await api().update(me, { role: 'member' }),
       await api().update(me, { policy: { expiresAt: '2001-01-01T00:00:00Z' } }),
+      // Two seconds ahead locks the owner out as surely as an expiry now.
+      await api().update(me, { policy: { expiresAt: new Date(Date.now() + 2000).toISOString() } }),
+      await api().update(me, { policy: { expiresAt: new Date(Date.now() + 9 * 60_000).toISOString() } }),
     ];
     assert.deepEqual(
       refused.map((r) => errOf(r)),
@@ -189,12 +192,21 @@ describe('PATCH, rotate and DELETE /olp/keys/:name', () => {
         [400, 'invalid_request', 'policy.enabled'],
         [400, 'invalid_request', 'role'],
         [400, 'invalid_request', 'policy.expiresAt'],
+        [400, 'invalid_request', 'policy.expiresAt'],
+        [400, 'invalid_request', 'policy.expiresAt'],
       ],
+    );
+    assert.match(
+      (refused[4]!.body as { error: { message: string } }).error.message,
+      /cannot set an expiry less than 10 minutes away on the key you are calling with/,
     );
     for (const r of refused)
       assert.match((r.body as { error: { message: string } }).error.message, /another owner key, or `olp keys`/);
     assert.equal(await statusOf(ask(t.token)), 200, 'still works');
     assert.equal((await api().update(me, { policy: { rpm: 1000 } })).status, 200, 'other changes to itself are fine');
+    const later = new Date(Date.now() + 11 * 60_000).toISOString();
+    assert.equal((await api().update(me, { policy: { expiresAt: later } })).status, 200, 'an expiry past 10 minutes is');
+    assert.equal(await statusOf(ask(t.token)), 200);
   });
 });
 
