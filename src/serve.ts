@@ -106,7 +106,11 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   const cap = createProcessCap(supervisor, {
     max: config.maxProcesses ?? defaultMaxProcesses(totalmem(), availableParallelism()),
     waitMs: config.queueTimeout * 1000,
-    shed: [() => workers?.shedSpare() ?? false, () => workers?.shedIdle() ?? false, () => parked.shedOldest()],
+    shed: [
+      () => workers?.shedSpare() ?? false,
+      (keyId) => workers?.shedIdle(keyId) ?? false,
+      (keyId) => parked.shedOldest(keyId, 'process_cap'),
+    ],
   });
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,

@@ -20,7 +20,7 @@ export interface RouteDeps {
   /** Live workers, when the daemon keeps them. */
   workers?: WorkerPool | undefined;
   /** Every CLI process olp holds (turns, workers, spares, parked turns, ones being stopped) and its cap. */
-  processes?: { readonly live: number; readonly max: number } | undefined;
+  processes?: { readonly live: number; readonly max: number; readonly waiting: number } | undefined;
   /** Turns waiting, their CLI alive, for the client's tool results. */
   parked?: { readonly size: number; readonly ttlMs: number } | undefined;
   /** This instance's tag and its peers behind the same front door. */
@@ -107,7 +107,9 @@ export function createHealthRoute(deps: RouteDeps) {
       ),
       inflight: deps.lifecycle.inflight,
       cli: deps.admission.stats(),
-      processes: deps.processes ? { live: deps.processes.live, max: deps.processes.max } : undefined,
+      processes: deps.processes
+        ? { live: deps.processes.live, max: deps.processes.max, waiting: deps.processes.waiting }
+        : undefined,
       workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
       parked: deps.parked
         ? { turns: deps.parked.size, timeoutS: Math.round(deps.parked.ttlMs / 1000) }

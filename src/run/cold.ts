@@ -37,7 +37,7 @@ export async function* runCold(
   let kept = false;
   let room: ((proc?: RunningProcess) => void) | undefined;
   try {
-    room = await waitToStart(deps, backend, turn, input.signal);
+    room = await waitToStart(deps, backend, turn, input.signal, input.keyId);
     // A live process's own timeout bounds its whole life; each turn has its own below.
     const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
     proc = spawnIn(deps, backend, turn, ws, {

@@ -31,11 +31,12 @@ export async function waitToStart(
   backend: Backend,
   turn: Turn,
   signal: AbortSignal,
+  keyId: string,
 ): Promise<(proc?: RunningProcess) => void> {
   const gate = await deps.refresh?.enter(backend, turn, signal);
-  let room: (() => void) | undefined;
+  let room: ((proc?: RunningProcess) => void) | undefined;
   try {
-    room = await deps.cap?.acquire(signal);
+    room = await deps.cap?.acquire(signal, keyId);
   } catch (err) {
     gate?.release();
     throw err;
@@ -44,7 +45,7 @@ export async function waitToStart(
   return (proc) => {
     if (done) return;
     done = true;
-    room?.();
+    room?.(proc);
     if (gate && proc) gate.started(proc.exit);
     else gate?.release();
   };

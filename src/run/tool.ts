@@ -46,7 +46,7 @@ export async function* runToolTurn(
   let room: ((proc?: RunningProcess) => void) | undefined;
   let proc: RunningProcess | undefined;
   try {
-    room = await waitToStart(deps, backend, turn, input.signal);
+    room = await waitToStart(deps, backend, turn, input.signal, input.keyId);
     // The process may wait, parked, several times as long as one turn: each step has its own bound.
     const limits = { ...deps.limits, timeoutMs: deps.limits.timeoutMs + 24 * 3600_000 };
     proc = spawnIn(deps, backend, turn, ws, {

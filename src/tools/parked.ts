@@ -60,9 +60,10 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
     },
     /**
      * Retires the oldest parked turn (of this key, or of any): its client sent a newer request
-     * that needs the room. False when there is none.
+     * that needs the room (`key_concurrency`), or another turn needs room under the process cap
+     * (`process_cap`). False when there is none.
      */
-    shedOldest(keyId?: string): boolean {
+    shedOldest(keyId?: string, reason: 'key_concurrency' | 'process_cap' = keyId === undefined ? 'process_cap' : 'key_concurrency'): boolean {
       for (const [k, p] of parked) {
         if (keyId !== undefined && p.turn.keyId !== keyId) continue;
         drop(k);
@@ -70,7 +71,7 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
           {
             event: 'parked_turn_retired',
             calls: p.turn.callIds.length,
-            reason: keyId === undefined ? 'process_cap' : 'key_concurrency',
+            reason,
           },
           'retired a parked tool-call turn to make room for a newer request',
         );

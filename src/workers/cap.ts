@@ -6,15 +6,27 @@ export interface ProcessCapOptions {
   max: number;
   /** How long a turn may wait for room before it is refused (429 queue_timeout). */
   waitMs: number;
-  /** Least valuable first: each retires one live CLI that is not running a turn, if it finds one. */
-  shed: readonly (() => boolean)[];
+  /**
+   * Least valuable first: each retires one live CLI that is not running a turn, if it finds one;
+   * given a key, one of that key's only.
+   */
+  shed: readonly ((keyId?: string) => boolean)[];
 }
 
 /** How often a turn waiting for room looks again for a live CLI to retire. */
 const RETRY_MS = 100;
 
-/** Gives the holder the room it waited for; call it once the process runs (or did not start). */
-export type ProcessTicket = () => void;
+/**
+ * Gives the holder the room it waited for; call it with the process once it runs (the key holds
+ * it until it exits), or without one when none started.
+ */
+export type ProcessTicket = (proc?: { readonly exit: Promise<unknown> }) => void;
+
+/** A turn waiting for room: its key, and the order it came in. */
+interface Waiter {
+  keyId: string;
+  grant: () => void;
+}
 
 /** The memory-derived default for `--max-processes`: ~300 MiB each from half the machine, at most 6 per core. */
 export function defaultMaxProcesses(totalBytes: number, cpus: number): number {
@@ -25,9 +37,16 @@ export function defaultMaxProcesses(totalBytes: number, cpus: number): number {
  * One count of every CLI process olp holds, and its cap. The count is the supervisor's own (a
  * process counts from its spawn until its exit has been seen, retiring ones included), plus the
  * room handed to turns about to spawn. A turn that needs a process while the count is at the cap
- * retires the least valuable live CLI that runs nothing (`shed`: a spare, then the least recently
- * used idle worker, then the oldest parked tool-call turn) and waits for a process to exit; one
+ * retires the least valuable live CLI that runs nothing and waits for a process to exit; one
  * started in the background (a spare, a worker loading a session) starts only when there is room.
+ *
+ * Fair shares: the processes a key's turns started count as the key's until they exit (its
+ * running turns, the workers and parked turns they became). While turns wait, room goes first to
+ * the waiting key that holds the fewest, and the CLIs retired for it are, after any spare, the
+ * idle workers and parked turns of the keys holding more than their share (`max` over the keys
+ * holding or waiting, at least 1), the heaviest first; only then anyone's least recently used
+ * worker or oldest parked turn. So one key flooding the cap with parked tool calls never keeps
+ * another key's request waiting behind its own.
  */
 export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions) {
   let reserved = 0;
@@ -35,23 +54,50 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
   let outside = 0;
   /** Live CLIs retired to make room that have not exited yet. */
   let owed = 0;
-  const waiters: (() => void)[] = [];
+  const waiters: Waiter[] = [];
+  /** Processes each key's turns hold (started, or about to be), until they exit. */
+  const holding = new Map<string, number>();
   const held = () => inner.active + reserved + outside;
+  const holds = (keyId: string) => holding.get(keyId) ?? 0;
+  function addHold(keyId: string, n: number): void {
+    const next = holds(keyId) + n;
+    if (next > 0) holding.set(keyId, next);
+    else holding.delete(keyId);
+  }
   /**
    * While turns wait, room is looked for again every RETRY_MS: a live CLI may have become one to
    * retire since (a worker whose turn ended goes idle), and no process exit says so.
    */
   let retry: NodeJS.Timeout | undefined;
 
+  /** The keys holding more than their share while turns wait, the heaviest first. */
+  function overShare(): string[] {
+    const keys = new Set([...holding.keys(), ...waiters.map((w) => w.keyId)]);
+    const share = Math.max(1, Math.floor(o.max / keys.size));
+    return [...holding].filter(([, n]) => n > share).sort((a, b) => b[1] - a[1]).map(([k]) => k);
+  }
+
   function shedOne(): boolean {
-    for (const shed of o.shed) if (shed()) return true;
+    const [spare, ...rest] = o.shed;
+    if (spare?.()) return true;
+    for (const keyId of overShare()) for (const shed of rest) if (shed(keyId)) return true;
+    for (const shed of rest) if (shed()) return true;
     return false;
+  }
+
+  /** The waiter whose key holds the fewest processes (the earliest of those). */
+  function nextWaiter(): Waiter {
+    let best = 0;
+    for (let i = 1; i < waiters.length; i++) if (holds(waiters[i]!.keyId) < holds(waiters[best]!.keyId)) best = i;
+    return waiters.splice(best, 1)[0]!;
   }
 
   function pump(): void {
     while (waiters.length > 0 && held() < o.max) {
+      const w = nextWaiter();
       reserved++;
-      waiters.shift()!();
+      addHold(w.keyId, 1);
+      w.grant();
     }
     // Still full: enough on their way out to seat every waiter.
     while (waiters.length > 0 && held() + waiters.length - owed > o.max && shedOne()) owed++;
@@ -62,12 +108,14 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
     }
   }
 
-  function ticket(): ProcessTicket {
+  function ticket(keyId: string): ProcessTicket {
     let done = false;
-    return () => {
+    return (proc) => {
       if (done) return;
       done = true;
       reserved--;
+      if (proc) void proc.exit.then(() => addHold(keyId, -1));
+      else addHold(keyId, -1);
       pump();
     };
   }
@@ -75,10 +123,11 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
   const supervisor: ProcessSupervisor = {
     run(inv, limits, signal, log, call) {
       const proc = inner.run(inv, limits, signal, log, call);
-      // (The inner count drops before this runs: its own handler was attached first.)
+      // (The inner count drops before this runs: its own handler was attached first. The key's
+      // hold drops in the ticket's handler, attached after this one: room is given out after both.)
       void proc.exit.then(() => {
         if (owed > 0) owed--;
-        pump();
+        queueMicrotask(pump);
       });
       return proc;
     },
@@ -118,23 +167,35 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
     hasRoom(): boolean {
       return waiters.length === 0 && held() < o.max;
     },
-    /** Room for one process, made if need be; rejects on the signal or after `waitMs`. */
-    acquire(signal: AbortSignal): Promise<ProcessTicket> {
+    /** Processes held by each key's turns now (for /health and tests). */
+    holdings(): ReadonlyMap<string, number> {
+      return new Map(holding);
+    },
+    /** Turns waiting for room now. */
+    get waiting(): number {
+      return waiters.length;
+    },
+    /** Room for one process of the key's, made if need be; rejects on the signal or after `waitMs`. */
+    acquire(signal: AbortSignal, keyId = ''): Promise<ProcessTicket> {
       if (signal.aborted) return Promise.reject(new ClientAbortedError());
       if (waiters.length === 0 && held() < o.max) {
         reserved++;
-        return Promise.resolve(ticket());
+        addHold(keyId, 1);
+        return Promise.resolve(ticket(keyId));
       }
       return new Promise<ProcessTicket>((resolve, reject) => {
-        const grant = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          resolve(ticket());
+        const waiter: Waiter = {
+          keyId,
+          grant: () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            resolve(ticket(keyId));
+          },
         };
         const fail = (err: Error) => {
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
-          const i = waiters.indexOf(grant);
+          const i = waiters.indexOf(waiter);
           if (i !== -1) waiters.splice(i, 1);
           pump();
           reject(err);
@@ -152,7 +213,7 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
           o.waitMs,
         );
         signal.addEventListener('abort', onAbort, { once: true });
-        waiters.push(grant);
+        waiters.push(waiter);
         pump();
       });
     },

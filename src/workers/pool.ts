@@ -138,10 +138,13 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       if (w) void retire(s, w, reason);
     },
 
-    /** Retires the least recently used idle (or starting) worker to free its process for a turn; false when none. */
-    shedIdle(): boolean {
+    /**
+     * Retires the least recently used idle (or starting) worker, of the key when one is given, to
+     * free its process for a turn; false when none.
+     */
+    shedIdle(keyId?: string): boolean {
       const lru = [...workers.values()]
-        .filter((w) => w.state === 'idle' || w.state === 'starting')
+        .filter((w) => (w.state === 'idle' || w.state === 'starting') && (keyId === undefined || w.keyId === keyId))
         .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
       if (!lru) return false;
       void retire(s, lru, 'evicted');

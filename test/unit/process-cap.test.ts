@@ -117,3 +117,67 @@ describe('the process cap', () => {
     assert.equal(cap.hasRoom(), true);
   });
 });
+
+describe('fair shares of the process cap', () => {
+  /** A cap of `max` whose parked turns (by key, oldest first) are retired on request and exit a little later. */
+  function parkedCap(max: number) {
+    const f = fakeSupervisor();
+    const parked: { keyId: string; pid: number }[] = [];
+    const retired: string[] = [];
+    const cap = createProcessCap(f.supervisor, {
+      max,
+      waitMs: 5000,
+      shed: [
+        () => false, // no spare
+        () => false, // no idle worker
+        (keyId) => {
+          const i = parked.findIndex((p) => keyId === undefined || p.keyId === keyId);
+          if (i === -1) return false;
+          const [p] = parked.splice(i, 1);
+          retired.push(p!.keyId);
+          setTimeout(() => f.end(p!.pid), 5);
+          return true;
+        },
+      ],
+    });
+    /** A turn of the key that gets room, starts, and parks on its tool calls. */
+    async function park(keyId: string): Promise<void> {
+      const room = await cap.acquire(new AbortController().signal, keyId);
+      const proc = cap.supervisor.run({} as never, {} as never, new AbortController().signal);
+      room(proc);
+      parked.push({ keyId, pid: proc.pid! });
+    }
+    return { cap, park, retired, parked };
+  }
+
+  it("a key flooding the cap with parked turns does not keep another key's request behind its own", async () => {
+    const { cap, park, retired } = parkedCap(3);
+    for (let i = 0; i < 3; i++) await park('flood');
+    assert.deepEqual(cap.holdings(), new Map([['flood', 3]]));
+    const order: string[] = [];
+    // Four more of the flood's turns wait for room, then the owner's plain turn.
+    const flood = Array.from({ length: 4 }, () => park('flood').then(() => order.push('flood')));
+    const owner = cap.acquire(new AbortController().signal, 'owner').then((room) => {
+      order.push('owner');
+      return room;
+    });
+    assert.equal(cap.waiting, 5);
+    const room = await owner;
+    assert.ok(order.indexOf('owner') <= 1, `the owner is seated first or second, not behind the flood: ${order}`);
+    room(); // its turn started no process (a plain answer, say)
+    await Promise.all(flood);
+    assert.ok(retired.every((k) => k === 'flood'));
+    assert.equal(cap.live, 3);
+  });
+
+  it("room for a key under its share is made from the parked turns of the key over it, not another's", async () => {
+    const { cap, park, retired } = parkedCap(4);
+    await park('alice');
+    for (let i = 0; i < 3; i++) await park('flood');
+    // alice's oldest park is the oldest of all; bob's turn needs room: the flood (3 of 4, share 1) gives it.
+    const room = await cap.acquire(new AbortController().signal, 'bob');
+    assert.deepEqual(retired, ['flood']);
+    room();
+    assert.deepEqual(cap.holdings(), new Map([['alice', 1], ['flood', 2]]));
+  });
+});
