@@ -2,14 +2,17 @@
 // Runs the compiled test suite with Node's test runner (Node 20 has no glob support in --test).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const testDir = join(root, 'dist', 'test');
-// Arguments: substrings of the test files to run (all when none); `--skip=SUBSTRING` leaves some out.
+// Arguments: substrings of the test files to run (all when none); `--skip=SUBSTRING` leaves some out;
+// `--times` adds each file's time, slowest first, and each tier's, after the results.
 const args = process.argv.slice(2);
-const only = args.filter((a) => !a.startsWith('--skip='));
+const times = args.includes('--times');
+const only = args.filter((a) => !a.startsWith('--skip=') && a !== '--times');
 const skipped = args.filter((a) => a.startsWith('--skip=')).map((a) => a.slice('--skip='.length));
 
 function find(dir) {
@@ -27,6 +30,10 @@ if (files.length === 0) {
   console.error('no test files found; run `npm run build` first');
   process.exit(1);
 }
+// Test files run this many at a time: most of a file's time is spent waiting on the CLIs it
+// spawns, so one more than the cores keeps them busy (OLP_TEST_CONCURRENCY sets it).
+const CONCURRENCY = Number(process.env.OLP_TEST_CONCURRENCY ?? availableParallelism() + 1);
+process.env.OLP_TEST_CONCURRENCY = String(CONCURRENCY);
 const started = Date.now();
 // A test file that something keeps alive after its tests (a child a failed test never stopped)
 // would hold the runner forever: past this, the suite is stopped and fails, saying so.
@@ -37,8 +44,12 @@ const child = spawn(
     '--import',
     join(testDir, 'support', 'strict.js'),
     '--test',
-    '--test-concurrency=2',
+    `--test-concurrency=${CONCURRENCY}`,
     '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    ...(times
+      ? [`--test-reporter=${join(root, 'scripts', 'test-file-times.mjs')}`, '--test-reporter-destination=stdout']
+      : []),
     '--test-timeout=180000',
     ...files,
   ],

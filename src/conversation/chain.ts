@@ -1,6 +1,12 @@
 import { modelAllowed } from '../admit/index.js';
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
-import { backendNotLoggedIn, ClientAbortedError, isProxyError, loginRefused, type ProxyError } from '../errors/index.js';
+import {
+  backendNotLoggedIn,
+  ClientAbortedError,
+  isProxyError,
+  loginRefused,
+  type ProxyError,
+} from '../errors/index.js';
 import { overagePolicy, planScope } from '../plan/index.js';
 import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
@@ -183,7 +189,12 @@ async function* tryChain(
         ...(tools ? { tools: offeredTools(tools) } : {}),
         ...(i === 0 && parked.plan ? { parked } : {}),
       });
-      const outcome = ownLoginOutcome(s, login?.name, route.backend.id, yield* forward(s, gen, candidate, route.backend.id));
+      const outcome = ownLoginOutcome(
+        s,
+        login?.name,
+        route.backend.id,
+        yield* forward(s, gen, candidate, route.backend.id),
+      );
       p.session = toSessionNote(lease, outcome.sessionId);
       p.run = outcome.run;
       if (outcome.ok && !tools)

@@ -62,10 +62,7 @@ function refuseLockout(callerId: string, key: KeyRecord, change: KeyChange, now 
   const expires = change.policy?.expiresAt;
   if (expires && Date.parse(expires) <= now) throw ownKeyLockout('expire', 'policy.expiresAt');
   if (expires && Date.parse(expires) < now + OWN_EXPIRY_MIN_MS)
-    throw ownKeyLockout(
-      `set an expiry less than ${OWN_EXPIRY_MIN_MS / 60_000} minutes away on`,
-      'policy.expiresAt',
-    );
+    throw ownKeyLockout(`set an expiry less than ${OWN_EXPIRY_MIN_MS / 60_000} minutes away on`, 'policy.expiresAt');
 }
 
 /** One log line per change, as the store recorded it: who, what, which key, the fields set. */

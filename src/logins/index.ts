@@ -110,7 +110,9 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
     if (version === seen) return;
     cache.clear();
     refused = new Set(
-      o.store.list().flatMap((r) => (['claude', 'codex'] as const).filter((c) => r.refused[c]).map((c) => `${r.name}\u0000${c}`)),
+      o.store
+        .list()
+        .flatMap((r) => (['claude', 'codex'] as const).filter((c) => r.refused[c]).map((c) => `${r.name}\u0000${c}`)),
     );
     seen = o.store.version();
   }

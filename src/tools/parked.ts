@@ -63,7 +63,10 @@ export function createParkedTurns<T extends ParkedTurn>(o: { ttlMs: number; logg
      * that needs the room (`key_concurrency`), or another turn needs room under the process cap
      * (`process_cap`). False when there is none.
      */
-    shedOldest(keyId?: string, reason: 'key_concurrency' | 'process_cap' = keyId === undefined ? 'process_cap' : 'key_concurrency'): boolean {
+    shedOldest(
+      keyId?: string,
+      reason: 'key_concurrency' | 'process_cap' = keyId === undefined ? 'process_cap' : 'key_concurrency',
+    ): boolean {
       for (const [k, p] of parked) {
         if (keyId !== undefined && p.turn.keyId !== keyId) continue;
         drop(k);

@@ -74,7 +74,10 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
   function overShare(): string[] {
     const keys = new Set([...holding.keys(), ...waiters.map((w) => w.keyId)]);
     const share = Math.max(1, Math.floor(o.max / keys.size));
-    return [...holding].filter(([, n]) => n > share).sort((a, b) => b[1] - a[1]).map(([k]) => k);
+    return [...holding]
+      .filter(([, n]) => n > share)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k]) => k);
   }
 
   function shedOne(): boolean {

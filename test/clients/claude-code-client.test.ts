@@ -122,7 +122,9 @@ for (const client of CLIENTS)
           HOME: home,
           TMPDIR: join(home, 'tmp'),
           ANTHROPIC_BASE_URL: rec.url,
-          ...(o.auth === 'key' ? { ANTHROPIC_API_KEY: o.token ?? t.token } : { ANTHROPIC_AUTH_TOKEN: o.token ?? t.token }),
+          ...(o.auth === 'key'
+            ? { ANTHROPIC_API_KEY: o.token ?? t.token }
+            : { ANTHROPIC_AUTH_TOKEN: o.token ?? t.token }),
           DISABLE_AUTOUPDATER: '1',
           DISABLE_TELEMETRY: '1',
           DISABLE_ERROR_REPORTING: '1',
@@ -163,7 +165,7 @@ for (const client of CLIENTS)
         assert.equal(types.at(-1), 'message_stop');
       });
 
-      it("a member whose own login its provider refused: one request, not retried, and the member reads who renews it", {
+      it('a member whose own login its provider refused: one request, not retried, and the member reads who renews it', {
         skip: backend.cli !== 'claude' ? 'the fake claude refuses the token' : false,
       }, async () => {
         saveClaudeToken(t.stateDir, 'bob', `sk-ant-oat01-revoked-${'x'.repeat(20)}`);

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startedWorkerIdle, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { fakeCliProcesses, isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -28,14 +29,6 @@ const asking = (i: number, name = 'get_weather'): Msg => ({
     { name, arguments: { city: `Tokyo${i}` } },
   ])}]]`,
 });
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const runModes = (t: TestDaemon) =>
   t.logs.filter((l) => l.event === 'request' && l.path === '/v1/chat/completions').map((l) => String(l.run ?? '-'));

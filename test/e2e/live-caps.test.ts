@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { OLP_BIN } from '../support/paths.js';
 import { fakeCliProcesses, isAlive, recordedPids, waitGone } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -21,14 +22,6 @@ const asking = (city: string): Msg => ({
   role: 'user',
   content: `Weather in ${city}? [[fake-tools:${JSON.stringify([{ name: 'get_weather', arguments: { city } }])}]]`,
 });
-
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function olp(t: TestDaemon, args: string[]): void {
   const r = spawnSync(process.execPath, [OLP_BIN, ...args, '--state-dir', t.stateDir], {
@@ -96,7 +89,7 @@ describe("a key's live CLIs when the key stops", () => {
         const theirs = await holdClis(t, t.token, 'tester');
         const started = Date.now();
         olp(t, args('alice'));
-        const left = await waitGone([mine.worker, mine.spare, mine.parked], 1500);
+        const left = await waitGone([mine.worker, mine.spare, mine.parked], 15_000);
         assert.deepEqual(left, [], `alice's CLIs gone ${Date.now() - started} ms after the command started`);
         for (const pid of [theirs.worker, theirs.spare, theirs.parked])
           assert.ok(isAlive(pid), `another key's CLI ${pid} is untouched`);
@@ -218,7 +211,7 @@ describe('parked tool-call turns are bounded', () => {
       );
       const next = await client.chat.completions.create({ model: 'sonnet', messages });
       assert.equal(next.choices[0]!.finish_reason, 'stop');
-      assert.deepEqual(await waitGone([parkedPid], 1000), [], 'the park was never going to be continued');
+      assert.deepEqual(await waitGone([parkedPid], 15_000), [], 'the park was never going to be continued');
       assert.ok(t.logs.some((l) => l.event === 'parked_turn_retired' && l.reason === 'superseded'));
     } finally {
       await t.close();
@@ -268,9 +261,12 @@ describe('fair shares of the process cap', () => {
       // The flood parks three (the cap), then twelve more of its turns wait for room.
       await Promise.all([0, 1, 2].map(ask));
       const more = Array.from({ length: 12 }, (_, i) => ask(3 + i));
-      await waitFor(async () => (await health(t)).processes.waiting >= 6, 60_000);
+      await waitFor(async () => (await health(t)).processes.waiting >= 6);
       const started = performance.now();
-      const reply = await owner.chat.completions.create({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
+      const reply = await owner.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       const waited = performance.now() - started;
       done.push('owner');
       assert.equal(reply.choices[0]!.finish_reason, 'stop');

@@ -73,7 +73,10 @@ describe("a member's refused login", () => {
     assert.equal(res.headers.get('x-should-retry'), 'false');
     const body = (await res.json()) as { error: { message: string; code: string } };
     assert.equal(body.error.code, 'login_refused');
-    assert.match(body.error.message, /^bob's claude login was refused by Anthropic \(401: .*\): renew it with `olp logins rotate bob --claude`\.$/);
+    assert.match(
+      body.error.message,
+      /^bob's claude login was refused by Anthropic \(401: .*\): renew it with `olp logins rotate bob --claude`\.$/,
+    );
   });
 
   it('shows the refusal on the page until the login is renewed and answers', async () => {

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { loginPaths, removeLoginFiles, saveClaudeToken, writeSecret } from '../../src/logins/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { fakeCliProcesses, isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -73,14 +74,6 @@ async function conversation(client: OpenAI, model: string, i: number): Promise<v
   messages.push(c.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'found it' });
   const d = await client.chat.completions.create({ model, messages, tools });
   assert.equal(d.choices[0]!.finish_reason, 'stop');
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** The credential each run of the fake CLIs saw, oldest first. */
@@ -232,7 +225,7 @@ describe('logins', () => {
       // As `olp logins remove bob` does it, from another process or this one.
       t.daemon.store.logins.remove('bob');
       removeLoginFiles(t.stateDir, 'bob');
-      await waitFor(() => pids.every((p) => !isAlive(p)), 5000);
+      await waitFor(() => pids.every((p) => !isAlive(p)));
       assert.ok(t.logs.some((l) => l.event === 'key_clis_retired' && l.reason === 'login removed'));
       const res = await fetch(`${t.baseURL}/chat/completions`, {
         method: 'POST',

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { isAlive, leftoverWorkspaces, readRecord, recordedPids } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -31,14 +32,6 @@ const PARIS_TOKYO = [
   { name: 'get_weather', arguments: { city: 'Paris' } },
   { name: 'get_weather', arguments: { city: 'Tokyo' } },
 ];
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let t: TestDaemon;
 let client: OpenAI;
@@ -345,7 +338,7 @@ describe('parked turns expire', () => {
       const first = await c.chat.completions.create({ model: 'sonnet', messages, tools: [WEATHER] });
       const parked = recordedPids(u.recordDir).runs.at(-1)!;
       assert.ok(isAlive(parked), 'parked');
-      await waitFor(() => !isAlive(parked), 10_000);
+      await waitFor(() => !isAlive(parked));
       await waitFor(() => leftoverWorkspaces(u.stateDir).length === 0); // its workspace goes with it
       const call = first.choices[0]!.message.tool_calls![0]!;
       messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: 'mild in Lima' });

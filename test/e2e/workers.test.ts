@@ -7,6 +7,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces, readRecord, recordedPids, sessionFileHolds } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -27,14 +28,6 @@ function runModes(t: TestDaemon): string[] {
   return t.logs
     .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
     .map((l) => String(l.run ?? '-'));
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A conversation whose fake CLI answers each turn with what it remembers (see the fake's report-history). */
@@ -252,7 +245,7 @@ describe('live workers, when something goes wrong', () => {
       // Idle: gone after a second without a turn, workspace too; the next turn resumes cold.
       const a = conversation(t);
       const a1 = await a.say('a one');
-      await waitFor(() => !isAlive(a1.pid), 3000);
+      await waitFor(() => !isAlive(a1.pid));
       await waitFor(() => leftoverWorkspaces(t.stateDir).length === 0);
       const a2 = await a.say('a two');
       assert.notEqual(a2.pid, a1.pid);

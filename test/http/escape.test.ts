@@ -4,10 +4,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { leftoverWorkspaces, recordedPids, waitGone } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 
+// The idle timeout is long enough that "answered long before it" holds on a busy machine (a
+// 2-core one at a load of 20 takes seconds where a quiet one takes 100 ms): an answer that waited
+// for it would take IDLE_S or more.
+const IDLE_S = 20;
+const PROMPTLY_MS = (IDLE_S * 1000) / 2;
 let t: TestDaemon;
 before(async () => {
-  t = await startTestDaemon({ config: { idleTimeout: 3, timeout: 20 } });
+  t = await startTestDaemon({ config: { idleTimeout: IDLE_S, timeout: 120 } });
 });
 after(async () => t.close());
 
@@ -39,25 +45,35 @@ describe('escaping grandchildren', () => {
         ctx.diagnostic(`${scenario}: answered in ${r.ms.toFixed(0)} ms`);
         assert.equal(r.status, 200, r.body);
         assert.match(r.body, stream ? /"content":"Hello fr"/ : /Hello from fake claude/);
-        // The idle timeout is 3 s: answering must not wait for it (nor for the grandchild's 300 s).
-        assert.ok(r.ms < 1500, `took ${r.ms} ms`);
+        // Answering must not wait for the idle timeout (nor for the grandchild's 300 s).
+        assert.ok(r.ms < PROMPTLY_MS, `took ${r.ms} ms`);
         const pids = newGrandchildren(seen);
         assert.equal(pids.length, 1);
-        assert.deepEqual(await waitGone(pids, 5000), [], 'the grandchild was killed');
+        assert.deepEqual(await waitGone(pids), [], 'the grandchild was killed');
       });
     }
   }
 
   it('a hung CLI whose setsid grandchild holds its pipes still times out, and both are killed', async () => {
-    const r = await ask('[[fake:setsid-hang]]');
-    assert.equal(r.status, 504, r.body);
-    assert.equal(JSON.parse(r.body).error.code, 'backend_timeout');
-    // Idle timeout 3 s, SIGTERM; the answer must come within a short bound after it.
-    assert.ok(r.ms < 3000 + 1500, `took ${r.ms} ms`);
-    const pids = newGrandchildren(seen);
-    assert.deepEqual(await waitGone(pids, 5000), []);
-    await t.daemon.settled();
-    assert.deepEqual(leftoverWorkspaces(t.stateDir), []);
+    // Its own daemon, with a short idle timeout to run into (and a total one far beyond it).
+    const h = await startTestDaemon({ config: { idleTimeout: 3, timeout: 120 } });
+    try {
+      const res = await fetch(`${h.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: '[[fake:setsid-hang]] hello' }] }),
+      });
+      const body = await res.text();
+      assert.equal(res.status, 504, body);
+      assert.equal(JSON.parse(body).error.code, 'backend_timeout');
+      assert.match(JSON.parse(body).error.message, /produced no output for 3 s/, 'the idle timeout, not the total one');
+      const pids = recordedPids(h.recordDir).grandchildren;
+      assert.deepEqual(await waitGone(pids), []);
+      await h.daemon.settled();
+      assert.deepEqual(leftoverWorkspaces(h.stateDir), []);
+    } finally {
+      await h.close();
+    }
   });
 });
 
@@ -72,18 +88,17 @@ describe('shutdown with an escaped grandchild in flight', () => {
       (res) => res.status,
       () => 'closed',
     );
-    const deadline = Date.now() + 5000;
-    while (recordedPids(d.recordDir).grandchildren.length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => recordedPids(d.recordDir).grandchildren.length > 0, undefined, 'the grandchild');
     const { runs, grandchildren } = recordedPids(d.recordDir);
     assert.equal(grandchildren.length, 1);
     const t0 = performance.now();
     await d.close(true);
     const ms = performance.now() - t0;
     ctx.diagnostic(`shutdown took ${ms.toFixed(0)} ms with a setsid grandchild holding the CLI's stdout`);
-    assert.ok(ms < 1000 + 4000, `shutdown took ${ms} ms`);
+    // The grace and a kill (a few seconds at most on a busy machine), not the 60 s idle timeout.
+    assert.ok(ms < 1000 + 15_000, `shutdown took ${ms} ms`);
     assert.ok([503, 'closed'].includes(await pending));
-    assert.deepEqual(await waitGone([...runs, ...grandchildren], 3000), []);
+    assert.deepEqual(await waitGone([...runs, ...grandchildren]), []);
     assert.deepEqual(leftoverWorkspaces(d.stateDir), []);
     await d.close();
   });
@@ -102,10 +117,10 @@ describe('codex: the same guarantees', () => {
     const ms = performance.now() - t0;
     assert.equal(res.status, 200, text);
     assert.match(text, /Hello from fake codex/);
-    assert.ok(ms < 1500, `took ${ms} ms`);
+    assert.ok(ms < PROMPTLY_MS, `took ${ms} ms`);
     const pids = newGrandchildren(seen);
     assert.equal(pids.length, 1);
-    assert.deepEqual(await waitGone(pids, 5000), []);
+    assert.deepEqual(await waitGone(pids), []);
   });
 });
 
@@ -138,7 +153,7 @@ describe('one enormous output line', () => {
     // Meanwhile a normal request is answered promptly.
     const small = await ask('quick one');
     assert.equal(small.status, 200);
-    assert.ok(small.ms < 2000, `a request beside the huge line took ${small.ms} ms`);
+    assert.ok(small.ms < PROMPTLY_MS, `a request beside the huge line took ${small.ms} ms`);
     const res = await big;
     const body = (await res.json()) as { error: { code: string; message: string } };
     assert.equal(res.status, 502);

@@ -205,7 +205,11 @@ describe('PATCH, rotate and DELETE /olp/keys/:name', () => {
     assert.equal(await statusOf(ask(t.token)), 200, 'still works');
     assert.equal((await api().update(me, { policy: { rpm: 1000 } })).status, 200, 'other changes to itself are fine');
     const later = new Date(Date.now() + 11 * 60_000).toISOString();
-    assert.equal((await api().update(me, { policy: { expiresAt: later } })).status, 200, 'an expiry past 10 minutes is');
+    assert.equal(
+      (await api().update(me, { policy: { expiresAt: later } })).status,
+      200,
+      'an expiry past 10 minutes is',
+    );
     assert.equal(await statusOf(ask(t.token)), 200);
   });
 });

@@ -563,7 +563,12 @@ describe('toAnthropicError over the whole catalogue', () => {
     overloaded_error: 529,
   };
 
-  const CLI_LOGIN = new Set<string>(['backend_not_installed', 'backend_not_logged_in', 'login_not_set_up', 'login_refused']);
+  const CLI_LOGIN = new Set<string>([
+    'backend_not_installed',
+    'backend_not_logged_in',
+    'login_not_set_up',
+    'login_refused',
+  ]);
 
   it('every code is mapped, to one of Anthropic’s types with its status (other 4xx: invalid_request_error)', () => {
     for (const code of codes) {

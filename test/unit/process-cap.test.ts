@@ -178,6 +178,12 @@ describe('fair shares of the process cap', () => {
     const room = await cap.acquire(new AbortController().signal, 'bob');
     assert.deepEqual(retired, ['flood']);
     room();
-    assert.deepEqual(cap.holdings(), new Map([['alice', 1], ['flood', 2]]));
+    assert.deepEqual(
+      cap.holdings(),
+      new Map([
+        ['alice', 1],
+        ['flood', 2],
+      ]),
+    );
   });
 });
