@@ -361,6 +361,32 @@ describe('POST /v1/messages/count_tokens', () => {
   });
 });
 
+// What Anthropic refuses, olp refuses too, in Anthropic's envelope, and before any CLI starts.
+describe('refused as Anthropic refuses it', () => {
+  const paths = ['/v1/messages', '/v1/messages/count_tokens'];
+  const body = (extra: Record<string, unknown> = {}) => ({
+    model: 'sonnet',
+    max_tokens: 1024,
+    messages: [{ role: 'user', content: 'x' }],
+    ...extra,
+  });
+
+  it('max_tokens of 1e12, or over the model’s own output cap: 400 naming max_tokens', async () => {
+    const before = spawns();
+    for (const path of paths) {
+      const huge = await post(path, body({ max_tokens: 1e12 }));
+      anthropicError(huge, 400, 'invalid_request_error');
+      assert.match(huge.body.error.message, /'max_tokens'.*at most 128000/);
+      // claude-haiku-4-5 writes 64K at most (Anthropic's model page); sonnet (claude-sonnet-5) 128K.
+      const haiku = await post(path, body({ model: 'claude-haiku-4-5', max_tokens: 100_000 }));
+      anthropicError(haiku, 400, 'invalid_request_error');
+      assert.match(haiku.body.error.message, /'max_tokens': 100000 is more than claude-haiku-4-5 writes \(64000/);
+    }
+    assert.equal((await post('/v1/messages/count_tokens', body({ max_tokens: 100_000 }))).status, 200);
+    assert.equal(spawns(), before);
+  });
+});
+
 describe('models and the root', () => {
   it('GET /v1/models is Anthropic-shaped with anthropic-version, OpenAI-shaped without', async () => {
     const a = await request(t.url).get('/v1/models').set('x-api-key', t.token).set('anthropic-version', '2023-06-01');

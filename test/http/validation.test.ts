@@ -169,6 +169,36 @@ describe('bad input is a 400 naming the param on both endpoints, before a spawn'
       'input.1.call_id',
       /No tool call found for function call output with call_id 'call_nobody'/,
     ],
+    // Reply caps: none is over 128K (the most any model writes), nor over the model's own.
+    ['max_tokens: 1e12', 'chat', { model: 'sonnet', messages: user, max_tokens: 1e12 }, 'max_tokens', /at most 128000/],
+    [
+      'max_completion_tokens: 1e12',
+      'chat',
+      { model: 'sonnet', messages: user, max_completion_tokens: 1e12 },
+      'max_completion_tokens',
+      /at most 128000/,
+    ],
+    [
+      "max_completion_tokens over claude-haiku-4-5's 64K",
+      'chat',
+      { model: 'claude-haiku-4-5', messages: user, max_completion_tokens: 100_000 },
+      'max_completion_tokens',
+      /100000 is more than claude-haiku-4-5 writes \(64000 output tokens at most\)/,
+    ],
+    [
+      'max_output_tokens: 1e12',
+      'responses',
+      { model: 'sonnet', input: 'hi', max_output_tokens: 1e12 },
+      'max_output_tokens',
+      /at most 128000/,
+    ],
+    [
+      "max_output_tokens over claude-haiku-4-5's 64K",
+      'responses',
+      { model: 'claude-haiku-4-5', input: 'hi', max_output_tokens: 64_001 },
+      'max_output_tokens',
+      /64001 is more than claude-haiku-4-5 writes/,
+    ],
   ];
   for (const [name, endpoint, body, param, message] of cases) {
     it(`${name} → 400 naming ${param}`, async () => {
