@@ -41,7 +41,8 @@ function plainLength(req: Request, limit: number): number | undefined {
 
 /**
  * The JSON body parser of the POST routes. Any content type is read as JSON (`curl -d` sends
- * form encoding by default) and an empty body is `{}`, as express.json with `strict: false`.
+ * form encoding by default; the Messages routes refuse anything but application/json before this,
+ * as Anthropic does: messages-headers.ts) and an empty body is `{}`, as express.json with `strict: false`.
  * A plain body (see `plainLength`: what OpenAI clients send) is read here: express.json's
  * general path (charset decoding, inflation, its stream plumbing) took 0.2 ms of a request that
  * olp otherwise serves in about 1.5 ms, against 0.1 here. Everything else, and every body over

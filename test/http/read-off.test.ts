@@ -98,7 +98,7 @@ describe('a request refused before its body: the body is read off, to a bound', 
   });
   after(async () => t.close());
   const head = (path: string, framing: string, authorized = true) =>
-    `POST ${path} HTTP/1.1\r\nHost: olp\r\n${authorized ? `Authorization: Bearer ${t.token}\r\n` : ''}Content-Type: application/json\r\n${framing}\r\n`;
+    `POST ${path} HTTP/1.1\r\nHost: olp\r\n${authorized ? `Authorization: Bearer ${t.token}\r\n` : ''}Content-Type: application/json\r\nAnthropic-Version: 2023-06-01\r\n${framing}\r\n`;
 
   it('a declared length over the limit: 413 at once, the rest read off, and the connection serves the next request', async () => {
     const socket = connect(t.port, '127.0.0.1');
@@ -160,7 +160,7 @@ describe('a read-off is bounded in time by the body timeout', () => {
     try {
       const status = nextStatus(socket);
       socket.write(
-        `POST /v1/messages HTTP/1.1\r\nHost: olp\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n{`,
+        `POST /v1/messages HTTP/1.1\r\nHost: olp\r\nAuthorization: Bearer ${t.token}\r\nAnthropic-Version: 2023-06-01\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n{`,
       );
       assert.equal(await status, 413);
       const answeredMs = performance.now() - started;
