@@ -165,6 +165,8 @@ export interface ModelEntry {
   /** Name handed to the CLI's model flag. */
   cliModel: string;
   created: number;
+  /** The most output tokens the model writes in one reply (its vendor's documented cap). */
+  maxOutputTokens?: number;
 }
 
 /**

@@ -27,6 +27,7 @@ export const ERROR_CATALOGUE = {
   request_too_large: { status: 413, type: 'invalid_request_error', retryable: false },
   malformed_request: { status: 400, type: 'invalid_request_error', retryable: false },
   invalid_encoding: { status: 400, type: 'invalid_request_error', retryable: false },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', retryable: false },
   invalid_path: { status: 400, type: 'invalid_request_error', retryable: false },
   request_aborted: { status: 400, type: 'invalid_request_error', retryable: false },
   request_timeout: { status: 408, type: 'invalid_request_error', retryable: false },

@@ -30,6 +30,16 @@ export function requestTooLarge(limitBytes: number, cause?: unknown): ProxyError
   });
 }
 
+/** A body sent as another media type than JSON where the API takes JSON only (Anthropic's Messages API). */
+export function unsupportedMediaType(contentType: string | undefined): ProxyError {
+  const sent =
+    contentType === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(bounded(contentType, 100))}`;
+  return createProxyError(
+    'unsupported_media_type',
+    `The request body was sent with ${sent}; send it as JSON with Content-Type: application/json.`,
+  );
+}
+
 /** A valid OpenAI value olp cannot honour (`n` > 1). */
 export function unsupportedValue(param: string, message: string): ProxyError {
   return createProxyError('unsupported_value', message, { param });

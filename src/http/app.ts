@@ -16,6 +16,7 @@ import { routeDirect } from './direct.js';
 import { createChatRoute, type EndpointDeps } from './chat.js';
 import { createResponsesRoute, createStoredResponseRoutes } from './responses.js';
 import { createCountTokensRoute, createMessagesRoute, type MessagesDeps } from './messages.js';
+import { checkMessagesHeaders } from './messages-headers.js';
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps, EndpointDeps, Omit<MessagesDeps, keyof EndpointDeps | 'admission'> {
@@ -120,8 +121,8 @@ export function createApp(deps: AppDeps): express.Express {
   const conversations = new Map<string, RequestHandler[]>([
     ['/v1/chat/completions', [auth, json, createChatRoute(deps)]],
     ['/v1/responses', [auth, json, createResponsesRoute(deps)]],
-    ['/v1/messages', [auth, json, createMessagesRoute(deps)]],
-    ['/v1/messages/count_tokens', [auth, json, createCountTokensRoute(deps)]],
+    ['/v1/messages', [auth, checkMessagesHeaders, json, createMessagesRoute(deps)]],
+    ['/v1/messages/count_tokens', [auth, checkMessagesHeaders, json, createCountTokensRoute(deps)]],
   ]);
   for (const [path, handlers] of conversations) app.post(path, ...handlers);
   const models = createModelsRoutes(deps);

@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { capBody, readOffLimit } from './read-off.js';
 
 /** A body-parser style client error: the error handler maps it by `type` (see errors.ts). */
 function bodyError(message: string, type: string, cause?: Error, status = 400): Error {
@@ -40,7 +41,8 @@ function plainLength(req: Request, limit: number): number | undefined {
 
 /**
  * The JSON body parser of the POST routes. Any content type is read as JSON (`curl -d` sends
- * form encoding by default) and an empty body is `{}`, as express.json with `strict: false`.
+ * form encoding by default; the Messages routes refuse anything but application/json before this,
+ * as Anthropic does: messages-headers.ts) and an empty body is `{}`, as express.json with `strict: false`.
  * A plain body (see `plainLength`: what OpenAI clients send) is read here: express.json's
  * general path (charset decoding, inflation, its stream plumbing) took 0.2 ms of a request that
  * olp otherwise serves in about 1.5 ms, against 0.1 here. Everything else, and every body over
@@ -49,16 +51,20 @@ function plainLength(req: Request, limit: number): number | undefined {
  */
 export function createJsonBody(limit: number): RequestHandler {
   const general = express.json({ limit, type: () => true, strict: false });
+  const readOff = readOffLimit(limit);
   return (req: Request, res: Response, next: NextFunction): void => {
-    // A declared length over the limit is refused at once, and the connection closed after the
-    // answer: express.json answers only after reading the body, so a client that declares 50 MB
-    // and sends none waited for the body timeout (408) instead of hearing 413.
-    if (declaredTooLarge(req, limit)) {
-      res.setHeader('connection', 'close');
+    // A declared length over the limit is refused at once: express.json answers only after
+    // reading the body, so a client that declares 50 MB and sends none waited for the body
+    // timeout (408) instead of hearing 413. The connection is not closed under a client still
+    // sending: the error handler reads off the rest, to a bound (see read-off.ts).
+    if (declaredTooLarge(req, limit))
       return next(bodyError('request entity too large', 'entity.too.large', undefined, 413));
-    }
     const length = plainLength(req, limit);
-    if (length === undefined || req.complete || req.readableEnded) return general(req, res, next);
+    if (length === undefined || req.complete || req.readableEnded) {
+      // express.json reads a chunked body over the limit to its end before it answers: bounded here.
+      capBody(req, readOff);
+      return general(req, res, next);
+    }
     const chunks: Buffer[] = [];
     let received = 0;
     const finish = (err?: Error) => {

@@ -11,7 +11,8 @@ import {
 } from '../respond/index.js';
 import { clientTooSlow, createRunStop, type RunStop } from '../run/index.js';
 import { parseToolRequest } from '../tools/index.js';
-import { parseChatRequest } from '../validate/index.js';
+import type { ModelRegistry } from '../models/index.js';
+import { checkOutputTokens, parseChatRequest } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -21,6 +22,8 @@ export type OpenConversation = (principal: Principal, meta: RequestMeta) => Conv
 export interface EndpointDeps {
   open: OpenConversation;
   lifecycle: Lifecycle;
+  /** The model table: a request's reply cap is checked against its model's (`outputCap`). */
+  registry: ModelRegistry;
   /** How long a client may leave a streamed reply unread. */
   clientTimeoutMs: number;
   /** Silence after which a stream gets an SSE comment (0: never). */
@@ -70,10 +73,13 @@ export function createChatRoute(deps: EndpointDeps) {
     });
     c.conversation = conv;
     try {
-      const { request, tools } = conv.accept(() => ({
-        request: parseChatRequest(req.body),
-        tools: parseToolRequest(req.body as Parameters<typeof parseToolRequest>[0]),
-      }));
+      const { request, tools } = conv.accept(() => {
+        const request = parseChatRequest(req.body);
+        const cap = deps.registry.outputCap(request.model);
+        checkOutputTokens(request.max_tokens, 'max_tokens', request.model, cap);
+        checkOutputTokens(request.max_completion_tokens, 'max_completion_tokens', request.model, cap);
+        return { request, tools: parseToolRequest(req.body as Parameters<typeof parseToolRequest>[0]) };
+      });
       const stop = disconnectSignal(res);
       const input = {
         model: request.model,

@@ -13,6 +13,7 @@ import {
 import { ctx, type RequestContext } from './context.js';
 import { bounded } from '../log/index.js';
 import { toAnthropicError } from '../respond/index.js';
+import { capBody, readOffLimit } from './read-off.js';
 
 /** Anthropic's Messages paths (`/v1/messages`, `/v1/messages/count_tokens`, …): their errors take Anthropic's envelope. */
 export function isMessagesPath(url: string | undefined): boolean {
@@ -117,6 +118,7 @@ export function toRawHttpResponse(e: ProxyError): string {
 
 /** The one place errors are rendered: before the first byte as a status and envelope, after it in-band. */
 export function createErrorHandler(bodyLimit: number): ErrorRequestHandler {
+  const readOff = readOffLimit(bodyLimit);
   return (err, req, res, _next) => {
     const c = ctx(res);
     // Already answered outside the pipeline (a body timeout); what follows is its aftermath.
@@ -132,6 +134,10 @@ export function createErrorHandler(bodyLimit: number): ErrorRequestHandler {
       return;
     }
     if (res.destroyed) return;
+    // Refused before its body was read (too large, no key, no route): what the client still sends
+    // is read off and dropped, to a bound, so a client still writing hears this answer. Node would
+    // read it off too, without a bound.
+    if (!req.complete) capBody(req, readOff);
     sendError(res, e);
   };
 }

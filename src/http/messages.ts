@@ -5,7 +5,7 @@ import { modelAllowed, type Admission } from '../admit/index.js';
 import { shuttingDown } from '../errors/index.js';
 import { endSlowMessagesStream, newMessageId, writeMessagesJson, writeMessagesStream } from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
-import { parseMessagesRequest } from '../validate/index.js';
+import { checkOutputTokens, parseMessagesRequest } from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 import { reportDropped } from './responses.js';
@@ -28,9 +28,11 @@ export function mapModel(model: string, map: Readonly<Record<string, string>> = 
 /** A Messages body as the core's input, with the tool types left out of it. */
 function toInput(deps: MessagesDeps, body: unknown): { input: ConversationInput; dropped: string[]; stream: boolean } {
   const parsed = parseMessagesRequest(body);
+  const model = mapModel(parsed.body.model, deps.anthropicModels);
+  checkOutputTokens(parsed.body.max_tokens, 'max_tokens', model, deps.registry.outputCap(model));
   return {
     input: {
-      model: mapModel(parsed.body.model, deps.anthropicModels),
+      model,
       messages: parsed.messages,
       responseFormat: parsed.responseFormat,
       // Honoured as chat's max_tokens is: claude's output cap; codex has no setting for it.

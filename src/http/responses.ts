@@ -10,7 +10,12 @@ import {
   type ResponseMeta,
 } from '../respond/index.js';
 import type { Store } from '../store/index.js';
-import { parseResponsesRequest, toChatTools, type ParsedResponsesRequest } from '../validate/index.js';
+import {
+  checkOutputTokens,
+  parseResponsesRequest,
+  toChatTools,
+  type ParsedResponsesRequest,
+} from '../validate/index.js';
 import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
 import { ctx } from './context.js';
 import { resolveReferences, toMessages } from './responses-input.js';
@@ -93,6 +98,8 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
     try {
       const { parsed, messages, tools, offered } = conv.accept(() => {
         const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
+        const { model, max_output_tokens: max } = parsed.body;
+        checkOutputTokens(max, 'max_output_tokens', model, deps.registry.outputCap(model));
         const offered = toChatTools(parsed.body);
         return {
           parsed,

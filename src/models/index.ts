@@ -27,9 +27,16 @@ export function createModelRegistry(
   overrides: ModelOverrides = {},
   isAvailable: (b: Backend) => boolean = () => true,
 ) {
-  const table = new Map<string, Route & { created: number }>();
+  const table = new Map<string, Route & { created: number; maxOutputTokens?: number | undefined }>();
   for (const backend of backends) {
-    for (const m of backend.models) table.set(m.id, { id: m.id, backend, cliModel: m.cliModel, created: m.created });
+    for (const m of backend.models)
+      table.set(m.id, {
+        id: m.id,
+        backend,
+        cliModel: m.cliModel,
+        created: m.created,
+        maxOutputTokens: m.maxOutputTokens,
+      });
   }
   const hidden = new Set<string>();
   for (const [id, entry] of Object.entries(overrides)) {
@@ -39,7 +46,9 @@ export function createModelRegistry(
       continue;
     }
     const backend = backends.find((b) => b.id === entry.backend);
-    if (backend) table.set(id, { id, backend, cliModel: entry.model, created: 0 });
+    // An operator's id for a model the backend lists takes that model's output cap.
+    const maxOutputTokens = backend?.models.find((m) => m.cliModel === entry.model)?.maxOutputTokens;
+    if (backend) table.set(id, { id, backend, cliModel: entry.model, created: 0, maxOutputTokens });
   }
 
   return {
@@ -59,6 +68,10 @@ export function createModelRegistry(
           .map((m) => m.id),
       );
       throw modelNotFound(id, some);
+    },
+    /** The most output tokens a reply of this model may ask for; undefined for an id the table does not list. */
+    outputCap(id: string): number | undefined {
+      return table.get(id)?.maxOutputTokens;
     },
     /** Whether an id is one of the table's own (not a pass-through id a client made up). */
     listed(id: string): boolean {

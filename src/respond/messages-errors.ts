@@ -44,6 +44,7 @@ export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type
   request_too_large: { status: 413, type: 'request_too_large' },
   malformed_request: invalid,
   invalid_encoding: invalid,
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   invalid_path: invalid,
   request_aborted: invalid,
   // "other 4XX status codes" are invalid_request_error (Anthropic's errors page).

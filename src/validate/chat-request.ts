@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkDepth } from './depth.js';
+import { outputTokens } from './output-tokens.js';
 import { firstIssue } from './issues.js';
 import { invalidRequest, unsupportedValue } from '../errors/index.js';
 
@@ -81,8 +82,8 @@ const chatRequestSchema = z.object({
   top_p: z.number().min(0).max(1).nullable().optional(),
   presence_penalty: z.number().min(-2).max(2).nullable().optional(),
   frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
-  max_tokens: z.number().int().min(1).nullable().optional(),
-  max_completion_tokens: z.number().int().min(1).nullable().optional(),
+  max_tokens: outputTokens().nullable().optional(),
+  max_completion_tokens: outputTokens().nullable().optional(),
   stop: z
     .union([z.string(), z.array(z.string()).max(4)])
     .nullable()

@@ -1,5 +1,6 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
 export { MAX_JSON_DEPTH } from './depth.js';
+export { checkOutputTokens, OUTPUT_TOKENS_CEILING } from './output-tokens.js';
 export { describeType, firstIssue } from './issues.js';
 export {
   checkCallOutputs,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outputTokens } from './output-tokens.js';
 
 // The Anthropic Messages request's zod schemas. Unknown top-level keys are stripped, not rejected:
 // Claude Code adds new ones often (context_management, output_config, …), and refusing them would
@@ -100,7 +101,7 @@ const toolChoice = z.discriminatedUnion(
 
 export const messagesRequestSchema = z.object({
   model: z.string({ error: 'you must provide a model parameter (a string)' }).min(1, 'model must not be empty'),
-  max_tokens: z.number({ error: 'max_tokens is required (an integer)' }).int().min(1),
+  max_tokens: outputTokens(),
   messages: z.array(message, { error: "expected 'messages' to be an array of message objects" }),
   system: z.union([z.string(), z.array(text)], { error: "expected a string or an array of 'text' blocks" }).optional(),
   stream: z.boolean().optional(),

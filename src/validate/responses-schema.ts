@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outputTokens } from './output-tokens.js';
 
 // The Responses request's zod schemas and the input item shapes olp stores.
 // Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
@@ -76,7 +77,7 @@ export const responsesRequestSchema = z.object({
   stream: z.boolean().nullable().optional(),
   previous_response_id: z.string().min(1).nullable().optional(),
   store: z.boolean().nullable().optional(),
-  max_output_tokens: z.number().int().min(16).nullable().optional(),
+  max_output_tokens: outputTokens(16).nullable().optional(),
   text: z
     .object({ format: textFormat.optional(), verbosity: z.enum(['low', 'medium', 'high']).nullable().optional() })
     .nullable()

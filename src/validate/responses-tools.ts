@@ -37,6 +37,29 @@ export function qualifiedName(namespace: string, name: string): string {
   return `${`${namespace}__${name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
 }
 
+/**
+ * A custom tool's `format`, as OpenAI takes it: `{type: 'text'}` or `{type: 'grammar', syntax:
+ * 'lark' | 'regex', definition: <the grammar>}`; anything else is a 400 naming the field.
+ */
+function checkFormat(format: unknown, at: string): void {
+  if (format === undefined) return;
+  const f = format as { type?: unknown; syntax?: unknown; definition?: unknown } | null;
+  if (!f || typeof f !== 'object' || Array.isArray(f))
+    throw invalidRequest(`Invalid type for '${at}': expected an object.`, at);
+  if (f.type === 'text') return;
+  if (f.type !== 'grammar')
+    throw invalidRequest(`Invalid value for '${at}.type': expected 'text' or 'grammar'.`, `${at}.type`);
+  if (f.syntax !== 'lark' && f.syntax !== 'regex')
+    throw invalidRequest(`Invalid value for '${at}.syntax': expected 'lark' or 'regex'.`, `${at}.syntax`);
+  if (typeof f.definition !== 'string')
+    throw invalidRequest(
+      f.definition === undefined
+        ? `Missing required parameter: '${at}.definition'.`
+        : `Invalid type for '${at}.definition': expected a string (the grammar).`,
+      `${at}.definition`,
+    );
+}
+
 /** What a custom tool's one string must look like, in words the model reads. */
 function formatText(format: unknown): string {
   const f = format as { type?: unknown; syntax?: unknown; definition?: unknown } | null | undefined;
@@ -69,6 +92,7 @@ function offer(
     );
   const name = namespace ? qualifiedName(namespace, tool.name) : tool.name;
   if (tool.type === 'custom') {
+    checkFormat(tool.format, `${at}.format`);
     wire.set(name, { type: 'custom', name: tool.name, ...(namespace ? { namespace } : {}) });
     const about = typeof tool.description === 'string' ? `${tool.description}\n\n` : '';
     return {
@@ -121,11 +145,23 @@ export function toChatTools(body: ResponsesRequest): ResponsesTools {
     } else if (tool.type === 'namespace') {
       if (typeof tool.name !== 'string' || !tool.name)
         throw invalidRequest(`Missing required parameter: '${at}.name'.`, `${at}.name`);
+      // A namespace's name is part of every call's name: OpenAI's rule for tool names.
+      if (!NAME.test(tool.name))
+        throw invalidRequest(
+          `Invalid '${at}.name': expected 1 to 64 letters, digits, underscores or dashes.`,
+          `${at}.name`,
+        );
       if (!Array.isArray(tool.tools))
         throw invalidRequest(`Invalid type for '${at}.tools': expected an array of tools.`, `${at}.tools`);
       (tool.tools as RawTool[]).forEach((inner, j) => {
         if (inner?.type === 'function' || inner?.type === 'custom')
           tools.push(offer(inner, `${at}.tools.${j}`, tool.name as string, wire));
+        // Namespaces hold functions and custom tools, one level deep (OpenAI refuses another inside).
+        else if (inner?.type === 'namespace')
+          throw invalidRequest(
+            `Invalid value for '${at}.tools.${j}.type': a namespace holds function and custom tools, not another namespace.`,
+            `${at}.tools.${j}.type`,
+          );
         else if (!dropped.includes(String(inner?.type))) dropped.push(String(inner?.type).slice(0, 40));
       });
     } else if (typeof tool.type !== 'string')

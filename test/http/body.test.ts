@@ -73,7 +73,7 @@ describe('the JSON body reader', () => {
     });
   }
 
-  it('a declared length over the limit is a 413 at once, before any body arrives, and closes the connection', async () => {
+  it('a declared length over the limit is a 413 at once, before any body arrives; the connection stays open', async () => {
     const server = appWith(createJsonBody(LIMIT)).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {
@@ -98,7 +98,8 @@ describe('the JSON body reader', () => {
       await Promise.race([answered, timer]);
       socket.destroy();
       assert.match(got, /^HTTP\/1\.1 413 /);
-      assert.match(got, /\r\nconnection: close\r\n/i);
+      // A client still writing would lose the answer to a closed connection (EPIPE).
+      assert.doesNotMatch(got, /\r\nconnection: close\r\n/i);
       assert.match(got, /entity\.too\.large/);
     } finally {
       server.close();

@@ -176,6 +176,7 @@ describe('POST /v1/messages', () => {
     const same = await request(t.url)
       .post('/v1/messages')
       .set('x-api-key', t.token)
+      .set('anthropic-version', '2023-06-01')
       .set('authorization', `Bearer ${t.token}`)
       .send({ model: 'sonnet', max_tokens: 10, messages: [{ role: 'user', content: 'same key' }] });
     assert.equal(same.status, 200);
@@ -265,6 +266,7 @@ describe('POST /v1/messages', () => {
     const broken = await request(t.url)
       .post('/v1/messages')
       .set('x-api-key', t.token)
+      .set('anthropic-version', '2023-06-01')
       .set('content-type', 'application/json')
       .send('{"model": ');
     anthropicError(broken, 400, 'invalid_request_error');
@@ -359,6 +361,76 @@ describe('POST /v1/messages/count_tokens', () => {
       400,
       'invalid_request_error',
     );
+  });
+});
+
+// What Anthropic refuses, olp refuses too, in Anthropic's envelope, and before any CLI starts.
+describe('refused as Anthropic refuses it', () => {
+  const paths = ['/v1/messages', '/v1/messages/count_tokens'];
+  const body = (extra: Record<string, unknown> = {}) => ({
+    model: 'sonnet',
+    max_tokens: 1024,
+    messages: [{ role: 'user', content: 'x' }],
+    ...extra,
+  });
+  /** A POST with these headers only (beside the key), and the body as text. */
+  const raw = (path: string, headers: Record<string, string>, text = JSON.stringify(body())) =>
+    request(t.url).post(path).set('x-api-key', t.token).set(headers).send(text);
+  const json = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
+
+  it('max_tokens of 1e12, or over the model’s own output cap: 400 naming max_tokens', async () => {
+    const before = spawns();
+    for (const path of paths) {
+      const huge = await post(path, body({ max_tokens: 1e12 }));
+      anthropicError(huge, 400, 'invalid_request_error');
+      assert.match(huge.body.error.message, /'max_tokens'.*at most 128000/);
+      // claude-haiku-4-5 writes 64K at most (Anthropic's model page); sonnet (claude-sonnet-5) 128K.
+      const haiku = await post(path, body({ model: 'claude-haiku-4-5', max_tokens: 100_000 }));
+      anthropicError(haiku, 400, 'invalid_request_error');
+      assert.match(haiku.body.error.message, /'max_tokens': 100000 is more than claude-haiku-4-5 writes \(64000/);
+    }
+    assert.equal((await post('/v1/messages/count_tokens', body({ max_tokens: 100_000 }))).status, 200);
+    assert.equal(spawns(), before);
+  });
+
+  it('a body not sent as application/json (text/plain, form encoding, none): 415', async () => {
+    for (const path of paths) {
+      for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded']) {
+        const res = await raw(path, { ...json, 'content-type': type });
+        anthropicError(res, 415, 'invalid_request_error');
+        assert.match(res.body.error.message, /Content-Type: application\/json/);
+      }
+      const none = await request(t.url)
+        .post(path)
+        .set('x-api-key', t.token)
+        .set('anthropic-version', '2023-06-01')
+        .send(Buffer.from(JSON.stringify(body())));
+      anthropicError(none, 415, 'invalid_request_error');
+      const charset = await raw(path, { ...json, 'content-type': 'application/json; charset=utf-8' });
+      assert.equal(charset.status, 200, JSON.stringify(charset.body));
+    }
+  });
+
+  it('an anthropic-version that is not a date, or none: 400 naming the header', async () => {
+    for (const path of paths) {
+      for (const version of ['latest', '2023-06', '2023-13-01', '1', '2023-06-01x']) {
+        const res = await raw(path, { ...json, 'anthropic-version': version });
+        anthropicError(res, 400, 'invalid_request_error');
+        assert.match(res.body.error.message, /^anthropic-version: .* is not a version/);
+      }
+      const none = await raw(path, { 'content-type': 'application/json' });
+      anthropicError(none, 400, 'invalid_request_error');
+      assert.match(none.body.error.message, /^anthropic-version: header is required/);
+    }
+  });
+
+  it('the OpenAI endpoints still read a text/plain or form-encoded body as JSON (curl -d)', async () => {
+    const res = await request(t.url)
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${t.token}`)
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send(JSON.stringify({ model: 'sonnet', messages: [{ role: 'user', content: 'form' }] }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
   });
 });
 

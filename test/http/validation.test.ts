@@ -169,6 +169,102 @@ describe('bad input is a 400 naming the param on both endpoints, before a spawn'
       'input.1.call_id',
       /No tool call found for function call output with call_id 'call_nobody'/,
     ],
+    // Reply caps: none is over 128K (the most any model writes), nor over the model's own.
+    ['max_tokens: 1e12', 'chat', { model: 'sonnet', messages: user, max_tokens: 1e12 }, 'max_tokens', /at most 128000/],
+    [
+      'max_completion_tokens: 1e12',
+      'chat',
+      { model: 'sonnet', messages: user, max_completion_tokens: 1e12 },
+      'max_completion_tokens',
+      /at most 128000/,
+    ],
+    [
+      "max_completion_tokens over claude-haiku-4-5's 64K",
+      'chat',
+      { model: 'claude-haiku-4-5', messages: user, max_completion_tokens: 100_000 },
+      'max_completion_tokens',
+      /100000 is more than claude-haiku-4-5 writes \(64000 output tokens at most\)/,
+    ],
+    [
+      'max_output_tokens: 1e12',
+      'responses',
+      { model: 'sonnet', input: 'hi', max_output_tokens: 1e12 },
+      'max_output_tokens',
+      /at most 128000/,
+    ],
+    [
+      "max_output_tokens over claude-haiku-4-5's 64K",
+      'responses',
+      { model: 'claude-haiku-4-5', input: 'hi', max_output_tokens: 64_001 },
+      'max_output_tokens',
+      /64001 is more than claude-haiku-4-5 writes/,
+    ],
+    // Responses tools as OpenAI takes them: a namespace holds functions and custom tools, and its
+    // name follows the rule for tool names; a custom tool's grammar is a string.
+    [
+      'a namespace inside a namespace',
+      'responses',
+      {
+        model: 'sonnet',
+        input: 'hi',
+        tools: [{ type: 'namespace', name: 'outer', tools: [{ type: 'namespace', name: 'inner', tools: [] }] }],
+      },
+      'tools.0.tools.0.type',
+      /not another namespace/,
+    ],
+    [
+      'a namespace name of 65 characters',
+      'responses',
+      { model: 'sonnet', input: 'hi', tools: [{ type: 'namespace', name: 'n'.repeat(65), tools: [] }] },
+      'tools.0.name',
+      /1 to 64 letters, digits, underscores or dashes/,
+    ],
+    [
+      'a namespace name with a space',
+      'responses',
+      { model: 'sonnet', input: 'hi', tools: [{ type: 'namespace', name: 'my tools', tools: [] }] },
+      'tools.0.name',
+      /1 to 64 letters, digits, underscores or dashes/,
+    ],
+    [
+      "a custom tool whose grammar's definition is not a string",
+      'responses',
+      {
+        model: 'sonnet',
+        input: 'hi',
+        tools: [{ type: 'custom', name: 'edit', format: { type: 'grammar', syntax: 'lark', definition: 42 } }],
+      },
+      'tools.0.format.definition',
+      /^Invalid type for 'tools\.0\.format\.definition': expected a string/,
+    ],
+    [
+      'a custom tool in a namespace whose grammar has no definition',
+      'responses',
+      {
+        model: 'sonnet',
+        input: 'hi',
+        tools: [
+          {
+            type: 'namespace',
+            name: 'ns',
+            tools: [{ type: 'custom', name: 'edit', format: { type: 'grammar', syntax: 'regex' } }],
+          },
+        ],
+      },
+      'tools.0.tools.0.format.definition',
+      /^Missing required parameter/,
+    ],
+    [
+      'a custom tool grammar of an unknown syntax',
+      'responses',
+      {
+        model: 'sonnet',
+        input: 'hi',
+        tools: [{ type: 'custom', name: 'edit', format: { type: 'grammar', syntax: 'peg', definition: 'x' } }],
+      },
+      'tools.0.format.syntax',
+      /expected 'lark' or 'regex'/,
+    ],
   ];
   for (const [name, endpoint, body, param, message] of cases) {
     it(`${name} → 400 naming ${param}`, async () => {

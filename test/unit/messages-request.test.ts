@@ -310,6 +310,13 @@ describe('parseMessagesRequest: fields', () => {
     rejects([], null);
   });
 
+  it('max_tokens over 128K (the most any model writes) is refused, as Anthropic refuses it', () => {
+    rejects({ ...base, max_tokens: 1e12, messages: [user('hi')] }, 'max_tokens', /at most 128000/);
+    rejects({ ...base, max_tokens: 128_001, messages: [user('hi')] }, 'max_tokens', /at most 128000/);
+    rejects({ ...base, max_tokens: 0, messages: [user('hi')] }, 'max_tokens');
+    assert.equal(parse({ max_tokens: 128_000, messages: [user('hi')] }).body.max_tokens, 128_000);
+  });
+
   it('sampling, metadata, thinking, service_tier, container and unknown fields are accepted and ignored', () => {
     const r = parse({
       messages: [user('hi')],

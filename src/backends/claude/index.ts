@@ -15,21 +15,27 @@ export { toClaudeError, LOGIN_FIX as CLAUDE_LOGIN_FIX } from './errors.js';
 export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';
 
 // Ids the claude CLI 2.1.197 knows; the aliases resolve to whatever is current for the login
-// (observed: sonnet -> claude-sonnet-5, opus -> claude-opus-4-8, haiku -> claude-haiku-4-5).
+// (observed: sonnet -> claude-sonnet-5, opus -> claude-opus-4-8, haiku -> claude-haiku-4-5), and
+// take that model's output cap. Output caps from Anthropic's model pages
+// (platform.claude.com/docs/en/models/<model>/overview): 128K from the 4.6 models on, 64K for the
+// 4.5 ones; the API refuses a larger max_tokens.
 const CREATED = 1764547200; // 2025-12-01
-const MODELS: ModelEntry[] = [
-  'sonnet',
-  'opus',
-  'haiku',
-  'claude-sonnet-5',
-  'claude-opus-4-8',
-  'claude-opus-4-7',
-  'claude-opus-4-6',
-  'claude-sonnet-4-6',
-  'claude-opus-4-5',
-  'claude-sonnet-4-5',
-  'claude-haiku-4-5',
-].map((id) => ({ id, cliModel: id, created: CREATED }));
+const K = 1000;
+const MODELS: ModelEntry[] = (
+  [
+    ['sonnet', 128 * K],
+    ['opus', 128 * K],
+    ['haiku', 64 * K],
+    ['claude-sonnet-5', 128 * K],
+    ['claude-opus-4-8', 128 * K],
+    ['claude-opus-4-7', 128 * K],
+    ['claude-opus-4-6', 128 * K],
+    ['claude-sonnet-4-6', 128 * K],
+    ['claude-opus-4-5', 64 * K],
+    ['claude-sonnet-4-5', 64 * K],
+    ['claude-haiku-4-5', 64 * K],
+  ] as const
+).map(([id, maxOutputTokens]) => ({ id, cliModel: id, created: CREATED, maxOutputTokens }));
 
 /** Full claude model ids not in the table are passed to the CLI, which is the authority on them. */
 const PASS_THROUGH = /^claude-[a-z0-9][a-z0-9.-]{1,80}$/;

@@ -33,6 +33,10 @@ const MODELS: ModelEntry[] = [
   id,
   cliModel: id,
   created: CREATED,
+  // OpenAI documents 128,000 output tokens for the GPT-5 family's models. codex 0.171 takes no
+  // output cap (see invocation.ts), so this only bounds what a request may ask; `codex` (the
+  // CLI's own choice) has none and takes the global bound.
+  ...(id === 'codex' ? {} : { maxOutputTokens: 128_000 }),
 }));
 const PASS_THROUGH = /^(gpt-[a-z0-9][a-z0-9.-]{0,60}|o\d[a-z0-9.-]{0,40})$/;
 
