@@ -106,11 +106,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   const cap = createProcessCap(supervisor, {
     max: config.maxProcesses ?? defaultMaxProcesses(totalmem(), availableParallelism()),
     waitMs: config.queueTimeout * 1000,
-    shed: [
-      () => workers?.shedSpare() ?? false,
-      (k) => workers?.shedIdle(k) ?? false,
-      (k) => parked.shedOldest(k, 'process_cap'),
-    ],
+    shed: [() => workers?.shedSpare() ?? false, (k) => workers?.shedIdle(k) ?? false, (k) => parked.shedOldest(k)],
   });
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrency,

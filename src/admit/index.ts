@@ -136,7 +136,10 @@ export function createAdmission(opts: AdmissionOptions) {
       // The key's parked turns hold CLIs too. A newer request of the key at its limit shows the
       // client has moved on from the oldest: it is retired, and this request admitted.
       if (limit != null && opts.held) {
-        while (s.inflight + opts.held.countFor(who.keyId) >= limit && opts.held.shedOldest(who.keyId));
+        while (
+          s.inflight + opts.held.countFor(who.keyId) >= limit &&
+          opts.held.shedOldest(who.keyId, 'key_concurrency')
+        );
       }
       if (!counted) s.window.push(t);
       s.inflight++;

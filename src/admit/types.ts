@@ -39,6 +39,6 @@ export interface AdmissionOptions {
    * CLIs a key holds past its requests (its parked tool-call turns): they count against its
    * concurrency, and at its limit the oldest is retired (`shed`) to admit a newer request.
    */
-  held?: { countFor(keyId: string): number; shedOldest(keyId: string): boolean };
+  held?: { countFor(keyId: string): number; shedOldest(keyId: string, reason: 'key_concurrency'): boolean };
   now?: () => number;
 }
