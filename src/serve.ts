@@ -72,7 +72,10 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   });
   const { backends, probes } = createBackends(config, hostEnv);
   // The CLIs' status checks count under the process cap (made below; asked only once serving).
-  const detector = createDetector(hostEnv, probes, workspaces, { room: (n) => cap.tryTake(n) });
+  const detector = createDetector(hostEnv, probes, workspaces, {
+    timeoutMs: config.statusTimeout * 1000,
+    room: (n) => cap.tryTake(n),
+  });
   const pruneTimer = runStartupChores({ config, logger, store, workspaces, backends, detector });
   const sessions = config.sessions
     ? createSessionPool({

@@ -61,6 +61,11 @@ export interface Detection {
   fixes: string[];
   /** Set when the status commands were not run: olp held `--max-processes` CLIs (version and login then unknown, or as last seen). */
   unchecked?: 'process_cap';
+  /**
+   * Set when the login status command ran but did not answer within its time (a busy machine): the
+   * login was not checked, so `login` stays `unknown`; a time-out is never a verdict on the login.
+   */
+  loginTimeout?: { command: string; seconds: number };
 }
 
 /** Room under olp's process cap for a detection's status commands; undefined when there is none now. */
@@ -83,10 +88,10 @@ export function createDetector(
   hostEnv: Readonly<Record<string, string | undefined>>,
   probes: ReadonlyMap<string, StatusProbe>,
   workspaces: ProbeWorkspaces,
-  opts: { ttlMs?: number; timeoutMs?: number; room?: ProbeRoom } = {},
+  opts: { timeoutMs: number; ttlMs?: number; room?: ProbeRoom; signal?: AbortSignal },
 ) {
   const ttl = opts.ttlMs ?? 30_000;
-  const cache = new Map<string, { at: number; value: Promise<Detection> }>();
+  const cache = new Map<string, { at: number; value: Promise<Detection>; done: boolean }>();
   const settled = new Map<string, { at: number; value: Detection }>();
   const found = new Map<string, { at: number; value: boolean }>();
 
@@ -113,7 +118,7 @@ export function createDetector(
     }
     try {
       const env = toChildEnv(hostEnv, b.envPolicy(turn, ws), ws.home);
-      const run = { env, timeoutMs, cwd: ws.cwd };
+      const run = { env, timeoutMs, cwd: ws.cwd, ...(opts.signal ? { signal: opts.signal } : {}) };
       return await Promise.all([runCommand(path, p.versionArgs, run), runCommand(path, p.loginArgs, run)]);
     } finally {
       await ws.removeLater().catch(() => undefined); // a leftover is swept at the next start
@@ -132,6 +137,7 @@ export function createDetector(
     }
     let version: string | null = null;
     let state: Detection['login'] = 'unknown';
+    let loginTimeout: Detection['loginTimeout'];
     if (p) {
       // The status commands are CLI processes too: they run only in free room under the cap.
       const release = opts.room ? opts.room(2) : () => undefined;
@@ -144,13 +150,15 @@ export function createDetector(
       let v: CommandResult;
       let l: CommandResult;
       try {
-        [v, l] = await runStatus(b, path, p, opts.timeoutMs ?? 5000, login ? { ...PROBE_TURN, login } : PROBE_TURN);
+        [v, l] = await runStatus(b, path, p, opts.timeoutMs, login ? { ...PROBE_TURN, login } : PROBE_TURN);
       } finally {
         release();
       }
       version = v.failed ? null : (v.stdout.trim().split('\n')[0] ?? null) || null;
       // A login's runs get its credential only: the operator's API keys do not count for it.
       if (p.apiKeyConfigured && !login) state = 'api_key';
+      else if (l.failed === 'timeout')
+        loginTimeout = { command: [b.id, ...p.loginArgs].join(' '), seconds: opts.timeoutMs / 1000 };
       else if (!l.failed)
         state = !p.loggedIn(l.exitCode, l.stdout, l.stderr)
           ? 'not_logged_in'
@@ -159,27 +167,39 @@ export function createDetector(
             : 'logged_in';
       if (state === 'not_logged_in') fixes.push(login ? `olp logins rotate ${login.name} --${b.id}` : p.loginFix);
     }
-    return detected(b, path, version, state, credentials, fixes);
+    const d = detected(b, path, version, state, credentials, fixes);
+    return loginTimeout ? { ...d, loginTimeout } : d;
+  }
+
+  /** Asks the backend's CLI again, remembered as the current detection (and, once done, the last seen). */
+  function refresh(b: Backend) {
+    const entry = { at: Date.now(), value: probe(b), done: false };
+    cache.set(b.id, entry);
+    void entry.value.then((d) => {
+      entry.done = true;
+      // Not checked (no room): asked again next time, and what was last seen stays the last seen.
+      if (d.unchecked) {
+        if (cache.get(b.id) === entry) cache.delete(b.id);
+        return;
+      }
+      settled.set(b.id, { at: entry.at, value: d });
+    });
+    return entry;
   }
 
   return {
-    /** Full detection (spawns the CLI's status commands; cached for a while); `login`: with a login's credential. */
+    /**
+     * Full detection (spawns the CLI's status commands; cached for a while, and the last one stands
+     * while they run again); `login`: with a login's credential, always asked afresh.
+     */
     detect(b: Backend, login?: LoginUse): Promise<Detection> {
       if (login) return probe(b, login);
-      const hit = cache.get(b.id);
-      if (hit && Date.now() - hit.at < ttl) return hit.value;
-      const at = Date.now();
-      const value = probe(b);
-      cache.set(b.id, { at, value });
-      void value.then((d) => {
-        // Not checked (no room): asked again next time, and what was last seen stays the last seen.
-        if (d.unchecked) {
-          if (cache.get(b.id)?.value === value) cache.delete(b.id);
-          return;
-        }
-        settled.set(b.id, { at, value: d });
-      });
-      return value;
+      let hit = cache.get(b.id);
+      if (!hit || Date.now() - hit.at >= ttl) hit = refresh(b);
+      // While the CLIs are asked again, the last answer stands: on a busy machine their status
+      // commands can take seconds, and /health should not wait on them. Only the first one waits.
+      const last = settled.get(b.id);
+      return hit.done || !last ? hit.value : Promise.resolve(last.value);
     },
     /** The last finished detection while it is fresh; never spawns anything (for the request path). */
     known(b: Backend): Detection | undefined {

@@ -4,6 +4,7 @@ import { defaultClaudeCredentials, defaultCodexAuth, type Detection, type LoginU
 import type { Config } from '../config/index.js';
 import { loginPaths, MACHINE_LOGIN } from '../logins/index.js';
 import { readLogins, type CredentialKind, type LoginRecord } from '../store/index.js';
+import { toSeconds } from './output.js';
 
 // `olp doctor`'s logins: which credential each login gives each CLI, whether the CLI takes it, and
 // where a refreshable login file is shared by CLIs that could refresh it at once.
@@ -127,8 +128,9 @@ export function describeLogins(
         continue;
       }
       const d = found.get(`${l.name}/${cli}`);
-      const state =
-        d === undefined || d.login === 'unknown'
+      const state = d?.loginTimeout
+        ? `; not checked (its status command did not answer within ${toSeconds(d.loginTimeout.seconds)})`
+        : d === undefined || d.login === 'unknown'
           ? ''
           : d.login === 'not_logged_in'
             ? '; NOT accepted by the CLI'

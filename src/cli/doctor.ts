@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDetector, type Detection } from '../backends/index.js';
@@ -9,49 +8,20 @@ import { createBackends, toHostEnv } from '../serve.js';
 import { findLockHolder, keysWithoutTag, readInstanceTag, readPlanStates } from '../store/index.js';
 import { findByHome, describeProcess, starterInfo } from '../process/index.js';
 import { createWorkspaces, runDirFor } from '../workspace/index.js';
-import { LOGIN, toFoundBy, toRunnableFix } from './readiness.js';
+import { LOGIN, toFoundBy, toRunnableFix, toStatusTimeoutText } from './readiness.js';
 import { printable } from './output.js';
 import { inspectStateDir } from './state-dir.js';
 import { describeLogins, loginChecks, type LoginCheck } from './doctor-logins.js';
+import { describePort, HEALTH_TIMEOUT_MS } from './doctor-port.js';
 
-/** Whether host:port can be bound right now. */
-function portFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, host, () => s.close(() => resolve(true)));
-  });
-}
-
-/** The address to reach a listener on `host` from this machine (a wildcard bind answers on loopback). */
-function toReachable(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::' || host === '[::]') return '[::1]';
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
-/** What answers GET /health at host:port: olp's status word, or null when nothing answers as olp does (within 2 s). */
-async function askHealth(host: string, port: number): Promise<string | null> {
-  try {
-    const res = await fetch(`http://${toReachable(host)}:${port}/health`, { signal: AbortSignal.timeout(2000) });
-    const body = (await res.json()) as { status?: unknown };
-    return typeof body.status === 'string' ? body.status : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The port line: free, this state dir's olp answering on it (asked through /health), or taken by something else. */
-async function describePort(config: Config): Promise<string> {
-  const where = `${config.host}:${config.port}`;
-  if (await portFree(config.host, config.port)) return `ok  ${where} is free`;
-  const health = await askHealth(config.host, config.port);
-  const h = findLockHolder(config.stateDir)?.holder;
-  if (health !== null && h && h.port === config.port)
-    return `ok  ${where}: olp is running here (pid ${h.pid}, version ${h.version ?? 'unknown'}; /health: ${health})`;
-  if (health !== null)
-    return `PROBLEM  ${where}: another olp answers here (/health: ${health}), not this state dir's; stop it or pick another --port`;
-  return `PROBLEM  ${where} is taken by another program; pick another with --port`;
+/** How long doctor and the start's report wait: the config's, unless a test gives shorter ones. */
+export interface ProbeTimes {
+  /** For each CLI status command (default: `--status-timeout`). */
+  statusTimeoutMs?: number;
+  /** For a running olp's /health. */
+  healthTimeoutMs?: number;
+  /** Stops the status commands early (olp serve shutting down while its start's report runs). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -63,6 +33,7 @@ export async function runDetection(
   config: Config,
   rawEnv: Readonly<Record<string, string | undefined>>,
   logins: readonly LoginCheck[] = [],
+  times: ProbeTimes = {},
 ): Promise<Detection[] & { logins?: Map<string, Detection> }> {
   const hostEnv = toHostEnv(rawEnv);
   const { backends, probes } = createBackends(config, hostEnv);
@@ -72,7 +43,11 @@ export async function runDetection(
       hostEnv,
       probes,
       createWorkspaces(scratch, { runDir: join(scratch, 'run'), path: hostEnv.PATH }),
-      { ttlMs: 0 },
+      {
+        ttlMs: 0,
+        timeoutMs: times.statusTimeoutMs ?? config.statusTimeout * 1000,
+        ...(times.signal ? { signal: times.signal } : {}),
+      },
     );
     const machine = Promise.all(backends.map((b) => detector.detect(b)));
     // Each login's credential, as its runs get it (its token or file, none of the machine's).
@@ -93,9 +68,10 @@ export async function runDoctor(
   config: Config,
   rawEnv: Readonly<Record<string, string | undefined>>,
   out: (s: string) => void,
+  times: ProbeTimes = {},
 ): Promise<number> {
   const { checks, logins, keys, sharing } = loginChecks(config);
-  const found = await runDetection(config, rawEnv, checks);
+  const found = await runDetection(config, rawEnv, checks, times);
   const configured: Record<string, string> = { claude: config.claudeBin, codex: config.codexBin };
   // VERSION is the version of the binary in BINARY: the one `olp serve` runs.
   const rows = [['BACKEND', 'BINARY', 'VERSION', 'LOGIN', 'CREDENTIALS', 'READY', 'FOUND BY']];
@@ -105,7 +81,7 @@ export async function runDoctor(
       d.backend,
       d.path ?? `not found (${d.bin})`,
       d.version ?? '-',
-      d.path ? LOGIN[d.login] : '-',
+      d.path ? (d.loginTimeout ? 'not checked' : LOGIN[d.login]) : '-',
       creds,
       d.ready ? 'yes' : 'no',
       toFoundBy(d, configured[d.backend]),
@@ -128,7 +104,7 @@ export async function runDoctor(
   out('\n');
 
   const state = inspectStateDir(config.stateDir);
-  const port = await describePort(config);
+  const port = await describePort(config, times.healthTimeoutMs ?? HEALTH_TIMEOUT_MS);
   out(`state dir  ${state.ok ? 'ok' : 'PROBLEM'}  ${state.text}\n`);
   // CLIs of a running olp on this state dir: live workers and turns in flight, found by their HOME.
   const clis = findByHome({ under: [runDirFor(config.stateDir, config.runDir)] })
@@ -181,6 +157,16 @@ export async function runDoctor(
     }
   }
   fixes.push(...accounts.fixes);
+  // A status command that ran out of time: said as such, with how to wait longer.
+  accounts.warnings.unshift(
+    ...found.flatMap((d) =>
+      d.loginTimeout
+        ? [
+            `${toStatusTimeoutText(d.backend, d.loginTimeout.command, d.loginTimeout.seconds)}; is the machine busy? --status-timeout SECONDS waits longer`,
+          ]
+        : [],
+    ),
+  );
   if (fixes.length > 0) out(`\nTo fix:\n${fixes.map((f) => `  ${f}`).join('\n')}\n`);
   if (accounts.warnings.length > 0) out(`\nWarnings:\n${accounts.warnings.map((w) => `  ${w}`).join('\n')}\n`);
   const ready = found.filter((d) => d.ready && d.path);

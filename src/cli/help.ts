@@ -93,5 +93,5 @@ Checks what olp serve would use: each CLI (the binary, its version, its login), 
 problem. It creates nothing. Exit status: 0 when at least one CLI can answer, 1 otherwise.
 
 Options (the settings of olp serve that doctor checks; each also an OLP_* variable or config.json):
-${toOptionLines(['stateDir', 'host', 'port', 'claudeBin', 'codexBin', 'claudeCredentials', 'codexAuth', 'claudePassEnv', 'codexPassEnv'], [DEBUG_ROW, HELP_ROW])}
+${toOptionLines(['stateDir', 'host', 'port', 'claudeBin', 'codexBin', 'claudeCredentials', 'codexAuth', 'claudePassEnv', 'codexPassEnv', 'statusTimeout'], [DEBUG_ROW, HELP_ROW])}
 `;

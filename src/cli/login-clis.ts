@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { ensurePrivateDir, type CredentialKind } from '../store/index.js';
 import { runCommand, runInteractive } from '../process/index.js';
 import { toChildEnv } from '../workspace/index.js';
+import { toStatusTimeoutText } from './readiness.js';
 
 // The CLIs' own login commands, as `olp logins` runs them for one member: `claude setup-token`,
 // `codex login …`, and their status commands to check what was stored. Each runs in a throwaway
@@ -19,11 +20,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 const INTERACTIVE_MS = 30 * 60_000;
 /** `codex login --with-access-token` asks the server who the token belongs to. */
 const PIPED_MS = 60_000;
-const STATUS_MS = 30_000;
 
-/** What the CLI said of a credential: accepted or not, in a few words fit to print. */
+/**
+ * What the CLI said of a credential, in a few words fit to print: accepted (`ok` true), refused
+ * (false), or not known because its status command did not answer in time (null: not a verdict).
+ */
 export interface CliVerdict {
-  ok: boolean;
+  ok: boolean | null;
   said: string;
 }
 
@@ -46,6 +49,7 @@ export function toSaid(text: string, secrets: readonly string[] = []): string {
 /** Runs `claude` and `codex` for `olp logins`: the configured binaries, each in a home of its own. */
 export function createLoginClis(config: Config, hostEnv: Env) {
   const { backends } = createBackends(config, hostEnv);
+  const statusMs = config.statusTimeout * 1000;
   const claude = backends.find((b) => b.id === 'claude')!;
   const codex = backends.find((b) => b.id === 'codex')!;
 
@@ -66,6 +70,13 @@ export function createLoginClis(config: Config, hostEnv: Env) {
     return { ...toChildEnv(hostEnv, b.envPolicy({ ...PROBE_TURN, login }, place), home), ...extra };
   }
 
+  /** A status command that did not answer in time: no verdict on the credential. */
+  function notChecked(b: Backend, args: readonly string[], r: { failed: string | null }): CliVerdict | undefined {
+    return r.failed === 'timeout'
+      ? { ok: null, said: toStatusTimeoutText(b.id, [b.id, ...args].join(' '), statusMs / 1000) }
+      : undefined;
+  }
+
   function cannotRun(b: Backend, r: { failed: string | null; exitCode: number | null }): string | undefined {
     if (r.failed === 'spawn')
       return `could not run ${b.id} ('${b.bin}'): is it installed? (set its path with --${b.id}-bin)`;
@@ -79,9 +90,11 @@ export function createLoginClis(config: Config, hostEnv: Env) {
       runCommand(codex.bin, ['login', 'status'], {
         env: envFor(codex, home, { name }, { CODEX_HOME: codexHome }),
         cwd: home,
-        timeoutMs: STATUS_MS,
+        timeoutMs: statusMs,
       }),
     );
+    const late = notChecked(codex, ['login', 'status'], r);
+    if (late) return late;
     const why = cannotRun(codex, r);
     if (why) return { ok: false, said: why };
     const text = `${r.stdout}\n${r.stderr}`;
@@ -122,9 +135,11 @@ export function createLoginClis(config: Config, hostEnv: Env) {
         runCommand(claude.bin, ['auth', 'status'], {
           env: envFor(claude, home, { name, token }),
           cwd: home,
-          timeoutMs: STATUS_MS,
+          timeoutMs: statusMs,
         }),
       );
+      const late = notChecked(claude, ['auth', 'status'], r);
+      if (late) return late;
       const why = cannotRun(claude, r);
       if (why) return { ok: false, said: why };
       const ok = claude.status.loggedIn(r.exitCode, r.stdout, r.stderr);
@@ -186,6 +201,7 @@ export function createLoginClis(config: Config, hostEnv: Env) {
         if (!existsSync(auth)) throw new LoginFailed('codex login finished but wrote no auth.json; nothing was stored');
         chmodSync(auth, 0o600);
         const verdict = await codexStatus(name, staging);
+        if (verdict.ok === null) throw new LoginFailed(`${verdict.said}, so nothing was stored; try again`);
         if (!verdict.ok) throw new LoginFailed(`codex does not accept the new login: ${verdict.said}`);
         // Renamed over the old one: a run that starts meanwhile links either the old auth.json or
         // the new one, never none. (What else codex left in the staging home is not needed.)

@@ -112,6 +112,8 @@ export async function runLoginStatus(
       ok = false;
       return `${kind}, ${file}: MISSING (store it again: olp logins rotate ${name} --${cli})`;
     }
+    // Not answered in time: said as it is, and no reason to fail (nothing is missing or refused).
+    if (v.ok === null) return `${kind}, ${file}: ${v.said}`;
     ok &&= v.ok;
     return `${kind}, ${file}: ${v.ok ? v.said : `REJECTED: ${v.said} (replace it: olp logins rotate ${name} --${cli})`}`;
   };

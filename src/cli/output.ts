@@ -58,3 +58,8 @@ export function printable(text: string): string {
     return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
   });
 }
+
+/** `1 s`, `15 s`, `0.3 s`: a time limit as said to a person. */
+export function toSeconds(seconds: number): string {
+  return `${Number(seconds.toFixed(1))} s`;
+}

@@ -1,5 +1,6 @@
 import type { Detection } from '../backends/index.js';
 import { shellWord } from './invocation.js';
+import { toSeconds } from './output.js';
 
 export const LOGIN: Record<Detection['login'], string> = {
   logged_in: 'logged in',
@@ -7,6 +8,14 @@ export const LOGIN: Record<Detection['login'], string> = {
   not_logged_in: 'NOT logged in',
   unknown: '-',
 };
+
+/**
+ * A status command that ran out of time, said as what it is: no answer yet, not a verdict (on a busy
+ * machine a CLI can take longer than usual to start). One wording for doctor, the start and `olp logins`.
+ */
+export function toStatusTimeoutText(backend: string, command: string, seconds: number): string {
+  return `${backend}'s status command (${command}) did not answer within ${toSeconds(seconds)}; its login was not checked`;
+}
 
 /**
  * A fix as printed, runnable as it stands: the CLI's own command (`claude auth login`) names the
@@ -33,7 +42,9 @@ function toState(d: Detection, fixes: string): string {
     case 'not_logged_in':
       return `NOT logged in; log in with: ${fixes}`;
     case 'unknown':
-      return 'login unknown (its status command failed); requests will tell';
+      return d.loginTimeout
+        ? `${toStatusTimeoutText(d.backend, d.loginTimeout.command, d.loginTimeout.seconds)} (requests will tell)`
+        : 'login unknown (its status command failed); requests will tell';
   }
 }
 

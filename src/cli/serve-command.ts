@@ -35,11 +35,14 @@ async function runStartupReport(
   addKey: string | null,
   stderr: Sink,
   logger: Logger,
+  signal: AbortSignal,
 ): Promise<void> {
   const say = (text: string) =>
     config.logFormat === 'json' ? logger.info({ event: 'startup' }, text.trimEnd()) : stderr.write(text);
   try {
-    const detections = config.recordMode === 'replay' ? null : await runDetection(config, env);
+    const detections = config.recordMode === 'replay' ? null : await runDetection(config, env, [], { signal });
+    // Stopped before the CLIs answered: what they would have said is not known, so nothing is said.
+    if (signal.aborted) return;
     say(toStartupText({ port: daemon.port, host: config.host, detections, addKey }));
   } catch (err) {
     say(`olp: could not check the CLIs (${(err as Error).message}); olp doctor tells more\n`);
@@ -107,7 +110,10 @@ export async function runServe(
   logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
   // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person, on stderr.
   stdout.write(`${daemon.url}/v1\n`);
-  const report = runStartupReport(daemon, config, env, addKey, stderr, logger).finally(() => output.release());
+  const stopReport = new AbortController();
+  const report = runStartupReport(daemon, config, env, addKey, stderr, logger, stopReport.signal).finally(() =>
+    output.release(),
+  );
 
   const code = await new Promise<number>((resolve) => {
     let stopping = false;
@@ -119,7 +125,8 @@ export async function runServe(
       }
       stopping = true;
       logger.info({ event: 'shutdown', signal }, 'shutting down');
-      // The CLIs' status commands of the start-up report finish first (bounded by their timeout).
+      // The start-up report's status commands are stopped, and have gone, before olp closes.
+      stopReport.abort();
       report
         .then(() => daemon.close())
         .then(

@@ -128,6 +128,14 @@ export const PLACE_FIELDS = {
     description:
       'codex `-c key=value` overrides for every run (repeat the flag; in the environment a JSON array), e.g. a model provider.',
   },
+  statusTimeout: {
+    kind: 'int',
+    schema: z.number().int().min(1).default(15),
+    flag: 'status-timeout',
+    env: 'OLP_STATUS_TIMEOUT',
+    description:
+      "Seconds the CLIs' status commands (--version, claude auth status, codex login status) may take; one that takes longer leaves the login not checked, never failed.",
+  },
   models: {
     kind: 'record',
     schema: z

@@ -6,24 +6,38 @@ import type { CommandResult } from './run-types.js';
 
 /**
  * Runs a short command (a CLI's --version or login status) to completion, bounded in time.
- * `input` is written to its stdin (a secret for `codex login --with-api-key`: never argv).
+ * `input` is written to its stdin (a secret for `codex login --with-api-key`: never argv);
+ * `signal` stops it early (olp shutting down while its start's status commands run).
  */
 export async function runCommand(
   command: string,
   args: readonly string[],
-  opts: { env: Readonly<Record<string, string>>; timeoutMs: number; cwd?: string; input?: string },
+  opts: {
+    env: Readonly<Record<string, string>>;
+    timeoutMs: number;
+    cwd?: string;
+    input?: string;
+    signal?: AbortSignal;
+  },
 ): Promise<CommandResult> {
   const r = await execa(command, args, {
     env: opts.env,
     extendEnv: false,
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    ...(opts.signal ? { cancelSignal: opts.signal } : {}),
     ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
     reject: false,
     timeout: opts.timeoutMs,
     forceKillAfterDelay: 1000,
     maxBuffer: 1024 * 1024,
   });
-  const failed = r.timedOut ? 'timeout' : r.exitCode === undefined && r.failed ? 'spawn' : null;
+  const failed = r.timedOut
+    ? 'timeout'
+    : r.isCanceled
+      ? 'canceled'
+      : r.exitCode === undefined && r.failed
+        ? 'spawn'
+        : null;
   return { exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), failed };
 }
 

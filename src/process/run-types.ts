@@ -104,6 +104,6 @@ export interface CommandResult {
   exitCode: number | null;
   stdout: string;
   stderr: string;
-  /** The binary could not be started (ENOENT…) or ran past the timeout. */
-  failed: 'spawn' | 'timeout' | null;
+  /** The binary could not be started (ENOENT…), ran past the timeout, or was stopped by the caller's signal. */
+  failed: 'spawn' | 'timeout' | 'canceled' | null;
 }

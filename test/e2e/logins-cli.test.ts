@@ -241,6 +241,18 @@ describe('olp logins list, status, remove; olp keys --login', () => {
     assert.match(olp(s, ['logins', 'status', 'machine']).stdout, /^keys\s+k-machine$/m);
   });
 
+  it('status: a CLI that does not answer within --status-timeout leaves the credential not checked, never rejected', () => {
+    const late = olp(s, ['logins', 'status', 'alice'], {
+      env: { OLP_STATUS_TIMEOUT: '1', OLP_CLAUDE_ENV: JSON.stringify({ FAKE_CLAUDE_STATUS_DELAY_MS: '60000' }) },
+    });
+    assert.equal(late.status, 0, late.all);
+    assert.match(
+      late.stdout,
+      /^claude\s+setup-token, .*claude-token: claude's status command \(claude auth status\) did not answer within 1 s; its login was not checked$/m,
+    );
+    assert.doesNotMatch(late.all, /REJECTED|not logged in|did not finish/);
+  });
+
   it('remove: one CLI or the whole login; bound keys are named and stay bound; machine cannot be removed', () => {
     assert.equal(olp(s, ['logins', 'add', 'alice', '--codex', '--api-key'], { input: API_KEY }).status, 0);
     const one = olp(s, ['logins', 'remove', 'alice', '--codex']);

@@ -176,7 +176,7 @@ export function createScriptedApp(
     store,
     registry: createModelRegistry(backends, config.models),
     backends,
-    detector: createDetector(hostEnv, new Map(), noWorkspaces),
+    detector: createDetector(hostEnv, new Map(), noWorkspaces, { timeoutMs: config.statusTimeout * 1000 }),
     lifecycle: createLifecycle(),
     admission: createAdmission({
       maxConcurrent: config.maxConcurrency,
