@@ -23,7 +23,15 @@ function find(dir) {
   });
 }
 
-let files = find(testDir).sort();
+// The slowest files start first (the real CLIs, then the clients, then end-to-end, HTTP and unit
+// tests): started last, as in alphabetical order, a real-CLI file of two minutes ran on alone at
+// the end while the other runners sat idle.
+const TIER_ORDER = ['real', 'clients', 'e2e', 'http', 'unit'];
+const tierRank = (f) => {
+  const i = TIER_ORDER.findIndex((t) => relative(testDir, f).startsWith(`${t}/`));
+  return i === -1 ? TIER_ORDER.length : i;
+};
+let files = find(testDir).sort((a, b) => tierRank(a) - tierRank(b) || a.localeCompare(b));
 if (only.length > 0) files = files.filter((f) => only.some((o) => relative(root, f).includes(o)));
 if (skipped.length > 0) files = files.filter((f) => !skipped.some((s) => relative(root, f).includes(s)));
 if (files.length === 0) {
@@ -50,7 +58,10 @@ const child = spawn(
     ...(times
       ? [`--test-reporter=${join(root, 'scripts', 'test-file-times.mjs')}`, '--test-reporter-destination=stdout']
       : []),
-    '--test-timeout=180000',
+    // Each test, and each file as a whole (Node's runner applies it to both): the longest files
+    // take 2–3 minutes on a quiet 2-core machine and several times that beside a full load, and a
+    // test waits on events, not on this; a hung one fails here, far inside the suite's limit.
+    '--test-timeout=900000',
     ...files,
   ],
   { stdio: 'inherit', cwd: root, detached: true },

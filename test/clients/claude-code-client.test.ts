@@ -74,10 +74,12 @@ function events(answer: string): { type: string; [k: string]: unknown }[] {
 
 type Block = { type: string; id?: string; name?: string; tool_use_id?: string; content?: unknown; is_error?: boolean };
 
+// One generation a file, so the two run side by side: this file the baseline, current/ the current
+// release (it sets OLP_TEST_CLAUDE_CLIENT and imports this one).
 const CLIENTS = [
   { name: 'baseline', bin: CLAUDE_BASELINE },
   { name: 'current', bin: CLAUDE_CURRENT },
-];
+].filter((c) => c.name === (process.env.OLP_TEST_CLAUDE_CLIENT ?? 'baseline'));
 
 /** The CLI olp answers with: claude, or codex for every claude-* id ("Claude Code on a ChatGPT login"). */
 const BACKENDS = [

@@ -17,7 +17,10 @@ interface Received {
 /** A webhook on loopback: records each POST; `hang` never answers. */
 async function startReceiver(mode: 'ok' | 'hang' = 'ok') {
   const got: Received[] = [];
+  /** When each request's connection closed (a hung one: when olp gave up on it). */
+  const closed: number[] = [];
   const server: Server = createServer((req, res) => {
+    req.socket.once('close', () => closed.push(performance.now()));
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
@@ -30,6 +33,7 @@ async function startReceiver(mode: 'ok' | 'hang' = 'ok') {
   const port = (server.address() as AddressInfo).port;
   return {
     got,
+    closed,
     port,
     url: `http://127.0.0.1:${port}/hooks/SECRET-abc123`,
     close: () =>
@@ -260,14 +264,22 @@ describe('alerts', () => {
       const { token } = t.daemon.store.keys.add('kid', 'member', { dailyTokens: per * 10 });
       const took = await spendBudget(t, token);
       await until('the webhook asked', () => slow.got.length >= 1);
+      // With the webhook hanging (olp gives up on it after 5 s), a request is answered before it
+      // gives up: a request that waited for the webhook could only be answered after. (A bound on
+      // the requests' time would be one on the machine's load: 20 at once take seconds on a busy one.)
+      // Sent as a new attempt starts to hang (the next after the first gave up, 5 s on), it has
+      // those 5 s to be answered, which even a busy machine gives it.
+      const attempts = slow.got.length;
+      await until('the next webhook attempt', () => slow.got.length > attempts, 30_000);
+      const closedBefore = slow.closed.length;
+      const asked = await ask(t, t.token, 'while the webhook hangs');
+      assert.equal(asked.status, 200);
+      assert.equal(slow.closed.length, closedBefore, 'answered while the webhook attempt still hung');
       const worst = Math.max(...took);
-      assert.ok(
-        worst < 3500,
-        `(a hung webhook would hold one 5 s or more) the slowest request took ${Math.round(worst)} ms with the webhook hanging`,
-      );
       const closing = performance.now();
       await t.close();
-      assert.ok(performance.now() - closing < 4000, 'closing does not wait out the webhook');
+      // Close waits at most 1 s for deliveries: it never waits out the webhook's 5 s (and its retry).
+      assert.ok(performance.now() - closing < 4500, 'closing does not wait out the webhook');
       process.stdout.write(
         `# requests with a hanging webhook: slowest ${Math.round(worst)} ms; close ${Math.round(performance.now() - closing)} ms\n`,
       );

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import request from 'supertest';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { OLP_BIN } from '../support/paths.js';
+import { releaseHeld } from '../support/held.js';
 
 const body = (content: string, extra: Record<string, unknown> = {}) => ({
   model: 'sonnet',
@@ -27,7 +28,7 @@ function is429(res: request.Response, code: string) {
   assert.ok(Number(res.headers['retry-after']) >= 1, 'Retry-After');
 }
 
-async function until(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+async function until(cond: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -63,11 +64,12 @@ describe('per-key limits at their boundary', () => {
     const t = await startTestDaemon();
     try {
       const { token } = t.daemon.store.keys.add('kid', 'member', { concurrency: 2 });
+      // Two runs held open until the third request has been refused, however busy the machine.
       const slow = [0, 1].map((i) =>
         chat(t, token, {
           model: 'sonnet',
           messages: [
-            { role: 'system', content: '[[fake:slow]]' },
+            { role: 'system', content: '[[fake:held]]' },
             { role: 'user', content: `slow ${i}` },
           ],
         }),
@@ -77,6 +79,7 @@ describe('per-key limits at their boundary', () => {
           (await request(t.url).get('/health').set('authorization', `Bearer ${t.token}`)).body.cli.running === 2,
       );
       is429(await chat(t, token, body('third')), 'concurrency_limit_exceeded');
+      releaseHeld(t.recordDir);
       for (const r of await Promise.all(slow)) assert.equal(r.status, 200);
       assert.equal((await chat(t, token, body('after'))).status, 200, 'slots come back');
     } finally {
@@ -270,7 +273,7 @@ describe('the shared queue', () => {
       const running = chat(t, t.token, {
         model: 'sonnet',
         messages: [
-          { role: 'system', content: '[[fake:slow]]' },
+          { role: 'system', content: '[[fake:held]]' },
           { role: 'user', content: 'hold the slot' },
         ],
       });
@@ -285,7 +288,10 @@ describe('the shared queue', () => {
       await until(async () => (await stats()).queued === 1);
       controller.abort();
       assert.equal(await queued, 'AbortError');
-      await until(async () => (await stats()).queued === 0, 2000);
+      // It leaves while the slot is still held: nothing but its own leaving empties the queue.
+      await until(async () => (await stats()).queued === 0);
+      assert.equal((await stats()).running, 1);
+      releaseHeld(t.recordDir);
       assert.equal((await running).status, 200);
       assert.deepEqual(await stats(), { running: 0, queued: 0, maxConcurrent: 1 });
       assert.equal((await chat(t, t.token, body('next'))).status, 200);
