@@ -33,6 +33,8 @@ export interface BridgeSession {
   readonly waiting: readonly PendingCall[];
   /** How many of the expected calls the CLI has not asked for yet. */
   readonly unasked: number;
+  /** How many calls came before the CLI's report of them (codex) and wait for it. */
+  readonly early: number;
   /** Ends the session: waiting calls get an error result, and later calls are refused. */
   close(): void;
 }
@@ -134,6 +136,9 @@ export function toBridgeSession(s: Session, token: string, base: string, onClose
     },
     get unasked() {
       return s.uses.filter((u) => !s.called.has(u.id)).length;
+    },
+    get early() {
+      return s.early.length;
     },
     close() {
       s.closed = true;

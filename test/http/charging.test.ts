@@ -151,13 +151,15 @@ describe('a client that stops reading', () => {
     });
   }
 
-  const config = { idleTimeout: 1, clientTimeout: 4 };
+  // An idle timeout a busy machine's CLI does not run into by itself (a fake CLI starved of CPU can
+  // be silent for a second), and pauses well past it and past the client timeout.
+  const config = { idleTimeout: 3, clientTimeout: 8 };
   const claudeEnv = { FAKE_CLAUDE_REPLY_BYTES: String(12 * 1024 * 1024), FAKE_CLAUDE_PIECE_BYTES: String(16 * 1024) };
 
   it('is not blamed on the CLI: a pause longer than the idle timeout still gets the whole reply', async () => {
     const t = await startTestDaemon({ config, claudeEnv });
     try {
-      const r = await pausedRead(t, 2500);
+      const r = await pausedRead(t, 5500);
       assert.equal(r.status, 200);
       assert.doesNotMatch(r.text, /backend_timeout/);
       assert.match(r.text, /data: \[DONE\]/);
@@ -169,7 +171,7 @@ describe('a client that stops reading', () => {
   it('gets its own error past --client-timeout', async () => {
     const t = await startTestDaemon({ config, claudeEnv });
     try {
-      const r = await pausedRead(t, 6000);
+      const r = await pausedRead(t, 11_000);
       assert.equal(r.status, 200);
       assert.match(r.text, /"code":"client_read_timeout"/);
       assert.doesNotMatch(r.text, /data: \[DONE\]/);

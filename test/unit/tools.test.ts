@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log/index.js';
 import { choiceInstruction, createToolBridge, offeredTools, parseToolRequest } from '../../src/tools/index.js';
+import { waitFor } from '../support/wait.js';
 
 const fn = (name: string, parameters?: unknown) => ({
   type: 'function',
@@ -156,7 +157,7 @@ describe('the MCP bridge', () => {
       ]);
       // No _meta: matched by name and arguments, not order.
       const tokyo = rpc(s.url, 'tools/call', { name: 'get_weather', arguments: { city: 'Tokyo' } });
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => s.waiting.length === 1, undefined, 'the call to arrive');
       assert.deepEqual(s.waiting, [{ toolUseId: 'tu2', name: 'get_weather' }]);
       s.provide(
         new Map([
@@ -186,7 +187,7 @@ describe('the MCP bridge', () => {
       // Closing answers waiting calls with an error and refuses later ones.
       other.expect([{ id: 'x', name: 'secret', arguments: '{}' }]);
       const waiting = rpc(other.url, 'tools/call', { name: 'secret', arguments: {} });
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => other.waiting.length === 1, undefined, 'the call to arrive');
       other.close();
       assert.equal((await waiting).result?.isError, true);
       assert.equal((await fetch(other.url, { method: 'POST', body: '{}' })).status, 404);
@@ -215,7 +216,7 @@ describe('the MCP bridge', () => {
         }).then((r) => r.json() as Promise<{ result?: Record<string, unknown> }>);
       const osloB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Oslo' } });
       const parisB = bearer('tools/call', { name: 'get_weather', arguments: { city: 'Paris' } });
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => s.early === 2, undefined, 'both calls to arrive');
       s.expect([{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }], { exact: true });
       assert.equal(s.unasked, 0, 'the Paris call was already there');
       s.expect([{ id: 'c2', name: 'get_weather', arguments: '{"city":"Oslo"}' }], { exact: true });
