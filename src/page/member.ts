@@ -59,6 +59,7 @@ const REASONS = {
   context_length_exceeded: 'the conversation was too long', client_aborted: 'the app stopped waiting', timeout: 'the answer took too long',
   invalid_request: 'the app sent something olp could not use', backend_rate_limited: 'the CLI was asked too often',
   backend_timeout: 'the CLI took too long', backend_not_logged_in: 'the CLI is not logged in',
+  login_refused: 'your login was refused and needs renewing',
 };
 const reason = (code) => REASONS[code] || (code.startsWith('backend_') ? 'the CLI failed' : 'something went wrong');
 let lastChart = null;
