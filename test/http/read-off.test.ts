@@ -46,7 +46,8 @@ function flood(port: number, head: string, chunk: Buffer, max: number): Promise<
       clearTimeout(timer);
       done();
     });
-    // Everything was sent and the connection is still open: say so (the test fails on it).
+    // Everything was sent and the connection is still open long after: say so (the test fails on
+    // it). The bound is patience for a busy machine; a passing run closes long before it.
     let timer: NodeJS.Timeout | undefined;
     const pump = () => {
       while (!closed && written < max) {
@@ -60,7 +61,7 @@ function flood(port: number, head: string, chunk: Buffer, max: number): Promise<
         timer = setTimeout(() => {
           done();
           socket.destroy();
-        }, 3000);
+        }, 30_000);
     };
     socket.once('connect', () => {
       socket.write(head);
@@ -162,15 +163,15 @@ describe('a read-off is bounded in time by the body timeout', () => {
       socket.write(
         `POST /v1/messages HTTP/1.1\r\nHost: olp\r\nAuthorization: Bearer ${t.token}\r\nAnthropic-Version: 2023-06-01\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n{`,
       );
+      // "At once": the 413 comes while the connection is still open, not with the body
+      // timeout's close (ordered by events, not timed, so a busy machine cannot fail it).
+      let closedYet = false;
+      void closed.then(() => (closedYet = true));
       assert.equal(await status, 413);
-      const answeredMs = performance.now() - started;
-      assert.ok(answeredMs < 800, `answered after ${Math.round(answeredMs)} ms`);
-      const closedMs = await Promise.race([
-        closed,
-        new Promise<number>((r) => setTimeout(() => r(Number.POSITIVE_INFINITY), 4000).unref()),
-      ]);
-      // Node checks for expired requests every 250 ms here.
-      assert.ok(closedMs >= 900 && closedMs < 2500, `closed after ${Math.round(closedMs)} ms`);
+      assert.equal(closedYet, false, 'answered before the body timeout closed the connection');
+      // Then the connection is closed, and not before the body timeout (1 s) has passed.
+      const closedMs = await closed;
+      assert.ok(closedMs >= 900, `closed after ${Math.round(closedMs)} ms`);
     } finally {
       socket.destroy();
     }
