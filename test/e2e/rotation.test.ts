@@ -3,11 +3,11 @@
 // the CLI's own session instead of re-sending the transcript, and a rotation that must re-send it
 // is held to the token rate the provider's own counts showed.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { listTree } from '../support/paths.js';
 import { readRecord, recordedPids, type RunRecord } from '../support/procs.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
@@ -46,8 +46,7 @@ function rotations(t: TestDaemon): (string | null)[] {
 /** The session files (.jsonl) in a key's claude slots. */
 function sessionFiles(t: TestDaemon): string[] {
   const slots = join(t.stateDir, 'slots');
-  if (!existsSync(slots)) return [];
-  return readdirSync(slots, { recursive: true, encoding: 'utf8' })
+  return listTree(slots)
     .filter((f) => f.endsWith('.jsonl'))
     .map((f) =>
       f

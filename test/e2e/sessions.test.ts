@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { OLP_BIN } from '../support/paths.js';
+import { listTree, OLP_BIN } from '../support/paths.js';
 import { readRecord, recordedPids, type RunRecord } from '../support/procs.js';
+import { PATIENCE_MS, waitFor } from '../support/wait.js';
 
 type Msg = OpenAI.ChatCompletionMessageParam;
 
@@ -104,10 +105,10 @@ describe('session pool', () => {
       // one session file is left in the slot.
       const projects = join(run.cwd, '..', 'state', 'claude-projects');
       const sessionFiles = () =>
-        readdirSync(projects, { recursive: true })
-          .filter((f) => String(f).endsWith('.jsonl'))
-          .map((f) => String(f).split('/').pop());
-      for (let i = 0; i < 100 && sessionFiles().length > 1; i++) await new Promise((r) => setTimeout(r, 50));
+        listTree(projects)
+          .filter((f) => f.endsWith('.jsonl'))
+          .map((f) => f.split('/').pop());
+      await waitFor(() => sessionFiles().length <= 1, PATIENCE_MS, 'the abandoned session file to go');
       assert.deepEqual(sessionFiles(), [`${run.sessionId}.jsonl`]);
       // The same conversation under a changed system prompt rotates its own slot.
       const sys = await turn(t, client, [

@@ -11,7 +11,6 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -25,7 +24,7 @@ import { runDirFor } from '../../src/workspace/index.js';
 import { startAnthropicStandIn } from '../support/anthropic-stand-in.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { oauthStandInUnavailable, startOAuthStandIn, type OAuthStandIn } from '../support/oauth-stand-in.js';
-import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
+import { listTree, REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
 
 /** Concurrent runs, each a conversation of its own. */
@@ -63,17 +62,15 @@ function readLogin(file: string): { accessToken: string; refreshToken: string } 
 
 /** Every `.credentials.json` under `dir` that is a regular file (a run's private copy of a login). */
 function regularLoginFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+  return listTree(dir)
     .filter((f) => f.endsWith(CREDENTIALS))
     .map((f) => join(dir, f))
-    .filter((f) => lstatSync(f).isFile());
+    .filter((f) => lstatSync(f, { throwIfNoEntry: false })?.isFile());
 }
 
 /** The claude homes (folders holding a `.claude`) under `dir`. */
 function runHomes(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+  return listTree(dir)
     .filter((f) => f === '.claude' || f.endsWith('/.claude'))
     .map((f) => join(dir, f, '..'));
 }

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { type Dirent, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The repository root (tests run from dist/test/...). */
@@ -41,3 +41,27 @@ export const REAL_CLAUDE_VERSION = (() => {
 export const REAL_CODEX = join(ROOT, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
 export const REFERENCE = join(ROOT, 'test/fixtures/reference');
 export const OLP_BIN = join(ROOT, 'dist/src/cli/main.js');
+
+/**
+ * Every path under `dir`, relative to it (as `readdirSync(dir, { recursive: true })`), that still
+ * exists as it is read: a folder a running CLI takes away meanwhile (a lock, a run's home) is
+ * skipped instead of failing the walk.
+ */
+export function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      out.push(path);
+      if (e.isDirectory()) walk(path);
+    }
+  };
+  walk('');
+  return out;
+}

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runDirFor } from '../../src/workspace/index.js';
+import { listTree } from './paths.js';
 
 /** True while the pid is a live process (a zombie waiting for a reaper counts as gone). */
 export function isAlive(pid: number): boolean {
@@ -77,7 +78,7 @@ export function leftoverWorkspaces(stateDir: string): string[] {
 
 /** Whether a CLI session file (.jsonl) under olp's state holds this text. */
 export function sessionFileHolds(stateDir: string, text: string): boolean {
-  const files = readdirSync(stateDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+  const files = listTree(stateDir).filter((f) => f.endsWith('.jsonl'));
   return files.some((f) => {
     try {
       return readFileSync(join(stateDir, f), 'utf8').includes(text);
