@@ -39,7 +39,15 @@ export function createAlertDelivery(o: DeliveryOptions) {
   let closing = false;
 
   async function attempt(item: Item): Promise<Attempt> {
-    const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
+    // The try's own timer, not `AbortSignal.timeout`: a timeout signal held only by
+    // `AbortSignal.any` can be garbage-collected before it fires (Node 20 and 22), and the try
+    // would then hang on a webhook that never answers, holding up every alert after it.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException(`no answer in ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    const signal = AbortSignal.any([stop.signal, timeout.signal]);
     try {
       const res = await doFetch(o.url, {
         method: 'POST',
@@ -60,6 +68,8 @@ export function createAlertDelivery(o: DeliveryOptions) {
           ? `no answer in ${timeoutMs / 1000} s`
           : (e.cause?.code ?? e.name ?? 'error');
       return { ok: false, status: null, reason };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

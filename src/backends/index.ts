@@ -3,7 +3,6 @@ export type {
   BackendEvent,
   CliStatus,
   EventParser,
-  FinishReason,
   ModelEntry,
   LoginUse,
   Turn,
@@ -14,6 +13,7 @@ export type {
   EnvPolicy,
   ForkSupport,
 } from './types.js';
+export { END_TURN, type StopReason } from './stop-reason.js';
 export { createBackends, type BackendSettings } from './registry.js';
 export {
   createClaudeBackend,
@@ -21,7 +21,7 @@ export {
   createClaudeParser,
   toClaudeUsage,
   toClaudeError,
-  toFinishReason,
+  toStopReason,
   CLAUDE_LOGIN_FIX,
   DEFAULT_SYSTEM_PROMPT,
   type ClaudeOptions,

@@ -1,4 +1,5 @@
 import type { ProxyError } from '../errors/index.js';
+import type { StopReason } from './stop-reason.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
 import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
 import type { PlanReport } from '../plan/index.js';
@@ -17,8 +18,6 @@ export interface Usage {
   /** The CLI's own cost figure, when it reports one. */
   costUsd?: number;
 }
-
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /** What a backend's parser yields while the CLI runs. */
 export type BackendEvent =
@@ -46,7 +45,7 @@ export type BackendEvent =
 
 /** How a turn ended, decided once stdout is exhausted and the process has exited. */
 export type TurnOutcome =
-  | { ok: true; finishReason: FinishReason; usage: Usage | null; sessionId?: string }
+  | { ok: true; stopReason: StopReason; usage: Usage | null; sessionId?: string }
   | { ok: false; error: ProxyError; usage: Usage | null; sessionId?: string };
 
 /** A step of the turn that ended in calls of the client's functions: the CLI now waits for their results. */

@@ -36,7 +36,7 @@ function isFallbackable(e: ProxyError): boolean {
  * (the CLI's error names the machine's login, which is not the one that failed); the login
  * remembers the refusal for the page until it is renewed or answers again.
  */
-function ownLoginOutcome(s: Stage, login: string | undefined, backend: string, outcome: RunOutcome): RunOutcome {
+function ownLoginOutcome<O extends TurnOutcome>(s: Stage, login: string | undefined, backend: string, outcome: O): O {
   if (login === undefined) return outcome;
   if (outcome.ok) {
     s.deps.logins?.noteRun(login, backend, null);
@@ -166,7 +166,7 @@ async function* tryChain(
       lease.release();
       throw new ClientAbortedError();
     }
-    let gen: AsyncGenerator<BackendEvent, RunOutcome> | undefined;
+    let gen: AsyncGenerator<BackendEvent, Ended> | undefined;
     try {
       p.session = toSessionNote(lease);
       const schema = outputSchemaOf(input.responseFormat);
@@ -193,10 +193,10 @@ async function* tryChain(
         s,
         login?.name,
         route.backend.id,
-        yield* forward(s, gen, candidate, route.backend.id),
+        yield* forward(s, gen, candidate, route.backend.id, stoppedAtSequence),
       );
       p.session = toSessionNote(lease, outcome.sessionId);
-      p.run = outcome.run;
+      p.run = outcome.run ?? p.run;
       if (outcome.ok && !tools)
         observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
       if (outcome.parked) deps.parked?.park(outcome.parked);
@@ -214,4 +214,22 @@ async function* tryChain(
     }
   }
   return last;
+}
+
+/** A turn's outcome, or a streamed one's cut at a stop sequence before it ended (how it ran unknown). */
+type Ended = RunOutcome | (TurnOutcome & { ok: true; run?: undefined; parked?: undefined });
+
+/**
+ * The outcome of a reply cut at the client's stop sequence. A streamed one is cut while its turn
+ * runs: ending the turn there stops the CLI (no usage reported: the ledger estimates what was
+ * sent). One answered in a body has its whole turn: its usage stands, and calls after the
+ * sequence are not the client's to answer (a turn parked on them is retired).
+ */
+function stoppedAtSequence(sequence: string, outcome?: Ended): Ended {
+  const stopReason = { type: 'stop_sequence', sequence } as const;
+  if (!outcome) return { ok: true, stopReason, usage: null };
+  if (!outcome.ok) return outcome;
+  const { parked, ...rest } = outcome;
+  if (parked) void parked.retire('stop_sequence');
+  return { ...rest, stopReason };
 }

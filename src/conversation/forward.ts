@@ -3,6 +3,7 @@ import type { BackendEvent } from '../backends/index.js';
 import { backendRetryMidStream } from '../errors/index.js';
 import { createFenceStripper, isJsonFormat, outputSchemaOf } from '../transcript/index.js';
 import type { Stage } from './progress.js';
+import { createStopMatcher } from './stop-sequences.js';
 import type { ConversationEvent } from './types.js';
 
 /**
@@ -20,11 +21,12 @@ import type { ConversationEvent } from './types.js';
  * not count it: the client keeps it, and the retry's thinking follows it, unless the retry must
  * first say again text the client has, when it is dropped).
  */
-export async function* forward<R>(
+export async function* forward<R extends { ok: boolean }>(
   s: Stage,
   gen: AsyncGenerator<BackendEvent, R>,
   model: string,
   backend: string,
+  stopped: (sequence: string, outcome?: R) => R,
 ): AsyncGenerator<ConversationEvent, R> {
   const { deps, meta } = s;
   const format = s.input.responseFormat;
@@ -42,16 +44,28 @@ export async function* forward<R>(
   // Streamed: some of the reply (text or a call, not thinking) reached the client.
   let answered = false;
   const thinks = meta.endpoint === 'messages';
+  // The client's stop sequences: the reply ends before the first; nothing after it is sent.
+  const stops = createStopMatcher(s.input.stopSequences);
+  let stoppedAt: string | undefined;
+  function* say(text: string, counted: boolean): Generator<ConversationEvent> {
+    const cut = stops ? stops.push(text) : { text };
+    if (cut.text) yield* pass(s, { type: 'text', text: cut.text }, model, backend, counted);
+    if (cut.matched !== undefined) stoppedAt = cut.matched;
+  }
   function* deliver(ev: BackendEvent, counted: boolean): Generator<ConversationEvent> {
+    if (stoppedAt !== undefined && ev.type !== 'plan') return;
     if (ev.type === 'text' && fences) {
       const text = fences.push(ev.text);
       if (fit) whole += text;
       else if (text) {
         answered = true;
-        yield* pass(s, { type: 'text', text }, model, backend, counted);
+        yield* say(text, counted);
       }
+    } else if (ev.type === 'text') {
+      answered = true;
+      yield* say(ev.text, counted);
     } else {
-      if (ev.type === 'text' || ev.type === 'tool_call' || ev.type === 'tool_args') answered = true;
+      if (ev.type === 'tool_call' || ev.type === 'tool_args') answered = true;
       yield* pass(s, ev, model, backend, counted);
     }
   }
@@ -99,18 +113,22 @@ export async function* forward<R>(
       else if (ev.type === 'tool_call' || ev.type === 'tool_args') textRun = 0;
       yield* deliver(ev, false);
     }
+    // Streamed and stopped: the turn is cut here (the caller's end of it stops the CLI).
+    if (stoppedAt !== undefined) return stopped(stoppedAt);
     step = await gen.next();
   }
   // The retried answer ended short of what the client already has.
   if (owed && (step.value as { ok?: boolean } | undefined)?.ok !== false) throw backendRetryMidStream(backend);
   for (const ev of held ?? []) yield* deliver(ev, true);
   const rest = fences?.end() ?? '';
+  const noted = held !== undefined;
   // (A failed turn's partial reply is not sent: its error still gets a proper status.)
   if (fit && schema && whole + rest !== '') {
-    if ((step.value as { ok?: boolean } | undefined)?.ok !== false)
-      yield* pass(s, { type: 'text', text: fit(whole + rest, schema) }, model, backend, held !== undefined);
-  } else if (rest) yield* pass(s, { type: 'text', text: rest }, model, backend, held !== undefined);
-  return step.value;
+    if (step.value.ok) yield* say(fit(whole + rest, schema), noted);
+  } else if (rest && stoppedAt === undefined) yield* say(rest, noted);
+  const tail = stops?.end() ?? '';
+  if (tail) yield* pass(s, { type: 'text', text: tail }, model, backend, noted);
+  return stoppedAt !== undefined ? stopped(stoppedAt, step.value) : step.value;
 }
 
 /** Where to cut a held reply so that its last `events` text and call events go (and thinking among them). */

@@ -1,5 +1,6 @@
 export { openConversation } from './open.js';
 export { estimatePromptTokens } from './estimate.js';
+export { createStopMatcher, type StopMatcher } from './stop-sequences.js';
 export type {
   Conversation,
   ConversationDeps,

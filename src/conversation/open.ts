@@ -141,7 +141,7 @@ async function* runConversation(
     const outcome = yield* runChain(s, messages, conversation, signal, mine);
     if (outcome) {
       p.usage = outcome.usage;
-      if (outcome.ok) p.finishReason = outcome.finishReason;
+      if (outcome.ok) p.stopReason = outcome.stopReason;
       else p.error = outcome.error;
     }
   } catch (err) {

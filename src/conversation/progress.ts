@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/index.js';
-import type { FinishReason, Usage } from '../backends/index.js';
+import { END_TURN, type StopReason, type Usage } from '../backends/index.js';
 import type { ProxyError } from '../errors/index.js';
 import type { RunMode } from '../run/index.js';
 import type { Lease } from '../sessions/index.js';
@@ -17,7 +17,7 @@ export interface Progress {
   queueMs: number | null;
   firstTokenMs: number | null;
   usage: Usage | null;
-  finishReason: FinishReason;
+  stopReason: StopReason;
   error: ProxyError | null;
   aborted: boolean;
   /** A plan report during the turn said it drew on paid extra usage. */
@@ -41,7 +41,7 @@ export function newProgress(): Progress {
     queueMs: null,
     firstTokenMs: null,
     usage: null,
-    finishReason: 'stop',
+    stopReason: END_TURN,
     error: null,
     aborted: false,
     started: false,

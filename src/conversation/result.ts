@@ -17,7 +17,9 @@ export function finish(
   p: Progress,
 ): ConversationResult {
   if (p.result) return p.result;
-  const estimated = !p.usage && p.sentChars > 0 && (p.aborted || p.error !== null);
+  // A reply cut at a stop sequence while it streamed ends its CLI before it reports usage.
+  const cut = p.stopReason.type === 'stop_sequence';
+  const estimated = !p.usage && p.sentChars > 0 && (p.aborted || p.error !== null || cut);
   const usage: Usage | null = estimated ? estimate(p.promptTokens, p.sentChars) : p.usage;
   const outcome: Outcome = p.aborted
     ? 'client_aborted'
@@ -32,7 +34,7 @@ export function finish(
   const result: ConversationResult = Object.freeze({
     outcome,
     error: p.error,
-    finishReason: p.finishReason,
+    stopReason: p.error ? ({ type: 'error' } as const) : p.stopReason,
     usage,
     estimated,
     model: p.model,

@@ -1,5 +1,5 @@
 import type { Admission } from '../admit/index.js';
-import type { Backend, Detector, FinishReason, Usage } from '../backends/index.js';
+import type { Backend, Detector, StopReason, Usage } from '../backends/index.js';
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
@@ -55,6 +55,8 @@ export interface ConversationInput {
   maxOutputTokens?: number | undefined;
   /** The client's functions and tool choice (none offered: undefined). */
   tools?: ToolRequest | undefined;
+  /** The reply ends before the first of these (chat's `stop`, Messages' `stop_sequences`). */
+  stopSequences?: readonly string[] | undefined;
 }
 
 /** Who asks and how the request arrived. */
@@ -104,7 +106,8 @@ export type Outcome = 'ok' | 'error' | 'timeout' | 'client_aborted' | 'rejected'
 export interface ConversationResult {
   readonly outcome: Outcome;
   readonly error: ProxyError | null;
-  readonly finishReason: FinishReason;
+  /** Why the answer ended (`error` when it failed). */
+  readonly stopReason: StopReason;
   /** The CLI's usage, or olp's estimate (`estimated`) for a client that left before it reported any. */
   readonly usage: Usage | null;
   readonly estimated: boolean;

@@ -87,6 +87,7 @@ export function createChatRoute(deps: EndpointDeps) {
         responseFormat: request.response_format,
         maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
         tools,
+        stopSequences: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
       };
       const meta = {
         id: newCompletionId(),

@@ -38,6 +38,7 @@ function toInput(deps: MessagesDeps, body: unknown): { input: ConversationInput;
       // Honoured as chat's max_tokens is: claude's output cap; codex has no setting for it.
       maxOutputTokens: parsed.body.max_tokens,
       tools: parseToolRequest(parsed.chatTools),
+      stopSequences: parsed.body.stop_sequences,
     },
     dropped: parsed.dropped,
     stream: parsed.body.stream === true,

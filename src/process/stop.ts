@@ -4,7 +4,7 @@
  * other as `aborted`).
  */
 export type ProcessStop =
-  /** The request was stopped (the route's `StopReason`, in run/). */
+  /** The request was stopped (the route's `RunStopReason`, in run/). */
   | 'aborted'
   /** The daemon is stopping. */
   | 'shutdown'

@@ -1,6 +1,7 @@
 import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
 import { assertNever } from './never.js';
 import { toChunk, toUsageChunk, type ChatCompletionChunk } from './shapes.js';
+import { toChatFinishReason } from './stop-reasons.js';
 
 /** What one step means on a chat stream: the headers when the stream starts here, then its chunks. */
 export interface MappedChunks {
@@ -68,7 +69,7 @@ export function toChatStreamEvents(s: ChatStreamState, ev: ConversationEvent): M
 export function toChatStreamEnd(s: ChatStreamState, r: ConversationResult): MappedChunks {
   const out: MappedChunks = { chunks: [] };
   announce(s, r.servedModel ?? s.meta.model, r.headers, out);
-  out.chunks.push(toChunk(at(s), {}, r.finishReason));
+  out.chunks.push(toChunk(at(s), {}, toChatFinishReason(r.stopReason)));
   if (s.meta.includeUsage) out.chunks.push(toUsageChunk(at(s), r.usage));
   return out;
 }

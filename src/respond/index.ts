@@ -3,8 +3,10 @@ import { toErrorBody } from '../errors/index.js';
 import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type MappedChunks } from './chat-events.js';
 import { collectReply, setHeaders, type Events } from './reply.js';
 import { toChatCompletion } from './shapes.js';
+import { toChatFinishReason } from './stop-reasons.js';
 
 export * from './shapes.js';
+export * from './stop-reasons.js';
 export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
 export * from './chat-events.js';
 export { collectReply, setHeaders, type Events } from './reply.js';
@@ -33,7 +35,7 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
       toChatCompletion(
         { ...meta, model: r.servedModel ?? meta.model },
         reply.text,
-        r.finishReason,
+        toChatFinishReason(r.stopReason),
         r.usage,
         reply.toolCalls,
       ),

@@ -1,13 +1,8 @@
 import type { ConversationEvent, ConversationResult } from '../conversation/index.js';
 import { toAnthropicError } from './messages-errors.js';
-import {
-  toAnthropicToolId,
-  toAnthropicUsage,
-  toStopReason,
-  type AnthropicMessage,
-  type AnthropicUsage,
-} from './messages-shapes.js';
+import { toAnthropicToolId, toAnthropicUsage, type AnthropicMessage, type AnthropicUsage } from './messages-shapes.js';
 import { assertNever } from './never.js';
+import { toAnthropicStop } from './stop-reasons.js';
 
 /** One Anthropic stream event: its `type` is also its SSE event name. */
 export type MessagesStreamEvent =
@@ -32,7 +27,7 @@ export type MessagesStreamEvent =
   | { type: 'content_block_stop'; index: number }
   | {
       type: 'message_delta';
-      delta: { stop_reason: AnthropicMessage['stop_reason']; stop_sequence: null };
+      delta: { stop_reason: AnthropicMessage['stop_reason']; stop_sequence: string | null };
       usage: AnthropicUsage;
     }
   | { type: 'message_stop' }
@@ -205,7 +200,7 @@ export function toMessagesStreamEnd(s: MessagesStreamState, r: ConversationResul
   out.events.push(
     {
       type: 'message_delta',
-      delta: { stop_reason: toStopReason(r.finishReason, s.calls.length > 0), stop_sequence: null },
+      delta: toAnthropicStop(r.stopReason, s.calls.length > 0),
       usage: toAnthropicUsage(r.usage),
     },
     { type: 'message_stop' },

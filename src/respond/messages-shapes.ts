@@ -1,4 +1,5 @@
-import type { FinishReason, Usage } from '../backends/index.js';
+import type { StopReason, Usage } from '../backends/index.js';
+import { toAnthropicStop, type AnthropicStopReason } from './stop-reasons.js';
 
 // Anthropic Messages wire shapes, named after the @anthropic-ai/sdk types they mirror (`Message`,
 // `Usage`, `ContentBlock`, `StopReason`), prefixed so they do not read as olp's own messages. The
@@ -15,8 +16,6 @@ export interface AnthropicUsage {
   output_tokens: number;
 }
 
-type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
-
 type AnthropicContentBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string }
@@ -30,7 +29,7 @@ export interface AnthropicMessage {
   model: string;
   content: AnthropicContentBlock[];
   stop_reason: AnthropicStopReason | null;
-  stop_sequence: null;
+  stop_sequence: string | null;
   usage: AnthropicUsage;
 }
 
@@ -82,16 +81,6 @@ export function toAnthropicUsage(u: Usage | null): AnthropicUsage {
 }
 
 /**
- * Anthropic's stop reason for the core's finish reason. A reply that made tool calls stops for
- * them whatever the CLI said last: Claude Code runs the tools of a `tool_use` stop.
- */
-export function toStopReason(finish: FinishReason, madeCalls: boolean): AnthropicStopReason {
-  if (finish === 'length') return 'max_tokens';
-  if (finish === 'content_filter') return 'refusal';
-  return finish === 'tool_calls' || madeCalls ? 'tool_use' : 'end_turn';
-}
-
-/**
  * A call's arguments as tool_use.input, which is always an object. Arguments that are not a JSON
  * object (a CLI cut off mid-call) are kept whole under `_raw` rather than lost.
  */
@@ -115,7 +104,7 @@ export function toAnthropicMessage(
   meta: { id: string; model: string },
   text: string,
   calls: readonly MessagesToolCall[],
-  finish: FinishReason,
+  stop: StopReason,
   usage: Usage | null,
   thinking: readonly { thinking: string; signature?: string }[] = [],
 ): AnthropicMessage {
@@ -130,8 +119,7 @@ export function toAnthropicMessage(
     role: 'assistant',
     model: meta.model,
     content,
-    stop_reason: toStopReason(finish, calls.length > 0),
-    stop_sequence: null,
+    ...toAnthropicStop(stop, calls.length > 0),
     usage: toAnthropicUsage(usage),
   };
 }

@@ -56,7 +56,7 @@ export async function writeMessagesJson(res: Response, events: Events, meta: Mes
       { id: meta.id, model: r.servedModel ?? meta.model },
       reply.text,
       reply.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-      r.finishReason,
+      r.stopReason,
       r.usage,
       reply.thinking,
     ),

@@ -14,6 +14,7 @@ export type {
   ResponseToolCallItem,
 } from './response-calls.js';
 import type { ToolCall } from './shapes.js';
+import { toIncompleteReason, type IncompleteReason } from './stop-reasons.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
 
@@ -101,7 +102,7 @@ export interface ResponseObject {
   created_at: number;
   status: 'in_progress' | 'completed' | 'failed' | 'incomplete';
   error: { code: 'server_error' | 'rate_limit_exceeded'; message: string } | null;
-  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
+  incomplete_details: { reason: IncompleteReason } | null;
   instructions: string | null;
   max_output_tokens: number | null;
   metadata: Record<string, string>;
@@ -162,7 +163,7 @@ export function toResponse(
   meta: ResponseMeta,
   status: ResponseObject['status'],
   output: ResponseOutputItem[],
-  extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: boolean } = {},
+  extra: { usage?: Usage | null; error?: ProxyError; model?: string; incomplete?: IncompleteReason | null } = {},
 ): ResponseObject {
   const effort = meta.reasoningEffort as ResponseObject['reasoning']['effort'];
   return {
@@ -176,7 +177,7 @@ export function toResponse(
           message: `${extra.error.message} (${extra.error.code})`,
         }
       : null,
-    incomplete_details: extra.incomplete ? { reason: 'max_output_tokens' } : null,
+    incomplete_details: extra.incomplete ? { reason: extra.incomplete } : null,
     instructions: meta.instructions,
     max_output_tokens: meta.maxOutputTokens,
     metadata: meta.metadata,
@@ -206,7 +207,7 @@ export function toFinalResponse(
   r: ConversationResult,
   calls: { itemId: string; call: ToolCall }[] = [],
 ): ResponseObject {
-  const incomplete = r.finishReason === 'length';
+  const incomplete = r.error ? null : toIncompleteReason(r.stopReason);
   const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
   // A reply of function calls alone has no message item.
   const message =

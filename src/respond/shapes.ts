@@ -1,5 +1,6 @@
 import { randomText } from '../ids/index.js';
-import type { FinishReason, Usage } from '../backends/index.js';
+import type { Usage } from '../backends/index.js';
+import type { ChatFinishReason } from './stop-reasons.js';
 
 // Wire shapes, named as the openai SDK names them (tests check them with `satisfies`).
 
@@ -20,7 +21,7 @@ export interface ChatCompletion {
     {
       index: 0;
       message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: ToolCall[] };
-      finish_reason: FinishReason;
+      finish_reason: ChatFinishReason;
       logprobs: null;
     },
   ];
@@ -51,7 +52,7 @@ export interface ChatCompletionChunk {
   choices: {
     index: 0;
     delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] };
-    finish_reason: FinishReason | null;
+    finish_reason: ChatFinishReason | null;
     logprobs: null;
   }[];
   system_fingerprint: null;
@@ -76,7 +77,7 @@ export function toCompletionUsage(u: Usage | null): CompletionUsage {
 export function toChatCompletion(
   meta: { id: string; created: number; model: string },
   content: string,
-  finishReason: FinishReason,
+  finishReason: ChatFinishReason,
   usage: Usage | null,
   toolCalls: ToolCall[] = [],
 ): ChatCompletion {
@@ -99,7 +100,7 @@ export function toChatCompletion(
 export function toChunk(
   meta: { id: string; created: number; model: string; includeUsage: boolean },
   delta: ChatCompletionChunk['choices'][number]['delta'],
-  finishReason: FinishReason | null = null,
+  finishReason: ChatFinishReason | null = null,
 ): ChatCompletionChunk {
   return {
     id: meta.id,

@@ -21,5 +21,5 @@ export {
   toStopOutcome,
   type ProcessStop,
   type RunStop,
-  type StopReason,
+  type RunStopReason,
 } from './stop.js';

@@ -8,7 +8,7 @@ export { stopProcess, type ProcessStop } from '../process/index.js';
  * and sets its reason once (first writer wins: a later stop, such as the disconnect that follows
  * olp closing a slow reader's socket, changes nothing); the conversation and the CLI read it.
  */
-export type StopReason =
+export type RunStopReason =
   /** The client closed the connection before the response was finished. */
   | { type: 'client_disconnect' }
   /** The client left a streamed reply unread past `--client-timeout`: olp stops the reply with this error. */
@@ -18,9 +18,9 @@ export type StopReason =
 export interface RunStop {
   readonly signal: AbortSignal;
   /** Set by the first `stop`; undefined while the run may go on. */
-  readonly reason: StopReason | undefined;
+  readonly reason: RunStopReason | undefined;
   /** Stops the run for `reason`, unless it was stopped already; true when this call stopped it. */
-  stop(reason: StopReason): boolean;
+  stop(reason: RunStopReason): boolean;
 }
 
 /** A stop for one request's run (made by the route that owns the request). */
@@ -40,19 +40,19 @@ export function createRunStop(): RunStop {
 }
 
 /** The client left a streamed reply unread for `seconds`: the stop, with the error the client is sent. */
-export function clientTooSlow(seconds: number): StopReason {
+export function clientTooSlow(seconds: number): RunStopReason {
   return { type: 'client_read_timeout', error: clientReadTimeout(seconds) };
 }
 
 /** The reason a run's signal was stopped for; undefined while it runs (or for a signal no `RunStop` made). */
-export function stopReasonOf(signal: AbortSignal): StopReason | undefined {
+export function stopReasonOf(signal: AbortSignal): RunStopReason | undefined {
   const reason: unknown = signal.reason;
   if (!signal.aborted || typeof reason !== 'object' || reason === null || !('type' in reason)) return undefined;
-  return reason as StopReason;
+  return reason as RunStopReason;
 }
 
 /** How a stopped request ends: with olp's own error (the client still reads), or as the client's leaving (499). */
-export function toStopOutcome(reason: StopReason | undefined): { error: ProxyError } | { aborted: true } {
+export function toStopOutcome(reason: RunStopReason | undefined): { error: ProxyError } | { aborted: true } {
   if (reason?.type === 'client_read_timeout') return { error: reason.error };
   return { aborted: true };
 }

@@ -72,7 +72,7 @@ export async function* step(
     const tools = s.parser.toolStep;
     // The CLI died right after it asked (before olp could park it): the client still gets the
     // calls, and its results go to a fresh turn.
-    if (tools && s.gone) return { ok: true, finishReason: 'tool_calls', usage: tools.usage, run };
+    if (tools && s.gone) return { ok: true, stopReason: { type: 'tool_use' }, usage: tools.usage, run };
     if (tools) {
       if (!tools.open) s.session.expect(tools.calls);
       s.proc.hold();
@@ -84,7 +84,7 @@ export async function* step(
       );
       return {
         ok: true,
-        finishReason: 'tool_calls',
+        stopReason: { type: 'tool_use' },
         usage: tools.usage,
         run,
         parked: park(

@@ -14,7 +14,7 @@ const WARM_START_MS = 2000;
 /**
  * A turn that offers the client's functions through olp's MCP bridge. The CLI runs the model;
  * when the model's message ends in calls of those functions, the calls have streamed out as
- * events and the turn returns `finishReason: 'tool_calls'` with a parked turn: the process stays,
+ * events and the turn returns a `tool_use` stop with a parked turn: the process stays,
  * blocked on its MCP calls, until the client's next request brings the results (`resume`), the
  * parked turn expires, or the daemon stops. A CLI of a pooled slot that gives its final answer
  * stays as the slot's worker, its tools with it: the conversation's next user turn is written to

@@ -77,7 +77,7 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
       }
       settled = true;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
-      const called = outcome.ok && outcome.finishReason === 'tool_calls' ? { calls: calls.filter(Boolean) } : {};
+      const called = outcome.ok && outcome.stopReason.type === 'tool_use' ? { calls: calls.filter(Boolean) } : {};
       const sessionId = outcome.sessionId ?? reported;
       lease.commit(
         outcome.ok

@@ -263,7 +263,7 @@ describe('the Responses API', () => {
     const done: OpenAI.Responses.Response = toFinalResponse(meta, 'msg_x', 'hi', {
       outcome: 'ok',
       error: null,
-      finishReason: 'stop',
+      stopReason: { type: 'end' },
       usage: null,
       estimated: false,
       model: 'sonnet',

@@ -17,7 +17,7 @@ import { startScriptedMessages, type MessagesScript, type ScriptedMessages } fro
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',
   error: null,
-  finishReason: 'stop',
+  stopReason: { type: 'end' },
   usage: {
     promptTokens: 2105,
     completionTokens: 7,
@@ -128,7 +128,7 @@ describe(`real claude ${REAL_CLAUDE_VERSION} reading olp's Messages responses`, 
           { type: 'tool_call', index: 1, id: 'toolu_01Second', name: 'Read' },
           { type: 'tool_args', index: 1, text: JSON.stringify({ file_path: note }) },
         ],
-        end: result({ finishReason: 'tool_calls' }),
+        end: result({ stopReason: { type: 'tool_use' } }),
       };
     };
     const run = await runClaude('read the note twice', [

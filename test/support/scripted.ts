@@ -80,7 +80,7 @@ function resultOf(
   return {
     outcome,
     error,
-    finishReason: 'stop',
+    stopReason: { type: 'end' },
     usage: error
       ? null
       : { promptTokens: 10, completionTokens: 5, totalTokens: 15, cachedTokens: 0, reasoningTokens: 0, raw: {} },

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import {
   createAlertDelivery,
   createAlerts,
@@ -278,6 +280,34 @@ describe('alert delivery', () => {
     const text = JSON.stringify(lines);
     assert.ok(!text.includes('SECRET') && !text.includes('/services/'), text);
     assert.ok(lines.some((l) => l.event === 'alert_failed' && l.host === 'hooks.slack.test'));
+  });
+
+  it('a try that gets no answer ends at its timeout, however often memory is collected meanwhile', async () => {
+    // Node's `AbortSignal.timeout` inside `AbortSignal.any` can be collected before it fires:
+    // the webhook's try would then never end, and no alert after it would be sent.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { lines, logger } = sink();
+    const hang: typeof fetch = (_url, init) =>
+      new Promise((_r, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)));
+    const d = createAlertDelivery({
+      url: 'http://127.0.0.1:9/x',
+      logger,
+      fetch: hang,
+      timeoutMs: 200,
+      retryDelayMs: 10,
+    });
+    d.send(a(80), { headers: {}, body: '' });
+    const end = Date.now() + 20_000;
+    while (!lines.some((l) => l.event === 'alert_failed') && Date.now() < end) {
+      gc();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await d.close();
+    const failed = lines.find((l) => l.event === 'alert_failed');
+    assert.ok(failed, 'the tries ended');
+    assert.equal(failed.tries, 2);
+    assert.equal(failed.reason, 'no answer in 0.2 s');
   });
 
   it('tries once more after a failure; a 4xx that will say the same is not tried again', async () => {

@@ -12,7 +12,7 @@ import {
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',
   error: null,
-  finishReason: 'stop',
+  stopReason: { type: 'end' },
   usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5, cachedTokens: 1, reasoningTokens: 0, raw: {} },
   estimated: false,
   model: 'sonnet',
@@ -72,7 +72,7 @@ const table: {
   {
     name: 'with include_usage',
     events: [started, { type: 'text', text: 'x' }],
-    end: result({ finishReason: 'length' }),
+    end: result({ stopReason: { type: 'output_cap' } }),
     includeUsage: true,
     shape: ['role+content', 'content', '{}:length', 'usage'],
   },
@@ -90,7 +90,7 @@ const table: {
       { type: 'tool_call', index: 0, id: 'call_0', name: 'f' },
       { type: 'tool_args', index: 0, text: '{}' },
     ],
-    end: result({ finishReason: 'tool_calls' }),
+    end: result({ stopReason: { type: 'tool_use' } }),
     includeUsage: false,
     shape: ['role+content', 'tool_calls', 'tool_calls', '{}:tool_calls'],
   },

@@ -45,7 +45,7 @@ const usage: Usage = {
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',
   error: null,
-  finishReason: 'stop',
+  stopReason: { type: 'end' },
   usage,
   estimated: false,
   model: 'sonnet',
@@ -132,7 +132,7 @@ describe('Messages stream mapper', () => {
     {
       name: 'parallel tool calls',
       events: parallelCalls,
-      end: result({ finishReason: 'tool_calls' }),
+      end: result({ stopReason: { type: 'tool_use' } }),
       shape: [
         'message_start',
         'start:0:tool_use',
@@ -149,7 +149,7 @@ describe('Messages stream mapper', () => {
     {
       name: 'text then a tool call',
       events: [started, text('Let me look.'), call(0, 'toolu_01B', 'Read'), args(0, '{}')],
-      end: result({ finishReason: 'tool_calls' }),
+      end: result({ stopReason: { type: 'tool_use' } }),
       shape: [
         'message_start',
         'start:0:text',
@@ -165,7 +165,7 @@ describe('Messages stream mapper', () => {
     {
       name: 'thinking, its signature, then text and a call',
       events: [started, think('Let me'), think(' see.'), signed('sig'), text('Reading.'), call(0, 'toolu_01C', 'Read')],
-      end: result({ finishReason: 'tool_calls' }),
+      end: result({ stopReason: { type: 'tool_use' } }),
       shape: [
         'message_start',
         'start:0:thinking',
@@ -205,7 +205,7 @@ describe('Messages stream mapper', () => {
     {
       name: 'max_tokens',
       events: [started, text('cut')],
-      end: result({ finishReason: 'length' }),
+      end: result({ stopReason: { type: 'output_cap' } }),
       shape: [
         'message_start',
         'start:0:text',
@@ -257,7 +257,7 @@ describe('Messages stream mapper', () => {
   });
 
   it('tool_use blocks carry the call id, name and an empty input; the deltas the JSON as given', () => {
-    const { events } = map(parallelCalls, result({ finishReason: 'tool_calls' }));
+    const { events } = map(parallelCalls, result({ stopReason: { type: 'tool_use' } }));
     assert.deepEqual(events[1], {
       type: 'content_block_start',
       index: 0,
@@ -388,7 +388,7 @@ describe('Messages writers', () => {
   it('the SDK accumulates parallel tool calls into tool_use blocks with parsed input', async () => {
     script = {
       steps: [started, text('Reading.'), ...parallelCalls.slice(1)],
-      end: result({ finishReason: 'tool_calls' }),
+      end: result({ stopReason: { type: 'tool_use' } }),
     };
     const message = await client.messages.stream(params).finalMessage();
     assert.equal(message.stop_reason, 'tool_use');
@@ -404,7 +404,7 @@ describe('Messages writers', () => {
 
   it('a silent wait gets ping events (before message_start too), and the SDK still parses the reply', async () => {
     keepalive = 30;
-    script = { steps: [200, started, 150, text('late'), 150], end: result({ finishReason: 'length' }) };
+    script = { steps: [200, started, 150, text('late'), 150], end: result({ stopReason: { type: 'output_cap' } }) };
     const raw = await (await post(true)).text();
     const names = raw
       .split('\n\n')
@@ -416,7 +416,7 @@ describe('Messages writers', () => {
     assert.ok(raw.includes('event: ping\ndata: {"type": "ping"}\n\n'));
     assert.ok(!raw.includes(': keepalive'));
 
-    script = { steps: [200, started, 150, text('late'), 150], end: result({ finishReason: 'length' }) };
+    script = { steps: [200, started, 150, text('late'), 150], end: result({ stopReason: { type: 'output_cap' } }) };
     const message = await client.messages.stream(params).finalMessage();
     assert.deepEqual(message.content, [{ type: 'text', text: 'late' }]);
     assert.equal(message.stop_reason, 'max_tokens');
@@ -467,7 +467,7 @@ describe('Messages writers', () => {
   it('non-streaming: the whole Message, text then tool calls with parsed input', async () => {
     script = {
       steps: [started, text('Reading.'), ...parallelCalls.slice(1)],
-      end: result({ finishReason: 'tool_calls' }),
+      end: result({ stopReason: { type: 'tool_use' } }),
     };
     const res = await post(false);
     assert.equal(res.status, 200);
@@ -517,7 +517,7 @@ describe('Messages writers', () => {
     const m = await client.messages.create(params);
     assert.deepEqual(m.content, [{ type: 'text', text: 'Hello there' }]);
     assert.equal(m.stop_reason, 'end_turn');
-    script = { steps: [started, text('cut')], end: result({ finishReason: 'length' }) };
+    script = { steps: [started, text('cut')], end: result({ stopReason: { type: 'output_cap' } }) };
     assert.equal((await client.messages.create(params)).stop_reason, 'max_tokens');
   });
 

@@ -35,7 +35,7 @@ const meta: ResponseMeta = {
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',
   error: null,
-  finishReason: 'stop',
+  stopReason: { type: 'end' },
   usage: null,
   estimated: false,
   model: 'sonnet',
@@ -125,7 +125,7 @@ const table: {
   {
     name: 'cut at the output cap',
     events: [started, text('x')],
-    end: result({ finishReason: 'length' }),
+    end: result({ stopReason: { type: 'output_cap' } }),
     types: [...OPEN, ...MESSAGE, 'response.output_text.delta', ...MESSAGE_DONE, 'response.incomplete'],
     status: 'incomplete',
     text: 'x',
@@ -141,7 +141,7 @@ const table: {
   {
     name: 'text, then two calls (arguments of an unknown call are dropped)',
     events: [started, text('pre'), call(0, 'f'), args(0, '{"a"'), args(0, ':1}'), call(1, 'g'), args(5, 'zz')],
-    end: result({ finishReason: 'tool_calls' }),
+    end: result({ stopReason: { type: 'tool_use' } }),
     types: [
       ...OPEN,
       ...MESSAGE,
@@ -161,7 +161,7 @@ const table: {
   {
     name: 'calls alone: no message item',
     events: [started, call(0, 'f')],
-    end: result({ finishReason: 'tool_calls' }),
+    end: result({ stopReason: { type: 'tool_use' } }),
     types: [...OPEN, 'response.output_item.added', ...CALL_DONE, 'response.completed'],
     status: 'completed',
     text: '',
@@ -193,7 +193,7 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
   it('output indexes follow the order items start; call ids come from the state', () => {
     const { out, final } = map(
       [started, text('t'), call(0, 'f'), args(0, '{}')],
-      result({ finishReason: 'tool_calls' }),
+      result({ stopReason: { type: 'tool_use' } }),
     );
     const added = out
       .filter((e) => e.type === 'response.output_item.added')
@@ -236,7 +236,7 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
       args(1, '{"type":"create_file","path":"a","diff":"+x"}'),
     ];
     const out = events.flatMap((ev) => toResponseStreamEvents(s, ev).events);
-    const end = toResponseStreamEnd(s, result({ finishReason: 'tool_calls' }));
+    const end = toResponseStreamEnd(s, result({ stopReason: { type: 'tool_use' } }));
     assert.deepEqual(
       [...out, ...end.events].map((e) => e.type),
       [

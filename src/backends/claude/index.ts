@@ -9,7 +9,7 @@ import { toSpawnError } from './errors.js';
 import { createControlIds, isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
 
 export { createClaudeParser } from './events.js';
-export { toFinishReason } from './shapes.js';
+export { toStopReason } from './shapes.js';
 export { toUsage as toClaudeUsage } from './usage.js';
 export { toClaudeError, LOGIN_FIX as CLAUDE_LOGIN_FIX } from './errors.js';
 export { DEFAULT_SYSTEM_PROMPT } from './invocation.js';

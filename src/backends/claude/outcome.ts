@@ -2,7 +2,7 @@ import type { PlanReport } from '../../plan/index.js';
 import type { ExitInfo } from '../../process/index.js';
 import type { TurnOutcome } from '../types.js';
 import { type ClaudeResult, toClaudeError } from './errors.js';
-import { toFinishReason, withoutReported } from './shapes.js';
+import { toStopReason, withoutReported } from './shapes.js';
 import { toUsage } from './usage.js';
 
 /** What a parser saw of a turn by its end: the `result` line, the session, the plan report. */
@@ -27,7 +27,7 @@ export function toClaudeOutcome(seen: ClaudeSeen, exit: ExitInfo): TurnOutcome {
   const sid = sessionId ?? (result as { session_id?: string } | undefined)?.session_id;
   const base = sid ? { sessionId: sid } : {};
   if (result && !result.is_error) {
-    return { ok: true, finishReason: toFinishReason(result.stop_reason ?? stopReason), usage, ...base };
+    return { ok: true, stopReason: toStopReason(result.stop_reason ?? stopReason), usage, ...base };
   }
   const summary = {
     parsedLines: seen.parsedLines,

@@ -1,5 +1,6 @@
 import type { PlanReport } from '../../plan/index.js';
-import type { BackendEvent, FinishReason, ToolStep, Usage } from '../types.js';
+import { END_TURN, type StopReason } from '../stop-reason.js';
+import type { BackendEvent, ToolStep, Usage } from '../types.js';
 import { toUsage } from './usage.js';
 
 // The shapes of claude's stream-json lines and the pure readings of their fields.
@@ -109,11 +110,23 @@ export function toRetryMessage(line: Line): string {
   return `attempt ${String(r.attempt ?? '?')}/${String(r.max_retries ?? '?')}: ${status}${typeof r.error === 'string' ? r.error : 'error'}`;
 }
 
-/** Anthropic stop reasons to OpenAI finish reasons. */
-export function toFinishReason(stop: string | null | undefined): FinishReason {
-  if (stop === 'max_tokens' || stop === 'model_context_window_exceeded') return 'length';
-  if (stop === 'refusal') return 'content_filter';
-  return 'stop';
+/**
+ * Anthropic's stop reason, as claude reports it, in olp's words. claude is never given stop
+ * sequences (olp serves them itself), so its `stop_sequence` is an ordinary end.
+ */
+export function toStopReason(stop: string | null | undefined): StopReason {
+  switch (stop) {
+    case 'max_tokens':
+      return { type: 'output_cap' };
+    case 'model_context_window_exceeded':
+      return { type: 'context_window' };
+    case 'refusal':
+      return { type: 'refusal' };
+    case 'pause_turn':
+      return { type: 'interrupted' };
+    default:
+      return END_TURN;
+  }
 }
 
 /** The four raw counts of an Anthropic usage object. */

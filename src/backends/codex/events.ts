@@ -1,5 +1,6 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
+import { END_TURN } from '../stop-reason.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { LIMIT_TEXT } from '../../plan/index.js';
 import { spentReport, toCodexError } from './errors.js';
@@ -139,7 +140,7 @@ export function createCodexParser(model?: string): EventParser {
     finish(exit: ExitInfo): TurnOutcome {
       const usage = toCodexUsage(toRawCodexUsage(completed));
       const base = threadId ? { sessionId: threadId } : {};
-      if (completed !== undefined && !failed) return { ok: true, finishReason: 'stop', usage, ...base };
+      if (completed !== undefined && !failed) return { ok: true, stopReason: END_TURN, usage, ...base };
       const error = toCodexError({
         ...(failed !== undefined ? { failed } : {}),
         ...(lastError !== undefined ? { lastError } : {}),

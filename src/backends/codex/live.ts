@@ -1,6 +1,7 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { PlanReport } from '../../plan/index.js';
+import { END_TURN } from '../stop-reason.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { spentReport, toCodexError } from './errors.js';
 import { createToolCalls } from './tool-calls.js';
@@ -211,7 +212,7 @@ export function createAppServerParser(model?: string): EventParser {
     finish(exit: ExitInfo): TurnOutcome {
       const usage = toCodexUsage(total);
       const base = threadId ? { sessionId: threadId } : {};
-      if (status === 'completed') return { ok: true, finishReason: 'stop', usage, ...base };
+      if (status === 'completed') return { ok: true, stopReason: END_TURN, usage, ...base };
       const error = toCodexError({
         ...(failed !== undefined ? { failed } : {}),
         ...(lastError !== undefined ? { lastError } : {}),
