@@ -2,4 +2,4 @@ export { createApp, type AppDeps } from './app.js';
 export { createHttpServer } from './server.js';
 export { createLifecycle, type Lifecycle } from './lifecycle.js';
 export { expressMessages } from './direct.js';
-export type { OpenConversation } from './chat.js';
+export type { OpenConversation } from './conversation-route.js';

@@ -2,11 +2,16 @@ import type { Request, Response } from 'express';
 import type { Principal } from '../auth/index.js';
 import type { ConversationInput } from '../conversation/index.js';
 import { modelAllowed, type Admission } from '../admit/index.js';
-import { shuttingDown } from '../errors/index.js';
-import { endSlowMessagesStream, newMessageId, writeMessagesJson, writeMessagesStream } from '../respond/index.js';
+import {
+  endSlowMessagesStream,
+  newMessageId,
+  writeMessagesJson,
+  writeMessagesStream,
+  type MessagesMeta,
+} from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { checkOutputTokens, parseMessagesRequest } from '../validate/index.js';
-import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
+import { createConversationRoute, type EndpointDeps, type WireAdapter } from './conversation-route.js';
 import { ctx } from './context.js';
 import { reportDropped } from './responses.js';
 
@@ -45,45 +50,34 @@ function toInput(deps: MessagesDeps, body: unknown): { input: ConversationInput;
   };
 }
 
-/**
- * POST /v1/messages (Anthropic's Messages API; `?beta=true` too): parse → run → write. Claude
- * Code's `x-claude-code-session-id` is not used yet: the session pool finds a conversation's slot
- * by its history, which serves it as well while one conversation runs at a time.
- */
-export function createMessagesRoute(deps: MessagesDeps) {
-  return async (req: Request, res: Response): Promise<void> => {
-    if (deps.lifecycle.draining) throw shuttingDown();
-    const c = ctx(res);
-    const done = c.hold();
-    const conv = deps.open(c.principal!, {
-      requestId: c.requestId,
-      endpoint: 'messages',
-      stream: (req.body as { stream?: unknown } | null)?.stream === true,
-      log: c.log,
-      startedAt: c.startedAt,
-      started: c.started,
-    });
-    c.conversation = conv;
-    try {
-      const { input, dropped, stream } = conv.accept(() => toInput(deps, req.body));
+/** Anthropic Messages as a wire adapter: blocks in, Anthropic's events or one Message out. */
+export function messagesAdapter(deps: MessagesDeps): WireAdapter<MessagesMeta> {
+  return {
+    endpoint: 'messages',
+    accept(body, _principal, res) {
+      const { input, dropped, stream } = toInput(deps, body);
       reportDropped(res, dropped);
-      const stop = disconnectSignal(res);
-      const meta = {
+      const wire: MessagesMeta = {
         id: newMessageId(),
-        model: String((req.body as { model: string }).model),
+        model: String((body as { model: string }).model),
         clientTimeoutMs: deps.clientTimeoutMs,
         keepaliveMs: deps.keepaliveMs ?? 0,
       };
-      const events = conv.run(input, stop.signal);
-      if (!stream) await writeMessagesJson(res, events, meta);
-      else {
-        const slow = await writeMessagesStream(res, events, meta);
-        if (slow) await stopSlowReader(res, stop, events, slow, endSlowMessagesStream);
-      }
-    } finally {
-      done();
-    }
+      return { input, stream, wire };
+    },
+    write: (res, events, a) =>
+      a.stream ? writeMessagesStream(res, events, a.wire) : writeMessagesJson(res, events, a.wire),
+    endSlow: endSlowMessagesStream,
   };
+}
+
+/**
+ * POST /v1/messages (Anthropic's Messages API; `?beta=true` too). Claude Code's
+ * `x-claude-code-session-id` is not used yet: the session pool finds a conversation's slot by its
+ * history, which serves it as well while one conversation runs at a time.
+ */
+export function createMessagesRoute(deps: MessagesDeps) {
+  return createConversationRoute(deps, messagesAdapter(deps));
 }
 
 /**

@@ -1,8 +1,8 @@
-import type { Request, Response } from 'express';
-import { shuttingDown } from '../errors/index.js';
+import type { Response } from 'express';
 import { parseToolRequest } from '../tools/index.js';
 import {
   ClientTooSlowError,
+  endSlowStream,
   newMessageId,
   newResponseId,
   writeResponseJson,
@@ -16,7 +16,7 @@ import {
   toChatTools,
   type ParsedResponsesRequest,
 } from '../validate/index.js';
-import { disconnectSignal, stopSlowReader, type EndpointDeps } from './chat.js';
+import { createConversationRoute, type EndpointDeps, type WireAdapter } from './conversation-route.js';
 import { ctx } from './context.js';
 import { resolveReferences, toMessages } from './responses-input.js';
 
@@ -78,65 +78,58 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
   };
 }
 
-/** POST /v1/responses: parse → run → write, then store the response unless `store: false`. */
-export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLimit: number }) {
-  return async (req: Request, res: Response): Promise<void> => {
-    if (deps.lifecycle.draining) throw shuttingDown();
-    const c = ctx(res);
-    const done = c.hold();
-    const stream = (req.body as { stream?: unknown } | null)?.stream === true;
-    const principal = c.principal!;
-    const conv = deps.open(principal, {
-      requestId: c.requestId,
-      endpoint: 'responses',
-      stream,
-      log: c.log,
-      startedAt: c.startedAt,
-      started: c.started,
-    });
-    c.conversation = conv;
-    try {
-      const { parsed, messages, tools, offered } = conv.accept(() => {
-        const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, req.body, deps.bodyLimit));
-        const { model, max_output_tokens: max } = parsed.body;
-        checkOutputTokens(max, 'max_output_tokens', model, deps.registry.outputCap(model));
-        const offered = toChatTools(parsed.body);
-        return {
-          parsed,
-          messages: toMessages(deps.store, principal.keyId, parsed),
-          tools: parseToolRequest(offered.chat),
-          offered,
-        };
-      });
+/** What a Responses request carries from its parse to its writer (and its stored copy). */
+interface ResponsesWire {
+  meta: ResponseMeta;
+  messageId: string;
+  parsed: ParsedResponsesRequest;
+}
+
+/** A Responses `text.format` as the core's response format (a schema in chat's shape). */
+type TextFormat = NonNullable<ParsedResponsesRequest['body']['text']>['format'];
+
+function toResponseFormat(format: TextFormat | undefined) {
+  if (!format || format.type !== 'json_schema') return format;
+  return {
+    type: 'json_schema' as const,
+    json_schema: {
+      name: format.name,
+      schema: format.schema,
+      ...(format.description ? { description: format.description } : {}),
+    },
+  };
+}
+
+/** The Responses API as a wire adapter: input items in, Responses events or one Response out, then stored. */
+export function responsesAdapter(deps: ResponsesDeps): WireAdapter<ResponsesWire> {
+  return {
+    endpoint: 'responses',
+    accept(body, principal, res) {
+      const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, body, deps.bodyLimit));
       const b = parsed.body;
+      checkOutputTokens(b.max_output_tokens, 'max_output_tokens', b.model, deps.registry.outputCap(b.model));
+      const offered = toChatTools(b);
+      const input = {
+        model: b.model,
+        messages: toMessages(deps.store, principal.keyId, parsed),
+        responseFormat: toResponseFormat(b.text?.format),
+        maxOutputTokens: b.max_output_tokens ?? undefined,
+        tools: parseToolRequest(offered.chat),
+      };
       reportDropped(res, offered.dropped);
       const meta = {
         ...toMeta(parsed, newResponseId(), deps.clientTimeoutMs),
         toolWire: offered.wire,
         keepaliveMs: deps.keepaliveMs ?? 0,
       };
-      const messageId = newMessageId();
-      const format = b.text?.format;
-      const responseFormat =
-        !format || format.type !== 'json_schema'
-          ? format
-          : {
-              type: 'json_schema' as const,
-              json_schema: {
-                name: format.name,
-                schema: format.schema,
-                ...(format.description ? { description: format.description } : {}),
-              },
-            };
-      const stop = disconnectSignal(res);
-      const events = conv.run(
-        { model: b.model, messages, responseFormat, maxOutputTokens: b.max_output_tokens ?? undefined, tools },
-        stop.signal,
-      );
-      const sent = await (stream
+      return { input, stream: b.stream === true, wire: { meta, messageId: newMessageId(), parsed } };
+    },
+    async write(res, events, a, principal) {
+      const { meta, messageId, parsed } = a.wire;
+      const sent = await (a.stream
         ? writeResponseStream(res, events, meta, messageId)
         : writeResponseJson(res, events, meta, messageId));
-      if (sent instanceof ClientTooSlowError) return await stopSlowReader(res, stop, events, sent);
+      if (sent instanceof ClientTooSlowError) return sent;
       if (sent && meta.store) {
         deps.store.responses.save({
           id: meta.id,
@@ -149,8 +142,15 @@ export function createResponsesRoute(deps: EndpointDeps & { store: Store; bodyLi
           body: sent as unknown as Record<string, unknown>,
         });
       }
-    } finally {
-      done();
-    }
+    },
+    endSlow: endSlowStream,
   };
+}
+
+/** What the Responses route needs beyond any endpoint's: the store its responses are kept in. */
+export type ResponsesDeps = EndpointDeps & { store: Store; bodyLimit: number };
+
+/** POST /v1/responses: the response is stored unless `store: false`. */
+export function createResponsesRoute(deps: ResponsesDeps) {
+  return createConversationRoute(deps, responsesAdapter(deps));
 }
