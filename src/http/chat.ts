@@ -31,7 +31,11 @@ export function chatAdapter(deps: EndpointDeps): WireAdapter<ChatMeta> {
       };
       return { input, stream: request.stream === true, wire };
     },
-    write: (res, events, a) => (a.stream ? writeChatStream(res, events, a.wire) : writeChatJson(res, events, a.wire)),
+    async write(res, events, a) {
+      if (a.stream) return writeChatStream(res, events, a.wire);
+      await writeChatJson(res, events, a.wire);
+      return undefined;
+    },
     endSlow: endSlowStream,
   };
 }

@@ -43,7 +43,12 @@ export interface WireAdapter<W> {
    */
   accept(body: unknown, principal: Principal, res: Response): Accepted<W>;
   /** Writes the reply; returns the client too slow to read a stream, if it was. */
-  write(res: Response, events: Events, accepted: Accepted<W>, principal: Principal): Promise<ClientTooSlowError | void>;
+  write(
+    res: Response,
+    events: Events,
+    accepted: Accepted<W>,
+    principal: Principal,
+  ): Promise<ClientTooSlowError | undefined>;
   /** Ends a stream olp stopped for its slow reader, with the error in this format's words. */
   endSlow(res: Response, error: ProxyError): void;
 }

@@ -65,8 +65,11 @@ export function messagesAdapter(deps: MessagesDeps): WireAdapter<MessagesMeta> {
       };
       return { input, stream, wire };
     },
-    write: (res, events, a) =>
-      a.stream ? writeMessagesStream(res, events, a.wire) : writeMessagesJson(res, events, a.wire),
+    async write(res, events, a) {
+      if (a.stream) return writeMessagesStream(res, events, a.wire);
+      await writeMessagesJson(res, events, a.wire);
+      return undefined;
+    },
     endSlow: endSlowMessagesStream,
   };
 }

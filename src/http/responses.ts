@@ -89,7 +89,7 @@ interface ResponsesWire {
 type TextFormat = NonNullable<ParsedResponsesRequest['body']['text']>['format'];
 
 function toResponseFormat(format: TextFormat | undefined) {
-  if (!format || format.type !== 'json_schema') return format;
+  if (format?.type !== 'json_schema') return format;
   return {
     type: 'json_schema' as const,
     json_schema: {
@@ -142,6 +142,7 @@ export function responsesAdapter(deps: ResponsesDeps): WireAdapter<ResponsesWire
           body: sent as unknown as Record<string, unknown>,
         });
       }
+      return undefined;
     },
     endSlow: endSlowStream,
   };
