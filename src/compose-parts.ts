@@ -38,7 +38,8 @@ export function createCallLayer(
     );
   if (config.recordMode === 'record') {
     const target = resolveRecording(config.stateDir, config.recordFile);
-    // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600 in a 0700 recordings/).
+    // A managed id that does not exist yet is made here, as `olp recordings record` makes it (0600
+    // in a 0700 recordings/).
     if (target.managed && !existsSync(target.file))
       createRecording(config.stateDir, config.recordFile, version ?? 'unknown');
     const appender = openAppender(target.file);

@@ -45,7 +45,8 @@ export function providerContextError(backend: string, text: string): ProxyError 
   const m = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(text);
   const count = m ? ` (about ${m[1]!.replace(/,/g, '')} tokens against its limit of ${m[2]!.replace(/,/g, '')})` : '';
   return contextLengthExceeded(
-    `the model provider refused the prompt ${backend} sent as longer than the model's context${count}; start a new conversation, or send less of this one`,
+    `the model provider refused the prompt ${backend} sent as longer than the model's context${count}; ` +
+      'start a new conversation, or send less of this one',
     new Error(text),
   );
 }

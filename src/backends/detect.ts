@@ -59,7 +59,10 @@ export interface Detection {
   ready: boolean;
   /** Commands that fix what is missing. */
   fixes: string[];
-  /** Set when the status commands were not run: olp held `--max-processes` CLIs (version and login then unknown, or as last seen). */
+  /**
+   * Set when the status commands were not run: olp held `--max-processes` CLIs (version and login
+   * then unknown, or as last seen).
+   */
   unchecked?: 'process_cap';
   /**
    * Set when the login status command ran but did not answer within its time (a busy machine): the

@@ -15,7 +15,10 @@ import { bounded } from '../log/index.js';
 import { toAnthropicError } from '../respond/index.js';
 import { capBody, readOffLimit } from './read-off.js';
 
-/** Anthropic's Messages paths (`/v1/messages`, `/v1/messages/count_tokens`, …): their errors take Anthropic's envelope. */
+/**
+ * Anthropic's Messages paths (`/v1/messages`, `/v1/messages/count_tokens`, …): their errors take
+ * Anthropic's envelope.
+ */
 export function isMessagesPath(url: string | undefined): boolean {
   return /^\/v1\/messages(?:[/?]|$)/.test(url ?? '');
 }
@@ -35,7 +38,8 @@ function fromBodyParser(err: unknown, limit: number): ProxyError | undefined {
 /** A URL whose percent-encoding does not decode (`/v1/models/%ff`). */
 export function toInvalidPath(path: string, cause?: unknown): ProxyError {
   return malformedRequest(
-    `The request URL ${JSON.stringify(path.slice(0, 200))} has invalid percent-encoding; encode characters as UTF-8 %XX sequences.`,
+    `The request URL ${JSON.stringify(path.slice(0, 200))} has invalid percent-encoding; ` +
+      'encode characters as UTF-8 %XX sequences.',
     'invalid_path',
     cause,
   );
@@ -73,7 +77,10 @@ function setErrorHeaders(res: ServerResponse, e: ProxyError): void {
   for (const [name, value] of Object.entries(errorHeaders(e))) res.setHeader(name, value);
 }
 
-/** Sets status, error headers and the envelope: Anthropic's (and its status) on the Messages paths, OpenAI's elsewhere. */
+/**
+ * Sets status, error headers and the envelope: Anthropic's (and its status) on the Messages paths,
+ * OpenAI's elsewhere.
+ */
 export function sendError(res: Response, e: ProxyError): void {
   setErrorHeaders(res, e);
   if (!isMessagesPath(res.req?.originalUrl ?? res.req?.url)) {

@@ -5,7 +5,10 @@ import { bounded } from '../log/index.js';
 /** An `anthropic-version`: a date, as every version Anthropic has published (`2023-06-01`). */
 const VERSION = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
-/** The media type of a Content-Type, without its parameters (`application/json; charset=utf-8` → `application/json`). */
+/**
+ * The media type of a Content-Type, without its parameters (`application/json; charset=utf-8` →
+ * `application/json`).
+ */
 function mediaType(header: string | undefined): string | undefined {
   return header?.split(';', 1)[0]?.trim().toLowerCase();
 }

@@ -101,7 +101,10 @@ function messageOf(e: ProxyError): string {
   return e.message;
 }
 
-/** A ProxyError as Anthropic's status and error envelope (for a status, or in-band); its headers are `errorHeaders`'. */
+/**
+ * A ProxyError as Anthropic's status and error envelope (for a status, or in-band); its headers are
+ * `errorHeaders`'.
+ */
 export function toAnthropicError(e: ProxyError): { status: number; body: AnthropicErrorBody } {
   const mapped = ANTHROPIC_ERRORS[e.code];
   return { status: mapped.status, body: { type: 'error', error: { type: mapped.type, message: messageOf(e) } } };

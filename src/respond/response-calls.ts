@@ -79,7 +79,10 @@ function argsObject(args: string): Record<string, unknown> {
   return {};
 }
 
-/** A shell call's action from the arguments of the `shell` function (one command given as a string is a list of one). */
+/**
+ * A shell call's action from the arguments of the `shell` function (one command given as a string
+ * is a list of one).
+ */
 export function toShellAction(args: string): ResponseFunctionShellToolCall['action'] {
   const a = argsObject(args);
   const commands = typeof a.commands === 'string' ? [a.commands] : Array.isArray(a.commands) ? a.commands : [];

@@ -115,7 +115,8 @@ export function toInit(nextId: NextId, system: string | null, outputSchema?: Rec
  * id is fixed: the line is part of what a recording identifies the run by.
  */
 function toSchemaInit(outputSchema: Record<string, unknown>): string {
-  return `${JSON.stringify({ type: 'control_request', request_id: 'olp-schema', request: { subtype: 'initialize', jsonSchema: outputSchema } })}\n`;
+  const request = { subtype: 'initialize', jsonSchema: outputSchema };
+  return `${JSON.stringify({ type: 'control_request', request_id: 'olp-schema', request })}\n`;
 }
 
 /** `get_binary_version`: answered at once, without a network call. */
@@ -142,5 +143,6 @@ export function toUserLine(prompt: Pick<Prompt, 'text' | 'images'>): string {
         })),
       ]
     : prompt.text;
-  return `${JSON.stringify({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' })}\n`;
+  const line = { type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' };
+  return `${JSON.stringify(line)}\n`;
 }

@@ -97,8 +97,10 @@ export const KNOWN_IGNORED = new Set([
   'streamlined_tool_use_summary',
 ]);
 /** `system` subtypes olp knows (and mostly ignores). */
-export const KNOWN_SYSTEM =
-  /^(init|api_retry|status|compact_boundary|permission_denied|hook_\w+|task_\w+|local_command_output|informational|files_persisted|elicitation_complete|notification)$/;
+export const KNOWN_SYSTEM = new RegExp(
+  '^(init|api_retry|status|compact_boundary|permission_denied|hook_\\w+|task_\\w+|local_command_output|' +
+    'informational|files_persisted|elicitation_complete|notification)$',
+);
 
 /** The tool claude offers the model for structured output (2.1.197). */
 export const STRUCTURED_TOOL = 'StructuredOutput';
@@ -107,7 +109,8 @@ export const STRUCTURED_TOOL = 'StructuredOutput';
 export function toRetryMessage(line: Line): string {
   const r = line as Line & { attempt?: unknown; max_retries?: unknown; error_status?: unknown };
   const status = typeof r.error_status === 'number' ? `HTTP ${r.error_status} ` : '';
-  return `attempt ${String(r.attempt ?? '?')}/${String(r.max_retries ?? '?')}: ${status}${typeof r.error === 'string' ? r.error : 'error'}`;
+  const error = typeof r.error === 'string' ? r.error : 'error';
+  return `attempt ${String(r.attempt ?? '?')}/${String(r.max_retries ?? '?')}: ${status}${error}`;
 }
 
 /**

@@ -134,7 +134,10 @@ export function createCodexBackend(opts: CodexOptions): Backend {
   };
 }
 
-/** When a codex auth.json's ChatGPT access token expires (its JWT `exp`), epoch ms; null for an API key or token login. */
+/**
+ * When a codex auth.json's ChatGPT access token expires (its JWT `exp`), epoch ms; null for an API
+ * key or token login.
+ */
 function chatgptExpiry(text: string): number | null {
   try {
     const auth = JSON.parse(text) as { tokens?: { access_token?: unknown; refresh_token?: unknown } | null };
