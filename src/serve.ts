@@ -30,7 +30,7 @@ import {
 import { createMetrics } from './metrics/index.js';
 import { createPlans } from './plan/index.js';
 import { createParkedTurns, createToolBridge } from './tools/index.js';
-import type { ToolParkedTurn } from './run/index.js';
+import { createTurnRunner, type ToolParkedTurn } from './run/index.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -174,12 +174,12 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
     contextTokens: config.contextTokens,
     contextOverflow: config.contextOverflow,
     calibration: createTokenCalibration(),
-    parked,
     plans,
     logins,
     finished,
-    turns: {
+    runner: createTurnRunner({
       tools: { bridge, parkTtlMs: config.toolParkTimeout * 1000 },
+      parked,
       supervisor: cap.supervisor,
       cap,
       ...(refreshGate === false ? {} : { refresh: createRefreshGate() }),
@@ -197,7 +197,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
         retryTimeoutMs: config.retryTimeout * 1000,
         killGraceMs: 2000,
       },
-    },
+    }),
   };
   const app = createApp({
     logger,

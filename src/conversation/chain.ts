@@ -1,5 +1,5 @@
 import { modelAllowed } from '../admit/index.js';
-import type { BackendEvent, TurnOutcome } from '../backends/index.js';
+import type { Backend, BackendEvent, TurnOutcome } from '../backends/index.js';
 import {
   backendNotLoggedIn,
   ClientAbortedError,
@@ -8,9 +8,10 @@ import {
   type ProxyError,
 } from '../errors/index.js';
 import { overagePolicy, planScope } from '../plan/index.js';
-import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
+import type { LoginAnswer } from '../logins/index.js';
+import type { Route } from '../models/index.js';
+import type { ParkedClaim, TurnResult } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
-import { offeredTools } from '../tools/index.js';
 import { outputSchemaOf } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
@@ -49,30 +50,16 @@ function ownLoginOutcome<O extends TurnOutcome>(s: Stage, login: string | undefi
   return { ...outcome, error: loginRefused({ login, backend, detail, owner }, outcome.error) };
 }
 
-/** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
+/**
+ * Tries each model of the chain in turn (see ARCHITECTURE section 12). The turn parked on this
+ * request's tool results (`claim`) goes to the first model's run, which takes it (or retires it).
+ */
 export async function* runChain(
   s: Stage,
   messages: readonly ChatMessage[],
   first: ModelTranscript,
   signal: AbortSignal,
-  claimed?: ParkedPlan,
-): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
-  // The turn parked on this request's tool results goes to the first model's run, which takes it
-  // (or retires it); one no run took waits on, as it did.
-  const parked = { plan: claimed };
-  try {
-    return yield* tryChain(s, messages, first, signal, parked);
-  } finally {
-    if (parked.plan) s.deps.parked?.park(parked.plan.turn);
-  }
-}
-
-async function* tryChain(
-  s: Stage,
-  messages: readonly ChatMessage[],
-  first: ModelTranscript,
-  signal: AbortSignal,
-  parked: { plan: ParkedPlan | undefined },
+  claim?: ParkedClaim,
 ): AsyncGenerator<ConversationEvent, TurnOutcome | undefined> {
   const { deps, principal, meta, input, p } = s;
   const chain = [
@@ -83,7 +70,7 @@ async function* tryChain(
   ];
   let last: TurnOutcome | undefined;
   for (const [i, candidate] of chain.entries()) {
-    let route;
+    let route: Route;
     try {
       route = deps.registry.resolve(candidate);
     } catch (err) {
@@ -91,28 +78,8 @@ async function* tryChain(
       meta.log.warn({ event: 'fallback_skipped', model: candidate }, 'fallback model is not served here');
       continue;
     }
-    let conversation = first;
-    if (i > 0) {
-      try {
-        conversation = transcriptFor(
-          deps,
-          principal.keyId,
-          messages,
-          input.responseFormat,
-          candidate,
-          route.backend,
-          toolsFor(s),
-        );
-        if (!conversation.whole.ok) throw conversation.whole.error;
-      } catch (err) {
-        meta.log.warn(
-          { event: 'fallback_skipped', model: candidate, err: (err as Error).message },
-          'the conversation does not fit the fallback model',
-        );
-        continue;
-      }
-    }
-    const transcript = conversation.full;
+    const conversation = i === 0 ? first : fallbackTranscript(s, messages, candidate, route.backend);
+    if (!conversation) continue;
     p.backend = route.backend.id;
     p.servedModel = candidate;
     const next = chain[i + 1];
@@ -124,112 +91,154 @@ async function* tryChain(
       );
       return true;
     };
-    // The key's login decides the credential the CLI gets; one without a credential for this CLI
-    // (or removed) does not borrow another's: the chain may go on to a CLI the login has.
-    const login = deps.logins?.use(principal.login, route.backend.id);
-    if (isProxyError(login)) {
-      meta.log.info({ event: 'login_refused', backend: route.backend.id, login: principal.login }, login.message);
-      last = { ok: false, error: login, usage: null };
-      if (fallBack(login)) continue;
+    const start = startable(s, route.backend);
+    if ('refused' in start) {
+      last = { ok: false, error: start.refused, usage: null };
+      if (fallBack(start.refused)) continue;
       return last;
     }
-    // While the login's plan window is spent (or only extra usage is left and this key may not
-    // draw on it), the CLI is not started: it would only say so again.
-    const refused = deps.plans?.refusal(planScope(route.backend.id, principal.login), overagePolicy(principal));
-    if (refused) {
-      meta.log.info({ event: 'plan_refused', backend: route.backend.id, code: refused.code }, refused.message);
-      last = { ok: false, error: refused, usage: null };
-      if (fallBack(refused)) continue;
-      return last;
+    const c = { model: candidate, route, conversation, login: start.login, index: i };
+    const outcome = yield* runOn(s, c, signal, i === 0 ? claim : undefined);
+    if (!outcome.ok && !p.started && fallBack(outcome.error)) {
+      last = outcome;
+      continue;
     }
-    // A CLI olp already knows is logged out is not started: codex would retry for minutes.
-    const known = principal.login === null ? deps.detector.known(route.backend) : undefined;
-    if (known?.login === 'not_logged_in') {
-      last = {
-        ok: false,
-        error: backendNotLoggedIn(
-          route.backend.id,
-          "olp's last status check found no login",
-          known.fixes[0] ?? 'log the CLI in',
-        ),
-        usage: null,
-      };
-      if (fallBack(last.error)) continue;
-      return last;
-    }
-    const tools = toolsFor(s);
-    const lease = deps.sessions
-      ? await deps.sessions.acquire(principal, route.backend.id, transcript, signal, conversation.whole)
-      : ephemeral(transcript, conversation.whole);
-    if (signal.aborted) {
-      // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
-      lease.release();
-      throw new ClientAbortedError();
-    }
-    let gen: AsyncGenerator<BackendEvent, Ended> | undefined;
-    try {
-      p.session = toSessionNote(lease);
-      const schema = outputSchemaOf(input.responseFormat);
-      const turn = {
-        system: transcript.system,
-        cliModel: route.cliModel,
-        ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
-        ...(schema ? { outputSchema: schema } : {}),
-        ...(login ? { login } : {}),
-      };
-      const requestId = i === 0 ? meta.requestId : `${meta.requestId}-f${i}`;
-      gen = runTurn(deps.turns, {
-        keyId: principal.keyId,
-        requestId,
-        backend: route.backend,
-        turn,
-        lease,
-        signal,
-        log: meta.log,
-        ...(tools ? { tools: offeredTools(tools) } : {}),
-        ...(i === 0 && parked.plan ? { parked } : {}),
-      });
-      const outcome = ownLoginOutcome(
-        s,
-        login?.name,
-        route.backend.id,
-        yield* forward(s, gen, candidate, route.backend.id, stoppedAtSequence),
-      );
-      p.session = toSessionNote(lease, outcome.sessionId);
-      p.run = outcome.run ?? p.run;
-      if (outcome.ok && !tools)
-        observeTokens(deps, principal.keyId, route.backend.id, candidate, lease, conversation, outcome.usage);
-      if (outcome.parked) deps.parked?.park(outcome.parked);
-      if (!outcome.ok && !p.started && fallBack(outcome.error)) {
-        last = outcome;
-        continue;
-      }
-      return outcome;
-    } finally {
-      try {
-        if (gen) await gen.return(undefined as never);
-      } finally {
-        lease.release();
-      }
-    }
+    return outcome;
   }
   return last;
 }
 
+/** A fallback model's own transcript of the conversation, or undefined (logged) when it does not fit. */
+function fallbackTranscript(
+  s: Stage,
+  messages: readonly ChatMessage[],
+  candidate: string,
+  backend: Backend,
+): ModelTranscript | undefined {
+  const { deps, principal, meta, input } = s;
+  try {
+    const conversation = transcriptFor(
+      deps,
+      principal.keyId,
+      messages,
+      input.responseFormat,
+      candidate,
+      backend,
+      toolsFor(s),
+    );
+    if (!conversation.whole.ok) throw conversation.whole.error;
+    return conversation;
+  } catch (err) {
+    meta.log.warn(
+      { event: 'fallback_skipped', model: candidate, err: (err as Error).message },
+      'the conversation does not fit the fallback model',
+    );
+    return undefined;
+  }
+}
+
+/**
+ * The credential this model's CLI runs with, or why it is not started at all (logged): the CLI
+ * would only fail, or say so again.
+ */
+function startable(s: Stage, backend: Backend): { login: Credential } | { refused: ProxyError } {
+  const { deps, principal, meta } = s;
+  // The key's login decides the credential the CLI gets; one without a credential for this CLI
+  // (or removed) does not borrow another's: the chain may go on to a CLI the login has.
+  const login = deps.logins?.use(principal.login, backend.id);
+  if (isProxyError(login)) {
+    meta.log.info({ event: 'login_refused', backend: backend.id, login: principal.login }, login.message);
+    return { refused: login };
+  }
+  // While the login's plan window is spent (or only extra usage is left and this key may not
+  // draw on it), the CLI is not started: it would only say so again.
+  const refused = deps.plans?.refusal(planScope(backend.id, principal.login), overagePolicy(principal));
+  if (refused) {
+    meta.log.info({ event: 'plan_refused', backend: backend.id, code: refused.code }, refused.message);
+    return { refused };
+  }
+  // A CLI olp already knows is logged out is not started: codex would retry for minutes.
+  const known = principal.login === null ? deps.detector.known(backend) : undefined;
+  if (known?.login === 'not_logged_in') {
+    const fix = known.fixes[0] ?? 'log the CLI in';
+    return { refused: backendNotLoggedIn(backend.id, "olp's last status check found no login", fix) };
+  }
+  return { login };
+}
+
+/** A key's login's credential for a CLI; undefined for the machine's own login. */
+type Credential = Exclude<LoginAnswer, ProxyError>;
+
+/** One model of the chain: its id, route and transcript, the login's credential, its place in the chain. */
+interface Candidate {
+  model: string;
+  route: Route;
+  conversation: ModelTranscript;
+  login: Credential;
+  index: number;
+}
+
+/** One model's turn under the session lease (taken and released here), its events passed on. */
+async function* runOn(
+  s: Stage,
+  c: Candidate,
+  signal: AbortSignal,
+  claim: ParkedClaim | undefined,
+): AsyncGenerator<ConversationEvent, Ended> {
+  const { deps, principal, meta, input, p } = s;
+  const { model, route, conversation, login, index } = c;
+  const transcript = conversation.full;
+  const tools = toolsFor(s);
+  const lease = deps.sessions
+    ? await deps.sessions.acquire(principal, route.backend.id, transcript, signal, conversation.whole)
+    : ephemeral(transcript, conversation.whole);
+  if (signal.aborted) {
+    // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
+    lease.release();
+    throw new ClientAbortedError();
+  }
+  let gen: AsyncGenerator<BackendEvent, Ended> | undefined;
+  try {
+    p.session = toSessionNote(lease);
+    const schema = outputSchemaOf(input.responseFormat);
+    const turn = {
+      system: transcript.system,
+      cliModel: route.cliModel,
+      ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      ...(schema ? { outputSchema: schema } : {}),
+      ...(login ? { login } : {}),
+    };
+    const requestId = index === 0 ? meta.requestId : `${meta.requestId}-f${index}`;
+    gen = deps.runner.run(
+      { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, tools },
+      claim,
+    );
+    const ended = yield* forward(s, gen, model, route.backend.id, stoppedAtSequence);
+    const outcome = ownLoginOutcome(s, login?.name, route.backend.id, ended);
+    p.session = toSessionNote(lease, outcome.sessionId);
+    p.run = outcome.run ?? p.run;
+    if (outcome.ok && !tools)
+      observeTokens(deps, principal.keyId, route.backend.id, model, lease, conversation, outcome.usage);
+    return outcome;
+  } finally {
+    try {
+      if (gen) await gen.return(undefined as never);
+    } finally {
+      lease.release();
+    }
+  }
+}
+
 /** A turn's outcome, or a streamed one's cut at a stop sequence before it ended (how it ran unknown). */
-type Ended = RunOutcome | (TurnOutcome & { ok: true; run?: undefined; parked?: undefined });
+type Ended = TurnResult | (TurnOutcome & { ok: true; run?: undefined });
 
 /**
  * The outcome of a reply cut at the client's stop sequence. A streamed one is cut while its turn
  * runs: ending the turn there stops the CLI (no usage reported: the ledger estimates what was
- * sent). One answered in a body has its whole turn: its usage stands, and calls after the
- * sequence are not the client's to answer (a turn parked on them is retired).
+ * sent). One answered in a body has its whole turn, and its usage stands.
  */
 function stoppedAtSequence(sequence: string, outcome?: Ended): Ended {
   const stopReason = { type: 'stop_sequence', sequence } as const;
   if (!outcome) return { ok: true, stopReason, usage: null };
-  if (!outcome.ok) return outcome;
-  const { parked, ...rest } = outcome;
-  if (parked) void parked.retire('stop_sequence');
-  return { ...rest, stopReason };
+  return outcome.ok ? { ...outcome, stopReason } : outcome;
 }

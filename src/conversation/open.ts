@@ -2,7 +2,7 @@ import { estimateTokens, type Permit, type RateCounted } from '../admit/index.js
 import type { Principal } from '../auth/index.js';
 import type { Usage } from '../backends/index.js';
 import { ClientAbortedError, toProxyError, type ProxyError } from '../errors/index.js';
-import { planParked, stopReasonOf, toStopOutcome, type ParkedPlan } from '../run/index.js';
+import { stopReasonOf, toStopOutcome } from '../run/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
 import { runChain } from './chain.js';
@@ -123,7 +123,6 @@ async function* runConversation(
   p.model = input.model;
   const done = () => finish(deps, principal, meta, p);
   let permit: Permit | undefined;
-  let claimed: ParkedPlan | undefined;
   const onAbort = () => {
     // Gone: from now on the key's budget holds what it was sent, not the whole reservation.
     permit?.reserve(p.promptTokens + charsToTokens(p.sentChars));
@@ -132,13 +131,14 @@ async function* runConversation(
   try {
     if (counted.rateError) throw counted.rateError;
     const { messages, conversation } = await open(s, signal);
-    claimed = planParked(deps.parked, principal.keyId, messages);
+    // The turn parked on this request's tool results is its own, claimed before admission (not a
+    // newer request's to retire for room). Held until the request ends, however it ends: a turn
+    // no run took (refused, gone, another model served it, a failure) then waits on, as it did.
+    using claim = deps.runner.claimParked(principal.keyId, messages);
     permit = await admit(s, counted.rate, signal);
     if (!permit) return done();
     if (signal.aborted) throw new ClientAbortedError(); // left in the tick it was admitted
-    const mine = claimed;
-    claimed = undefined;
-    const outcome = yield* runChain(s, messages, conversation, signal, mine);
+    const outcome = yield* runChain(s, messages, conversation, signal, claim);
     if (outcome) {
       p.usage = outcome.usage;
       if (outcome.ok) p.stopReason = outcome.stopReason;
@@ -154,8 +154,6 @@ async function* runConversation(
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
-    // Refused or gone before it could continue its parked turn: the turn waits on, as it did.
-    if (claimed) deps.parked?.park(claimed.turn);
     // Closed early by its consumer after the client left, or after olp stopped the reply.
     if (!p.result && signal.aborted && !p.error && !p.aborted) noteStop(p, signal, null);
     permit?.release();

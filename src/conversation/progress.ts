@@ -64,7 +64,7 @@ export interface Stage {
 
 /** The request's tools, when the bridge runs (both CLIs offer them through it). */
 export function toolsFor(s: Stage): ToolRequest | undefined {
-  return s.input.tools && s.deps.turns.tools ? s.input.tools : undefined;
+  return s.input.tools && s.deps.runner.servesTools ? s.input.tools : undefined;
 }
 
 /** The session a turn ran under, as the result and the headers name it. */

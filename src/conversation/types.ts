@@ -10,7 +10,7 @@ import type { Logins } from '../logins/index.js';
 import type { SessionPool } from '../sessions/index.js';
 import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat, TokenCalibration } from '../transcript/index.js';
-import type { ParkedTurns, RunDeps, RunMode } from '../run/index.js';
+import type { RunMode, TurnRunner } from '../run/index.js';
 import type { ToolRequest } from '../tools/index.js';
 import type { ChatMessage } from '../validate/index.js';
 
@@ -19,7 +19,8 @@ export interface ConversationDeps {
   store: Store;
   registry: ModelRegistry;
   backends: readonly Backend[];
-  turns: RunDeps;
+  /** The run stage: claims parked turns and runs each turn (how it runs is decided there). */
+  runner: TurnRunner;
   admission: Admission;
   /** Absent when sessions are off: every request then runs ephemeral. */
   sessions: SessionPool | undefined;
@@ -31,8 +32,6 @@ export interface ConversationDeps {
   contextOverflow: 'refuse' | 'trim';
   /** Characters per token as the provider counts them, learnt from earlier turns (four until then). */
   calibration?: TokenCalibration | undefined;
-  /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
-  parked?: ParkedTurns | undefined;
   /** The logins' plan states (src/plan). */
   plans?: Plans | undefined;
   /** The keys' logins (src/logins): absent, every key runs on the machine's own login. */

@@ -1,7 +1,7 @@
-export { runTurn } from './turn.js';
-export { planParked, planTurn } from './plan.js';
+export { createTurnRunner, type ParkedClaim, type TurnRequest, type TurnResult, type TurnRunner } from './runner.js';
+// The planners, for their unit tests: the conversation core only runs turns through a `TurnRunner`.
+export { planTurn } from './plan.js';
 export { planClaimed, planToolTurn } from './plan-tools.js';
-export { runParked } from './parked.js';
 export type {
   ParkedPlan,
   ParkedTurns,

@@ -36,6 +36,8 @@ export interface RunDeps {
   unknownEvents?: Set<string>;
   /** The client's functions: olp's MCP bridge and how long a turn may wait for tool results. */
   tools?: ToolRunDeps;
+  /** Tool-call turns waiting for the client's results (when the daemon serves tools). */
+  parked?: ParkedTurns;
   /**
    * Pre-started CLIs (with workers): after a key's turn, a spare is started in the slot its next
    * new conversation will take (the session pool's `nextFresh`), for the model it just used.
