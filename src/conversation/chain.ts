@@ -10,7 +10,7 @@ import {
 import { overagePolicy, planScope } from '../plan/index.js';
 import type { LoginAnswer } from '../logins/index.js';
 import type { Route } from '../models/index.js';
-import type { ParkedClaim, TurnResult } from '../run/index.js';
+import type { ParkedClaim, TurnInterrupt, TurnResult } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
 import { outputSchemaOf } from '../transcript/index.js';
 import type { ChatMessage } from '../validate/index.js';
@@ -198,6 +198,7 @@ async function* runOn(
     throw new ClientAbortedError();
   }
   let gen: AsyncGenerator<BackendEvent, Ended> | undefined;
+  const interrupt: TurnInterrupt = {};
   try {
     p.session = toSessionNote(lease);
     const schema = outputSchemaOf(input.responseFormat);
@@ -209,11 +210,9 @@ async function* runOn(
       ...(login ? { login } : {}),
     };
     const requestId = index === 0 ? meta.requestId : `${meta.requestId}-f${index}`;
-    gen = deps.runner.run(
-      { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log, tools },
-      claim,
-    );
-    const ended = yield* forward(s, gen, model, route.backend.id, stoppedAtSequence);
+    const run = { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log };
+    gen = deps.runner.run({ ...run, tools, interrupt }, claim);
+    const ended = yield* forward(s, gen, model, route.backend.id, stoppedAtSequence, interrupt);
     const outcome = ownLoginOutcome(s, login?.name, route.backend.id, ended);
     p.session = toSessionNote(lease, outcome.sessionId);
     p.run = outcome.run ?? p.run;
@@ -240,5 +239,6 @@ type Ended = TurnResult | (TurnOutcome & { ok: true; run?: undefined });
 function stoppedAtSequence(sequence: string, outcome?: Ended): Ended {
   const stopReason = { type: 'stop_sequence', sequence } as const;
   if (!outcome) return { ok: true, stopReason, usage: null };
-  return outcome.ok ? { ...outcome, stopReason } : outcome;
+  // What failed after the sequence (a CLI that could not be interrupted) is past the answer's end.
+  return outcome.ok ? { ...outcome, stopReason } : { ok: true, stopReason, usage: outcome.usage };
 }

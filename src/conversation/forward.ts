@@ -1,5 +1,6 @@
 import { planScope } from '../plan/index.js';
 import type { BackendEvent } from '../backends/index.js';
+import type { TurnInterrupt } from '../run/index.js';
 import { backendRetryMidStream } from '../errors/index.js';
 import { createFenceStripper, isJsonFormat, outputSchemaOf } from '../transcript/index.js';
 import type { Stage } from './progress.js';
@@ -27,6 +28,7 @@ export async function* forward<R extends { ok: boolean }>(
   model: string,
   backend: string,
   stopped: (sequence: string, outcome?: R) => R,
+  interrupt?: TurnInterrupt,
 ): AsyncGenerator<ConversationEvent, R> {
   const { deps, meta } = s;
   const format = s.input.responseFormat;
@@ -47,8 +49,12 @@ export async function* forward<R extends { ok: boolean }>(
   // The client's stop sequences: the reply ends before the first; nothing after it is sent.
   const stops = createStopMatcher(s.input.stopSequences);
   let stoppedAt: string | undefined;
+  let draining = false;
+  // The reply's text as sent, while a stop sequence may still cut it (what the slot keeps then).
+  let sent = '';
   function* say(text: string, counted: boolean): Generator<ConversationEvent> {
     const cut = stops ? stops.push(text) : { text };
+    if (stops) sent += cut.text;
     if (cut.text) yield* pass(s, { type: 'text', text: cut.text }, model, backend, counted);
     if (cut.matched !== undefined) stoppedAt = cut.matched;
   }
@@ -72,7 +78,10 @@ export async function* forward<R extends { ok: boolean }>(
   let step = await gen.next();
   while (!step.done) {
     const ev = step.value;
-    if (ev.type === 'thinking' && !thinks) {
+    if (stoppedAt !== undefined) {
+      // Cut at a stop sequence, the turn being interrupted: its end is awaited, nothing more sent.
+      if (ev.type === 'plan') yield* pass(s, ev, model, backend);
+    } else if (ev.type === 'thinking' && !thinks) {
       // not for this format
     } else if (ev.type === 'abandoned') {
       if (held) held.splice(cutAt(held, ev.events));
@@ -113,10 +122,16 @@ export async function* forward<R extends { ok: boolean }>(
       else if (ev.type === 'tool_call' || ev.type === 'tool_args') textRun = 0;
       yield* deliver(ev, false);
     }
-    // Streamed and stopped: the turn is cut here (the caller's end of it stops the CLI).
-    if (stoppedAt !== undefined) return stopped(stoppedAt);
+    // Streamed and stopped: a live CLI is asked to interrupt its turn (its end is read, so the
+    // turn's usage stands and the CLI serves the next); any other is cut here, which stops it.
+    if (stoppedAt !== undefined && !draining) {
+      if (interrupt) interrupt.kept = sent;
+      draining = interrupt?.stop?.() === true;
+      if (!draining) return stopped(stoppedAt);
+    }
     step = await gen.next();
   }
+  if (stoppedAt !== undefined && draining) return stopped(stoppedAt, step.value);
   // The retried answer ended short of what the client already has.
   if (owed && (step.value as { ok?: boolean } | undefined)?.ok !== false) throw backendRetryMidStream(backend);
   for (const ev of held ?? []) yield* deliver(ev, true);

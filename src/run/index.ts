@@ -13,6 +13,7 @@ export type {
   ToolParkedTurn,
   ToolRunDeps,
   TurnBase,
+  TurnInterrupt,
 } from './types.js';
 export {
   clientTooSlow,

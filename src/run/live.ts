@@ -1,4 +1,5 @@
-import type { BackendEvent } from '../backends/index.js';
+import type { BackendEvent, EventParser } from '../backends/index.js';
+import type { Worker } from '../workers/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
 import { follow, stopProcess } from './stop.js';
@@ -22,6 +23,7 @@ export async function* runLive(
   const { pool } = pooled;
   const parser = backend.live?.parser?.() ?? backend.createParser();
   const unfollow = follow(input.signal, w.life);
+  if (input.interrupt) input.interrupt.stop = () => interrupt(w, parser);
   let seen = false;
   let totalTimer: NodeJS.Timeout | undefined;
   let startTimer: NodeJS.Timeout | undefined;
@@ -66,10 +68,21 @@ export async function* runLive(
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run: plan.mode };
   } finally {
     written?.();
+    if (input.interrupt) input.interrupt.stop = undefined;
     clearTimeout(startTimer);
     clearTimeout(totalTimer);
     unfollow();
     // Closed early by the consumer (client gone): the turn is cut, so is the worker.
     if (!settled) await pool.retire(w, 'aborted');
   }
+}
+
+/** Asks a live CLI to interrupt its turn, if its protocol has a way (false: it has none). */
+function interrupt(w: Worker, parser: EventParser): boolean {
+  const line = parser.interrupt?.();
+  if (!line) return false;
+  void w.proc.write(line).then((ok) => {
+    if (!ok) stopProcess(w.life, 'done');
+  });
+  return true;
 }

@@ -76,6 +76,9 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
         continue;
       }
       settled = true;
+      // A turn interrupted at a stop sequence: the client has the reply up to it, and so the slot.
+      if (outcome.ok && outcome.stopReason.type === 'interrupted' && input.interrupt?.kept !== undefined)
+        reply = input.interrupt.kept;
       const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
       const called = outcome.ok && outcome.stopReason.type === 'tool_use' ? { calls: calls.filter(Boolean) } : {};
       const sessionId = outcome.sessionId ?? reported;

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { recordedPids, waitGone } from '../support/procs.js';
+import { isAlive, recordedPids, waitGone } from '../support/procs.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestDaemon;
@@ -115,6 +115,56 @@ describe('stop sequences', () => {
       );
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('a stop sequence on a live CLI', () => {
+  it("interrupts the worker's turn instead of ending it: its usage stands, and it answers the next turn warm", async () => {
+    const w = await startTestDaemon({
+      config: { workers: true, prestart: false },
+      claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
+    });
+    try {
+      const client = new OpenAI({ baseURL: w.baseURL, apiKey: w.token, maxRetries: 0 });
+      const first = [{ role: 'user' as const, content: 'hello there' }];
+      const a = await client.chat.completions.create({ model: 'sonnet', messages: first });
+      const said = a.choices[0]!.message.content!;
+      const second = [
+        ...first,
+        { role: 'assistant' as const, content: said },
+        { role: 'user' as const, content: `${SAID} ${'and then a great deal more '.repeat(6)}` },
+      ];
+      const r = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: second,
+        stop: ['STOPHERE'],
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
+      assert.equal(text, BEFORE);
+      const runs = () => w.logs.filter((l) => l.event === 'request').map((l) => String(l.run));
+      await waitFor(() => runs().length === 2, undefined, 'two request lines');
+      assert.deepEqual(runs(), ['cold', 'warm']);
+      const [pid] = recordedPids(w.recordDir).runs;
+      assert.equal(recordedPids(w.recordDir).runs.length, 1, 'one CLI in all');
+      assert.ok(isAlive(pid!), 'the worker lives on');
+      const all = () => [...w.daemon.store.usage.export({ scope: { all: true } })];
+      await waitFor(() => all().length === 2, undefined, 'the usage rows');
+      assert.equal(all()[1]!.usage.estimated, false, "the interrupted turn's own usage");
+      const third = [
+        ...second,
+        { role: 'assistant' as const, content: text },
+        { role: 'user' as const, content: 'go on' },
+      ];
+      const c = await client.chat.completions.create({ model: 'sonnet', messages: third });
+      assert.match(c.choices[0]!.message.content!, /go on/);
+      await waitFor(() => runs().length === 3, undefined, 'three request lines');
+      assert.equal(runs()[2], 'warm');
+      assert.equal(recordedPids(w.recordDir).runs.length, 1, 'still one CLI');
+    } finally {
+      await w.close();
     }
   });
 });

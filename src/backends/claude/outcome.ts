@@ -10,6 +10,8 @@ export interface ClaudeSeen {
   result?: ClaudeResult & { usage?: unknown; total_cost_usd?: unknown };
   sessionId: string | undefined;
   stopReason: string | null | undefined;
+  /** olp interrupted the turn (a live CLI's, at a stop sequence). */
+  interrupted?: boolean;
   plan: PlanReport | undefined;
   assistantError: string | undefined;
   /** Raw counts already reported with tool steps, left out of the turn's final usage. */
@@ -26,6 +28,8 @@ export function toClaudeOutcome(seen: ClaudeSeen, exit: ExitInfo): TurnOutcome {
   const usage = result ? withoutReported(toUsage(result.usage, result.total_cost_usd), reported) : null;
   const sid = sessionId ?? (result as { session_id?: string } | undefined)?.session_id;
   const base = sid ? { sessionId: sid } : {};
+  if (result && seen.interrupted && result.subtype === 'error_during_execution')
+    return { ok: true, stopReason: { type: 'interrupted' }, usage, ...base };
   if (result && !result.is_error) {
     return { ok: true, stopReason: toStopReason(result.stop_reason ?? stopReason), usage, ...base };
   }
