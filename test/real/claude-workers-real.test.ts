@@ -81,6 +81,40 @@ describe(`real claude ${REAL_CLAUDE_VERSION} as a live worker`, () => {
     assert.deepEqual(runModes().slice(modesBefore), ['cold', 'warm', 'warm', 'warm', 'warm', 'warm']);
   });
 
+  it("a stop sequence mid-stream interrupts the worker's turn (control request); the worker answers the next turn warm", async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'a chat to be cut short' }];
+    const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'alpha STOPHERE beta and then a good deal more text to stream' },
+    );
+    const worker = (await live()).filter((w) => w.state === 'idle' && w.turns === 1).at(-1)!.pid;
+    const modesBefore = runModes().length;
+    api.mode = 'slow'; // 200 ms between deltas: the interrupt lands mid-stream
+    let text = '';
+    try {
+      const stream = await client.chat.completions.create({
+        model: 'sonnet',
+        messages,
+        stop: ['STOPHERE'],
+        stream: true,
+      });
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    } finally {
+      api.mode = 'text';
+    }
+    assert.equal(text, 'stand-in heard: alpha ');
+    assert.ok(isAlive(worker), 'the worker lives on');
+    messages.push({ role: 'assistant', content: text }, { role: 'user', content: 'go on after the cut' });
+    const r3 = await client.chat.completions.create({ model: 'sonnet', messages });
+    assert.equal(r3.choices[0]!.message.content, 'stand-in heard: go on after the cut');
+    assert.deepEqual(runModes().slice(modesBefore), ['warm', 'warm']);
+    assert.ok(
+      (await live()).some((w) => w.pid === worker),
+      'the same process',
+    );
+  });
+
   it('a turn the provider fails retires the worker; the retried turn runs cold with the whole conversation', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'first of a failing chat' }];
     const r1 = await client.chat.completions.create({ model: 'sonnet', messages });
