@@ -1,16 +1,123 @@
 import { limitExceeded, modelNotAllowed } from '../errors/index.js';
-import { ClientAbortedError } from '../errors/index.js';
+import { createWaitQueue, roundRobin, type WaitQueue } from '../queue/index.js';
 import { modelAllowed } from './glob.js';
-import { budget as budgetOf, checkRate, headersFor, type KeyState, prune } from './limits.js';
+import { budget, checkKeyLimits, checkRate, headersFor, type KeyState, prune } from './limits.js';
 import type { Admittee, AdmissionOptions, Permit, RateCounted } from './types.js';
 
 export { modelAllowed } from './glob.js';
 export { budgetPeriods, toResetDuration } from './limits.js';
 export type { Admittee, AdmissionOptions, Permit, RateCounted } from './types.js';
 
-interface Waiter {
-  keyId: string;
-  grant(): void;
+/** One admission's state: its options, each key's counts, the CLI slots taken and the requests waiting. */
+interface AdmissionState {
+  readonly opts: AdmissionOptions;
+  readonly now: () => number;
+  readonly keys: Map<string, KeyState>;
+  readonly queue: WaitQueue;
+  running: number;
+}
+
+function keyState(a: AdmissionState, keyId: string): KeyState {
+  let s = a.keys.get(keyId);
+  if (!s) {
+    s = { inflight: 0, reserved: 0, window: [] };
+    a.keys.set(keyId, s);
+  }
+  return s;
+}
+
+/** Gives free CLI slots to the requests waiting, in the queue's order. */
+function dispatch(a: AdmissionState): void {
+  while (a.running < a.opts.maxConcurrent && a.queue.size > 0) a.queue.serveNext();
+}
+
+/** One admitted request's hold on its key: the permit, once it has a slot, and what a wait given up returns. */
+function holdFor(a: AdmissionState, s: KeyState, headers: Record<string, string>, estimateTokens: number) {
+  s.inflight++;
+  let reserved = estimateTokens;
+  s.reserved += reserved;
+  let released = false;
+  const permit = (waitedMs: number): Permit => ({
+    waitedMs,
+    headers,
+    release() {
+      if (released) return;
+      released = true;
+      a.running--;
+      s.inflight--;
+      s.reserved -= reserved;
+      dispatch(a);
+    },
+    reserve(tokens: number) {
+      if (released) return;
+      s.reserved += tokens - reserved;
+      reserved = tokens;
+    },
+  });
+  const giveBack = () => {
+    s.inflight--;
+    s.reserved -= reserved;
+  };
+  return { permit, giveBack };
+}
+
+/** The key's parked turns hold CLIs too: at its limit, its oldest are retired to admit a newer request. */
+function shedHeld(a: AdmissionState, who: Admittee, s: KeyState): void {
+  const limit = who.policy.concurrency;
+  // A newer request of the key at its limit shows the client has moved on from the oldest.
+  if (limit == null || !a.opts.held) return;
+  while (s.inflight + a.opts.held.countFor(who.keyId) >= limit && a.opts.held.shedOldest(who.keyId, 'key_concurrency'));
+}
+
+/** Admits a request or throws a 429; see `Admission.admit`. */
+async function admit(
+  a: AdmissionState,
+  who: Admittee,
+  estimateTokens: number,
+  signal: AbortSignal,
+  rate?: RateCounted,
+): Promise<Permit> {
+  const { opts, queue } = a;
+  const t = a.now();
+  const s = keyState(a, who.keyId);
+  const counted = rate?.counted === true;
+  prune(s, t);
+  const b = budget(who, s, t, opts.tokensSince);
+  checkKeyLimits(who, s, t, b, counted, opts.tokensSince);
+  if (a.running >= opts.maxConcurrent && queue.full) {
+    throw limitExceeded(
+      'server_busy',
+      `All ${opts.maxConcurrent} CLI slots are busy and ${queue.size} requests are waiting. Try again shortly.`,
+      2,
+      headersFor(who, s, t, b),
+    );
+  }
+  shedHeld(a, who, s);
+  if (!counted) s.window.push(t);
+  const headers = headersFor(who, s, t, b && { ...b, remaining: b.remaining - estimateTokens });
+  const { permit, giveBack } = holdFor(a, s, headers, estimateTokens);
+  if (a.running < opts.maxConcurrent && queue.size === 0) {
+    a.running++;
+    return permit(0);
+  }
+  return queue.wait({
+    key: who.keyId,
+    signal,
+    timeoutMs: opts.queueTimeoutMs,
+    timeoutError: () =>
+      limitExceeded(
+        'queue_timeout',
+        `Waited ${Math.round(opts.queueTimeoutMs / 1000)} s for a free CLI slot. ` +
+          'The server is busy; try again shortly.',
+        5,
+        headers,
+      ),
+    grant: () => {
+      a.running++;
+      return permit(a.now() - t);
+    },
+    cancelled: giveBack,
+  });
 }
 
 /**
@@ -20,53 +127,13 @@ interface Waiter {
  * delays another key's request by at most one slot's turn.
  */
 export function createAdmission(opts: AdmissionOptions) {
-  const now = opts.now ?? Date.now;
-  const keys = new Map<string, KeyState>();
-  const queues = new Map<string, Waiter[]>();
-  /** Keys with waiters, in the order they will be served. */
-  const order: string[] = [];
-  let running = 0;
-  let queued = 0;
-
-  function state(keyId: string): KeyState {
-    let s = keys.get(keyId);
-    if (!s) {
-      s = { inflight: 0, reserved: 0, window: [] };
-      keys.set(keyId, s);
-    }
-    return s;
-  }
-
-  /** The key's tightest token budget, counting what its requests in flight reserved. */
-  function budget(who: Admittee, s: KeyState, t: number) {
-    return budgetOf(who, s, t, opts.tokensSince);
-  }
-
-  function dispatch(): void {
-    while (running < opts.maxConcurrent && order.length > 0) {
-      const keyId = order.shift()!;
-      const q = queues.get(keyId)!;
-      const w = q.shift()!;
-      if (q.length > 0) order.push(keyId);
-      else queues.delete(keyId);
-      queued--;
-      running++;
-      w.grant();
-    }
-  }
-
-  function dequeue(w: Waiter): void {
-    const q = queues.get(w.keyId);
-    const i = q ? q.indexOf(w) : -1;
-    if (!q || i === -1) return;
-    q.splice(i, 1);
-    queued--;
-    if (q.length === 0) {
-      queues.delete(w.keyId);
-      order.splice(order.indexOf(w.keyId), 1);
-    }
-  }
-
+  const a: AdmissionState = {
+    opts,
+    now: opts.now ?? Date.now,
+    keys: new Map(),
+    queue: createWaitQueue({ policy: roundRobin(), bound: opts.queueSize }),
+    running: 0,
+  };
   return {
     /** Refuses a model the key's policy does not allow (403). */
     checkModel(who: Admittee, model: string): void {
@@ -74,150 +141,29 @@ export function createAdmission(opts: AdmissionOptions) {
     },
 
     /**
-     * Admits a request or throws a 429 that says which limit and when it frees. Resolves once a
-     * CLI slot is free; rejects with ClientAbortedError if the signal fires while it waits.
-     */
-    /**
      * Counts a request against the key's requests-per-minute before anything else is done with it
      * (a request that then fails validation still counts), or throws the 429. Pass the result to
      * `admit` so the request is not counted twice.
      */
     countRequest(who: Admittee): RateCounted {
-      const t = now();
-      const s = state(who.keyId);
+      const t = a.now();
+      const s = keyState(a, who.keyId);
       prune(s, t);
       checkRate(who, s, t, undefined, opts.tokensSince);
       s.window.push(t);
       return { counted: true };
     },
 
-    async admit(who: Admittee, estimateTokens: number, signal: AbortSignal, rate?: RateCounted): Promise<Permit> {
-      const t = now();
-      const s = state(who.keyId);
-      const counted = rate?.counted === true;
-      prune(s, t);
-      const b = budget(who, s, t);
-      const limit = who.policy.concurrency;
-      if (limit != null && s.inflight >= limit) {
-        throw limitExceeded(
-          'concurrency_limit_exceeded',
-          `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`,
-          1,
-          headersFor(who, s, t, b),
-        );
-      }
-      if (!counted) checkRate(who, s, t, b, opts.tokensSince);
-      // Spent only by what requests in flight may still use: not spent, and free again soon.
-      if (b && b.remaining <= 0 && b.remaining + s.reserved > 0) {
-        throw limitExceeded(
-          'concurrency_limit_exceeded',
-          `This key's ${b.period} token budget of ${b.limit} is taken up by its ${s.inflight} request(s) in flight (${s.reserved} tokens held until they finish). Try again when one is done.`,
-          1,
-          headersFor(who, s, t, b),
-        );
-      }
-      if (b && b.remaining <= 0) {
-        throw limitExceeded(
-          'budget_exceeded',
-          `This key's ${b.period} token budget of ${b.limit} is spent. It resets at ${new Date(b.resetsAt).toISOString()}.`,
-          (b.resetsAt - t) / 1000,
-          headersFor(who, s, t, b),
-        );
-      }
-      if (running >= opts.maxConcurrent && queued >= opts.queueSize) {
-        throw limitExceeded(
-          'server_busy',
-          `All ${opts.maxConcurrent} CLI slots are busy and ${queued} requests are waiting. Try again shortly.`,
-          2,
-          headersFor(who, s, t, b),
-        );
-      }
-
-      // The key's parked turns hold CLIs too. A newer request of the key at its limit shows the
-      // client has moved on from the oldest: it is retired, and this request admitted.
-      if (limit != null && opts.held) {
-        while (
-          s.inflight + opts.held.countFor(who.keyId) >= limit &&
-          opts.held.shedOldest(who.keyId, 'key_concurrency')
-        );
-      }
-      if (!counted) s.window.push(t);
-      s.inflight++;
-      let reserved = estimateTokens;
-      s.reserved += reserved;
-      const headers = headersFor(who, s, t, b && { ...b, remaining: b.remaining - estimateTokens });
-      let released = false;
-      const permit = (waitedMs: number): Permit => ({
-        waitedMs,
-        headers,
-        release() {
-          if (released) return;
-          released = true;
-          running--;
-          s.inflight--;
-          s.reserved -= reserved;
-          dispatch();
-        },
-        reserve(tokens: number) {
-          if (released) return;
-          s.reserved += tokens - reserved;
-          reserved = tokens;
-        },
-      });
-      const giveBack = () => {
-        s.inflight--;
-        s.reserved -= reserved;
-      };
-
-      if (running < opts.maxConcurrent && queued === 0) {
-        running++;
-        return permit(0);
-      }
-      return new Promise<Permit>((resolve, reject) => {
-        const waiter: Waiter = {
-          keyId: who.keyId,
-          grant() {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            resolve(permit(now() - t));
-          },
-        };
-        const fail = (err: Error) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          dequeue(waiter);
-          giveBack();
-          reject(err);
-        };
-        const onAbort = () => fail(new ClientAbortedError());
-        const timer = setTimeout(
-          () =>
-            fail(
-              limitExceeded(
-                'queue_timeout',
-                `Waited ${Math.round(opts.queueTimeoutMs / 1000)} s for a free CLI slot. The server is busy; try again shortly.`,
-                5,
-                headers,
-              ),
-            ),
-          opts.queueTimeoutMs,
-        );
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-        let q = queues.get(who.keyId);
-        if (!q) {
-          q = [];
-          queues.set(who.keyId, q);
-          order.push(who.keyId);
-        }
-        q.push(waiter);
-        queued++;
-      });
-    },
+    /**
+     * Admits a request or throws a 429 that says which limit and when it frees. Resolves once a
+     * CLI slot is free; rejects with ClientAbortedError if the signal fires while it waits.
+     */
+    admit: (who: Admittee, estimateTokens: number, signal: AbortSignal, rate?: RateCounted): Promise<Permit> =>
+      admit(a, who, estimateTokens, signal, rate),
 
     /** Current load, for /health and tests. */
     stats(): { running: number; queued: number; maxConcurrent: number } {
-      return { running, queued, maxConcurrent: opts.maxConcurrent };
+      return { running: a.running, queued: a.queue.size, maxConcurrent: opts.maxConcurrent };
     },
   };
 }
@@ -231,7 +177,10 @@ export type Admission = ReturnType<typeof createAdmission>;
  */
 export const RESERVED_REPLY_MAX = 8192;
 
-/** What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply cap (at most `RESERVED_REPLY_MAX`). */
+/**
+ * What a request may cost, reserved against budgets while it runs: the prompt's tokens plus the reply
+ * cap (at most `RESERVED_REPLY_MAX`).
+ */
 export function estimateTokens(promptTokens: number, maxOutputTokens: number | undefined): number {
   return promptTokens + Math.min(maxOutputTokens ?? 1024, RESERVED_REPLY_MAX);
 }

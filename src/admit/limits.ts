@@ -100,3 +100,45 @@ export function headersFor(who: Admittee, s: KeyState, t: number, b: Budget | un
   }
   return h;
 }
+
+/**
+ * Throws the 429 for a key at one of its own limits, in this order: its concurrency, its requests per
+ * minute (unless `counted` already), its token budget taken up by its requests in flight, its budget spent.
+ */
+export function checkKeyLimits(
+  who: Admittee,
+  s: KeyState,
+  t: number,
+  b: Budget | undefined,
+  counted: boolean,
+  tokensSince: TokensSince,
+): void {
+  const limit = who.policy.concurrency;
+  if (limit != null && s.inflight >= limit) {
+    throw limitExceeded(
+      'concurrency_limit_exceeded',
+      `This key already has ${s.inflight} request(s) in flight, its limit. Wait for one to finish.`,
+      1,
+      headersFor(who, s, t, b),
+    );
+  }
+  if (!counted) checkRate(who, s, t, b, tokensSince);
+  // Spent only by what requests in flight may still use: not spent, and free again soon.
+  if (b && b.remaining <= 0 && b.remaining + s.reserved > 0) {
+    throw limitExceeded(
+      'concurrency_limit_exceeded',
+      `This key's ${b.period} token budget of ${b.limit} is taken up by its ${s.inflight} request(s) in flight ` +
+        `(${s.reserved} tokens held until they finish). Try again when one is done.`,
+      1,
+      headersFor(who, s, t, b),
+    );
+  }
+  if (b && b.remaining <= 0) {
+    throw limitExceeded(
+      'budget_exceeded',
+      `This key's ${b.period} token budget of ${b.limit} is spent. It resets at ${new Date(b.resetsAt).toISOString()}.`,
+      (b.resetsAt - t) / 1000,
+      headersFor(who, s, t, b),
+    );
+  }
+}

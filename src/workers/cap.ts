@@ -1,5 +1,6 @@
 import { ClientAbortedError, limitExceeded } from '../errors/index.js';
 import type { ProcessSupervisor } from '../process/index.js';
+import { createWaitQueue, fewestHeldFirst, type WaitQueue } from '../queue/index.js';
 
 export interface ProcessCapOptions {
   /** Most CLI processes olp holds at once: running turns, workers, spares, parked turns, retiring ones. */
@@ -22,15 +23,136 @@ const RETRY_MS = 100;
  */
 export type ProcessTicket = (proc?: { readonly exit: Promise<unknown> }) => void;
 
-/** A turn waiting for room: its key, and the order it came in. */
-interface Waiter {
-  keyId: string;
-  grant: () => void;
-}
-
 /** The memory-derived default for `--max-processes`: ~300 MiB each from half the machine, at most 6 per core. */
 export function defaultMaxProcesses(totalBytes: number, cpus: number): number {
   return Math.max(1, Math.min(Math.floor(totalBytes / 2 / (300 * 1024 * 1024)), cpus * 6));
+}
+
+/** One cap's state: the count's parts besides the supervisor's, each key's holds, and the turns waiting. */
+interface CapState {
+  readonly inner: ProcessSupervisor;
+  readonly o: ProcessCapOptions;
+  /** Turns waiting for room; the waiting key holding the fewest goes first. */
+  readonly queue: WaitQueue;
+  /** Processes each key's turns hold (started, or about to be), until they exit. */
+  readonly holding: Map<string, number>;
+  /** Room handed to turns about to spawn. */
+  reserved: number;
+  /** Short commands run outside the supervisor (the CLIs' status checks) while they run. */
+  outside: number;
+  /** Live CLIs retired to make room that have not exited yet. */
+  owed: number;
+  /**
+   * While turns wait, room is looked for again every RETRY_MS: a live CLI may have become one to
+   * retire since (a worker whose turn ended goes idle), and no process exit says so.
+   */
+  retry: NodeJS.Timeout | undefined;
+}
+
+const held = (c: CapState): number => c.inner.active + c.reserved + c.outside;
+
+function addHold(c: CapState, keyId: string, n: number): void {
+  const next = (c.holding.get(keyId) ?? 0) + n;
+  if (next > 0) c.holding.set(keyId, next);
+  else c.holding.delete(keyId);
+}
+
+/** The keys holding more than their share while turns wait, the heaviest first. */
+function overShare(c: CapState): string[] {
+  const keys = new Set([...c.holding.keys(), ...c.queue.keys()]);
+  const share = Math.max(1, Math.floor(c.o.max / keys.size));
+  return [...c.holding]
+    .filter(([, n]) => n > share)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k]) => k);
+}
+
+function shedOne(c: CapState): boolean {
+  const [spare, ...rest] = c.o.shed;
+  if (spare?.()) return true;
+  for (const keyId of overShare(c)) for (const shed of rest) if (shed(keyId)) return true;
+  for (const shed of rest) if (shed()) return true;
+  return false;
+}
+
+/** Gives free room to the turns waiting, then retires enough live CLIs to seat the rest. */
+function pump(c: CapState): void {
+  while (c.queue.size > 0 && held(c) < c.o.max) c.queue.serveNext();
+  // Still full: enough on their way out to seat every waiter.
+  while (c.queue.size > 0 && held(c) + c.queue.size - c.owed > c.o.max && shedOne(c)) c.owed++;
+  if (c.queue.size > 0) c.retry ??= setInterval(() => pump(c), RETRY_MS).unref();
+  else if (c.retry) {
+    clearInterval(c.retry);
+    c.retry = undefined;
+  }
+}
+
+/** Room for one process of the key's, taken now; the ticket hands it on to the process or back. */
+function take(c: CapState, keyId: string): ProcessTicket {
+  c.reserved++;
+  addHold(c, keyId, 1);
+  let done = false;
+  return (proc) => {
+    if (done) return;
+    done = true;
+    c.reserved--;
+    if (proc) void proc.exit.then(() => addHold(c, keyId, -1));
+    else addHold(c, keyId, -1);
+    pump(c);
+  };
+}
+
+function acquire(c: CapState, signal: AbortSignal, keyId: string): Promise<ProcessTicket> {
+  if (signal.aborted) return Promise.reject(new ClientAbortedError());
+  if (c.queue.size === 0 && held(c) < c.o.max) return Promise.resolve(take(c, keyId));
+  const granted = c.queue.wait({
+    key: keyId,
+    signal,
+    timeoutMs: c.o.waitMs,
+    timeoutError: () =>
+      limitExceeded(
+        'queue_timeout',
+        `Waited ${Math.round(c.o.waitMs / 1000)} s for one of the ${c.o.max} CLI processes olp may hold at once ` +
+          'to free. The server is busy; try again shortly.',
+        5,
+      ),
+    grant: () => take(c, keyId),
+    cancelled: () => pump(c),
+  });
+  pump(c);
+  return granted;
+}
+
+function tryTake(c: CapState, n: number): (() => void) | undefined {
+  if (c.queue.size > 0 || held(c) + n > c.o.max) return undefined;
+  c.outside += n;
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    c.outside -= n;
+    pump(c);
+  };
+}
+
+/** The inner supervisor, with each exit looking again for room for the turns waiting. */
+function capSupervisor(c: CapState): ProcessSupervisor {
+  return {
+    run(inv, limits, signal, log, call) {
+      const proc = c.inner.run(inv, limits, signal, log, call);
+      // (The inner count drops before this runs: its own handler was attached first. The key's
+      // hold drops in the ticket's handler, attached after this one: room is given out after both.)
+      void proc.exit.then(() => {
+        if (c.owed > 0) c.owed--;
+        queueMicrotask(() => pump(c));
+      });
+      return proc;
+    },
+    get active() {
+      return c.inner.active;
+    },
+    killAll: () => c.inner.killAll(),
+  };
 }
 
 /**
@@ -49,126 +171,28 @@ export function defaultMaxProcesses(totalBytes: number, cpus: number): number {
  * another key's request waiting behind its own.
  */
 export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions) {
-  let reserved = 0;
-  /** Short commands run outside the supervisor (the CLIs' status checks) while they run. */
-  let outside = 0;
-  /** Live CLIs retired to make room that have not exited yet. */
-  let owed = 0;
-  const waiters: Waiter[] = [];
-  /** Processes each key's turns hold (started, or about to be), until they exit. */
   const holding = new Map<string, number>();
-  const held = () => inner.active + reserved + outside;
-  const holds = (keyId: string) => holding.get(keyId) ?? 0;
-  function addHold(keyId: string, n: number): void {
-    const next = holds(keyId) + n;
-    if (next > 0) holding.set(keyId, next);
-    else holding.delete(keyId);
-  }
-  /**
-   * While turns wait, room is looked for again every RETRY_MS: a live CLI may have become one to
-   * retire since (a worker whose turn ended goes idle), and no process exit says so.
-   */
-  let retry: NodeJS.Timeout | undefined;
-
-  /** The keys holding more than their share while turns wait, the heaviest first. */
-  function overShare(): string[] {
-    const keys = new Set([...holding.keys(), ...waiters.map((w) => w.keyId)]);
-    const share = Math.max(1, Math.floor(o.max / keys.size));
-    return [...holding]
-      .filter(([, n]) => n > share)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k]) => k);
-  }
-
-  function shedOne(): boolean {
-    const [spare, ...rest] = o.shed;
-    if (spare?.()) return true;
-    for (const keyId of overShare()) for (const shed of rest) if (shed(keyId)) return true;
-    for (const shed of rest) if (shed()) return true;
-    return false;
-  }
-
-  /** The waiter whose key holds the fewest processes (the earliest of those). */
-  function nextWaiter(): Waiter {
-    let best = 0;
-    for (let i = 1; i < waiters.length; i++) if (holds(waiters[i]!.keyId) < holds(waiters[best]!.keyId)) best = i;
-    return waiters.splice(best, 1)[0]!;
-  }
-
-  function pump(): void {
-    while (waiters.length > 0 && held() < o.max) {
-      const w = nextWaiter();
-      reserved++;
-      addHold(w.keyId, 1);
-      w.grant();
-    }
-    // Still full: enough on their way out to seat every waiter.
-    while (waiters.length > 0 && held() + waiters.length - owed > o.max && shedOne()) owed++;
-    if (waiters.length > 0) retry ??= setInterval(pump, RETRY_MS).unref();
-    else if (retry) {
-      clearInterval(retry);
-      retry = undefined;
-    }
-  }
-
-  function ticket(keyId: string): ProcessTicket {
-    let done = false;
-    return (proc) => {
-      if (done) return;
-      done = true;
-      reserved--;
-      if (proc) void proc.exit.then(() => addHold(keyId, -1));
-      else addHold(keyId, -1);
-      pump();
-    };
-  }
-
-  const supervisor: ProcessSupervisor = {
-    run(inv, limits, signal, log, call) {
-      const proc = inner.run(inv, limits, signal, log, call);
-      // (The inner count drops before this runs: its own handler was attached first. The key's
-      // hold drops in the ticket's handler, attached after this one: room is given out after both.)
-      void proc.exit.then(() => {
-        if (owed > 0) owed--;
-        queueMicrotask(pump);
-      });
-      return proc;
-    },
-    get active() {
-      return inner.active;
-    },
-    killAll: () => inner.killAll(),
-  };
-
+  const queue = createWaitQueue({ policy: fewestHeldFirst((keyId) => holding.get(keyId) ?? 0) });
+  const c: CapState = { inner, o, queue, holding, reserved: 0, outside: 0, owed: 0, retry: undefined };
   return {
     /** The supervisor every CLI must be started through, so that its exit frees room. */
-    supervisor,
+    supervisor: capSupervisor(c),
     get max(): number {
       return o.max;
     },
     /** CLI processes alive now (spawned and not yet seen to exit), status checks included. */
     get live(): number {
-      return inner.active + outside;
+      return inner.active + c.outside;
     },
     /**
      * Room for `n` short commands started outside the supervisor (a CLI's status checks), only if
      * it is free now and no turn waits for it: they never retire a live CLI nor wait. The returned
      * release is called once they have all exited.
      */
-    tryTake(n: number): (() => void) | undefined {
-      if (waiters.length > 0 || held() + n > o.max) return undefined;
-      outside += n;
-      let done = false;
-      return () => {
-        if (done) return;
-        done = true;
-        outside -= n;
-        pump();
-      };
-    },
+    tryTake: (n: number): (() => void) | undefined => tryTake(c, n),
     /** Whether a background start may go ahead: room, and no turn waiting for it. */
     hasRoom(): boolean {
-      return waiters.length === 0 && held() < o.max;
+      return queue.size === 0 && held(c) < o.max;
     },
     /** Processes held by each key's turns now (for /health and tests). */
     holdings(): ReadonlyMap<string, number> {
@@ -176,50 +200,10 @@ export function createProcessCap(inner: ProcessSupervisor, o: ProcessCapOptions)
     },
     /** Turns waiting for room now. */
     get waiting(): number {
-      return waiters.length;
+      return queue.size;
     },
     /** Room for one process of the key's, made if need be; rejects on the signal or after `waitMs`. */
-    acquire(signal: AbortSignal, keyId = ''): Promise<ProcessTicket> {
-      if (signal.aborted) return Promise.reject(new ClientAbortedError());
-      if (waiters.length === 0 && held() < o.max) {
-        reserved++;
-        addHold(keyId, 1);
-        return Promise.resolve(ticket(keyId));
-      }
-      return new Promise<ProcessTicket>((resolve, reject) => {
-        const waiter: Waiter = {
-          keyId,
-          grant: () => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            resolve(ticket(keyId));
-          },
-        };
-        const fail = (err: Error) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          const i = waiters.indexOf(waiter);
-          if (i !== -1) waiters.splice(i, 1);
-          pump();
-          reject(err);
-        };
-        const onAbort = () => fail(new ClientAbortedError());
-        const timer = setTimeout(
-          () =>
-            fail(
-              limitExceeded(
-                'queue_timeout',
-                `Waited ${Math.round(o.waitMs / 1000)} s for one of the ${o.max} CLI processes olp may hold at once to free. The server is busy; try again shortly.`,
-                5,
-              ),
-            ),
-          o.waitMs,
-        );
-        signal.addEventListener('abort', onAbort, { once: true });
-        waiters.push(waiter);
-        pump();
-      });
-    },
+    acquire: (signal: AbortSignal, keyId = ''): Promise<ProcessTicket> => acquire(c, signal, keyId),
   };
 }
 
