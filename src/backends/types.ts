@@ -69,11 +69,7 @@ export interface EventParser {
   readonly toolStep?: ToolStep | undefined;
   /** Clears `toolStep` before the turn goes on; later usage is reported without the steps'. */
   continueAfterTools?(): void;
-  /**
-   * A live CLI's turn ended early without ending the process (a stop sequence was met): the line
-   * for its stdin that interrupts the turn. From then on, the turn's end by that interruption is
-   * an ok outcome (`interrupted`) with its usage, and the process serves the next turn.
-   */
+  /** A live CLI's stdin line that interrupts its turn; the turn then ends ok (`interrupted`), with usage. */
   interrupt?(): string;
   /** Event types (or `type/subtype`s) the parser met and does not know: a newer CLI's (logged once). */
   readonly unknown?: ReadonlySet<string>;

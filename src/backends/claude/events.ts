@@ -2,8 +2,7 @@ import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
 import type { ClaudeResult } from './errors.js';
-import { toInterrupt } from './invocation.js';
-import { toClaudeOutcome } from './outcome.js';
+import { toClaudeOutcome, toInterrupt } from './outcome.js';
 import type { PlanReport } from '../../plan/index.js';
 import { KNOWN_IGNORED, KNOWN_SYSTEM, type Line, rawCounts, STRUCTURED_TOOL, toPlanReport } from './shapes.js';
 import { jsonDeltaOf, textDeltaOf, thinkingDeltaOf, toolStartOf, toRetryMessage, toToolStep } from './shapes.js';
@@ -32,8 +31,7 @@ export function createClaudeParser(model?: string): EventParser {
   let assistantError: string | undefined;
   let currentMessage: string | undefined;
   let stopReason: string | null | undefined;
-  /** olp asked the CLI to interrupt this turn (`interrupt`). */
-  let interrupted = false;
+  let interrupted = false; // olp asked the CLI to interrupt this turn
   const streamed = new Set<string>();
   // Tool calls of the message being read: block index -> the call's place in the step.
   let calls: { id: string; name: string; arguments: string }[] = [];
@@ -243,10 +241,7 @@ export function createClaudeParser(model?: string): EventParser {
       }
     },
 
-    interrupt() {
-      interrupted = true;
-      return toInterrupt();
-    },
+    interrupt: () => ((interrupted = true), toInterrupt()),
     finish(exit: ExitInfo): TurnOutcome {
       const seen = { sessionId, stopReason, plan, assistantError, reported, interrupted, ...reader.summary() };
       return toClaudeOutcome({ ...seen, ...(result ? { result } : {}), ...(model ? { model } : {}) }, exit);

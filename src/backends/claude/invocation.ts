@@ -146,11 +146,3 @@ export function toUserLine(prompt: Pick<Prompt, 'text' | 'images'>): string {
   const line = { type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' };
   return `${JSON.stringify(line)}\n`;
 }
-
-/**
- * The control request that interrupts a live claude's turn: the turn ends with an
- * `error_during_execution` result (its partial answer kept in the session), the process stays.
- */
-export function toInterrupt(): string {
-  return `${JSON.stringify({ type: 'control_request', request_id: 'olp-interrupt', request: { subtype: 'interrupt' } })}\n`;
-}

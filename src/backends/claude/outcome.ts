@@ -48,3 +48,12 @@ export function toClaudeOutcome(seen: ClaudeSeen, exit: ExitInfo): TurnOutcome {
   });
   return { ok: false, error, usage, ...base };
 }
+
+/**
+ * The control request that interrupts a live claude's turn: the turn ends with an
+ * `error_during_execution` result (its partial answer kept in the session), the process stays.
+ */
+export function toInterrupt(): string {
+  const line = { type: 'control_request', request_id: 'olp-interrupt', request: { subtype: 'interrupt' } };
+  return `${JSON.stringify(line)}\n`;
+}
