@@ -12,6 +12,48 @@ export type { OveragePolicy, PlanReport, PlanReported, PlanView } from './types.
 /** How long a spent window whose reset the CLI did not say is shown as spent. */
 const UNKNOWN_RESET_TTL_MS = 3600_000;
 
+/** The plans' states by scope, and their clock. */
+interface PlansState {
+  readonly states: Map<string, PlanRow>;
+  readonly now: () => number;
+}
+
+/** The scope's state, unless its window has reset since (one without a known reset is kept an hour). */
+function currentOf(p: PlansState, scope: string): PlanRow | undefined {
+  const s = p.states.get(scope);
+  if (!s) return undefined;
+  if (s.resetsAt !== null ? s.resetsAt <= p.now() : s.updatedAt + UNKNOWN_RESET_TTL_MS <= p.now()) return undefined;
+  return s;
+}
+
+/** Every login's current state for each CLI (metrics, reports). */
+function allOf(p: PlansState): { backend: string; login: string | null; view: PlanView }[] {
+  const out: { backend: string; login: string | null; view: PlanView }[] = [];
+  for (const scope of p.states.keys()) {
+    const s = currentOf(p, scope);
+    if (s) out.push({ ...fromScope(scope), view: toView(s) });
+  }
+  return out;
+}
+
+/** A report as the scope's new state. */
+function toRow(backend: string, r: PlanReport, before: PlanRow | undefined, at: number): PlanRow {
+  // A report without a utilization keeps the last one for the same window.
+  const utilization =
+    r.utilization ??
+    (before && before.window === r.window && before.resetsAt === r.resetsAt ? before.utilization : null);
+  return {
+    backend,
+    status: r.status,
+    window: r.window,
+    resetsAt: r.resetsAt,
+    utilization,
+    overage: r.overage,
+    message: r.message ?? null,
+    updatedAt: at,
+  };
+}
+
 /**
  * The plan state of each backend's login: kept in memory and in the state database (so a
  * restart knows a window is spent), and over once its reset time has passed. While a backend's
@@ -26,49 +68,21 @@ export function createPlans(o: {
   reported?: Channel | undefined;
 }) {
   const now = o.now ?? Date.now;
-  const states = new Map<string, PlanRow>();
+  const p: PlansState = { states: new Map(), now };
+  const { states } = p;
   for (const row of o.store.list()) states.set(row.backend, row);
   /** `<backend> <window> <threshold>` warned about, until that window's reset. */
   const warned = new Map<string, number>();
 
-  /**
-   * The backend's state, unless its window has reset since (one without a known reset is kept an hour).
-   */
-  function current(backend: string): PlanRow | undefined {
-    const s = states.get(backend);
-    if (!s) return undefined;
-    if (s.resetsAt !== null ? s.resetsAt <= now() : s.updatedAt + UNKNOWN_RESET_TTL_MS <= now()) return undefined;
-    return s;
-  }
-
+  const current = (backend: string) => currentOf(p, backend);
   /** Every login's current state for each CLI (metrics, reports). */
-  function all(): { backend: string; login: string | null; view: PlanView }[] {
-    const out: { backend: string; login: string | null; view: PlanView }[] = [];
-    for (const scope of states.keys()) {
-      const s = current(scope);
-      if (s) out.push({ ...fromScope(scope), view: toView(s) });
-    }
-    return out;
-  }
+  const all = () => allOf(p);
 
   return {
     /** A CLI's report, from a turn just run. */
     report(backend: string, r: PlanReport): void {
       const before = current(backend);
-      // A report without a utilization keeps the last one for the same window.
-      const utilization =
-        r.utilization ??
-        (before && before.window === r.window && before.resetsAt === r.resetsAt ? before.utilization : null);
-      const row: PlanRow = {
-        backend,
-        status: r.status,
-        window: r.window,
-        resetsAt: r.resetsAt,
-        utilization,
-        overage: r.overage,
-        message: r.message ?? null,
-        updatedAt: now(),
-      };
+      const row = toRow(backend, r, before, now());
       states.set(backend, row);
       try {
         o.store.save(row);

@@ -1,15 +1,8 @@
 import { rssMb } from './memory.js';
 import { spareMethods } from './spares.js';
-import {
-  addStartingWorker,
-  adoptWorker,
-  promoteSpare,
-  releaseWorker,
-  shedIdleWorker,
-  takeWorker,
-} from './slot-worker.js';
+import { slotWorkerMethods } from './slot-worker.js';
 import { createPoolState, makeRoom, type PoolState, retire } from './state.js';
-import type { LiveRun, RetireReason, Worker, WorkerFit, WorkerInfo, WorkerPoolOptions } from './types.js';
+import type { RetireReason, Worker, WorkerInfo, WorkerPoolOptions } from './types.js';
 
 /** For /health and logs: every worker and spare, a spare still starting as `starting`. */
 function listWorkers(s: PoolState): WorkerInfo[] {
@@ -45,8 +38,6 @@ export function createWorkerPool(o: WorkerPoolOptions) {
   const { workers, spares, retiring } = s;
   const all = (): Worker[] => allWorkers(s);
 
-  const release = (w: Worker, cost: number): void => releaseWorker(s, w, cost);
-
   return {
     get max(): number {
       return o.max;
@@ -57,24 +48,6 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     get size(): number {
       return workers.size + spares.size;
     },
-
-    /**
-     * The slot's idle worker, now busy, if it fits the turn; a worker that does not fit is retired
-     * (await `settled` before running the turn cold).
-     */
-    take(slot: string, fit: WorkerFit): Worker | undefined {
-      return takeWorker(s, slot, fit);
-    },
-
-    /**
-     * Keeps a process that answered its first turn as the slot's worker. Makes room by retiring
-     * the least recently used idle worker; false (the caller lets the process end) when no room.
-     */
-    adopt(slot: string, keyId: string, run: LiveRun, fit: WorkerFit): boolean {
-      return adoptWorker(s, slot, keyId, run, fit);
-    },
-
-    release,
 
     /** Stops a worker and removes its workspace; resolves once the process is gone. Safe to call twice. */
     retire: (w: Worker, reason: RetireReason): Promise<void> => retire(s, w, reason),
@@ -87,34 +60,9 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       return o.max > 0 && o.maxTurns > 1 && makeRoom(s);
     },
 
-    /**
-     * A worker started for a slot's session (after a cold turn): not served until it is up; a turn
-     * that comes first runs cold and retires it (`retireSlot`).
-     */
-    addStarting(w: Worker, ready: Promise<boolean>): void {
-      addStartingWorker(s, w, ready);
-    },
+    ...slotWorkerMethods(s),
 
     ...spareMethods(s),
-
-    /** A spare's first turn answered: it becomes the slot's worker for its session. */
-    promote(w: Worker, sessionId: string, system: string, cost: number): boolean {
-      return promoteSpare(s, w, sessionId, system, cost);
-    },
-
-    /** Retires the slot's worker, if any (the slot rotated to a new session, or was reset). */
-    retireSlot(slot: string, reason: RetireReason): void {
-      const w = workers.get(slot);
-      if (w) void retire(s, w, reason);
-    },
-
-    /**
-     * Retires the least recently used idle (or starting) worker, of the key when one is given, to
-     * free its process for a turn; false when none.
-     */
-    shedIdle(keyId?: string): boolean {
-      return shedIdleWorker(s, keyId);
-    },
 
     /** Resolves once no retired worker of this slot is still running. */
     async settled(slot: string): Promise<void> {

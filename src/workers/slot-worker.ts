@@ -1,7 +1,7 @@
 // A slot's worker through its life in the pool: taken for a turn, released after it, adopted after a
 // cold turn, started ahead of one, promoted from a spare.
 import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit } from './state.js';
-import type { LiveRun, Worker, WorkerFit } from './types.js';
+import type { LiveRun, RetireReason, Worker, WorkerFit } from './types.js';
 
 /** Whether a worker started with `f` may serve a turn that needs `fit`. */
 function fits(f: WorkerFit, fit: WorkerFit): boolean {
@@ -98,4 +98,54 @@ export function shedIdleWorker(s: PoolState, keyId?: string): boolean {
   if (!lru) return false;
   void retire(s, lru, 'evicted');
   return true;
+}
+
+/** A pool's methods for its slots' workers. */
+export function slotWorkerMethods(s: PoolState) {
+  return {
+    /**
+     * The slot's idle worker, now busy, if it fits the turn; a worker that does not fit is retired
+     * (await `settled` before running the turn cold).
+     */
+    take(slot: string, fit: WorkerFit): Worker | undefined {
+      return takeWorker(s, slot, fit);
+    },
+
+    /**
+     * Keeps a process that answered its first turn as the slot's worker. Makes room by retiring
+     * the least recently used idle worker; false (the caller lets the process end) when no room.
+     */
+    adopt(slot: string, keyId: string, run: LiveRun, fit: WorkerFit): boolean {
+      return adoptWorker(s, slot, keyId, run, fit);
+    },
+
+    release: (w: Worker, cost: number): void => releaseWorker(s, w, cost),
+
+    /**
+     * A worker started for a slot's session (after a cold turn): not served until it is up; a turn
+     * that comes first runs cold and retires it (`retireSlot`).
+     */
+    addStarting(w: Worker, ready: Promise<boolean>): void {
+      addStartingWorker(s, w, ready);
+    },
+
+    /** A spare's first turn answered: it becomes the slot's worker for its session. */
+    promote(w: Worker, sessionId: string, system: string, cost: number): boolean {
+      return promoteSpare(s, w, sessionId, system, cost);
+    },
+
+    /** Retires the slot's worker, if any (the slot rotated to a new session, or was reset). */
+    retireSlot(slot: string, reason: RetireReason): void {
+      const w = s.workers.get(slot);
+      if (w) void retire(s, w, reason);
+    },
+
+    /**
+     * Retires the least recently used idle (or starting) worker, of the key when one is given, to
+     * free its process for a turn; false when none.
+     */
+    shedIdle(keyId?: string): boolean {
+      return shedIdleWorker(s, keyId);
+    },
+  };
 }
