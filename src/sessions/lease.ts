@@ -23,8 +23,7 @@ export interface PoolState {
 
 type CommitResult = Parameters<Lease['commit']>[0];
 
-const slotId = (s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>): string =>
-  `${s.keyId}/${s.backend}/${s.slot}`;
+const slotId = (s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>): string => `${s.keyId}/${s.backend}/${s.slot}`;
 export const groupOf = (keyId: string, backend: string): string => `${keyId}/${backend}`;
 
 /** A key's free slots, and the slot it may add (below its bound), if any. */
