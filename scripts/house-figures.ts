@@ -17,10 +17,22 @@
 //   conversation/. The shared base (BASE) follows every stage, in its own order. A folder in neither list is
 //   reported as unplaced. Counted once per pair of folders, with the number of importing files.
 // - module-level lets: `let` / `export let` declarations at column 0 (mutable module state).
+// - functions over 80 lines, longest functions: every function-like node with a body (declarations,
+//   expressions, arrows, methods, accessors, constructors), parsed by the TypeScript compiler; its lines run
+//   from its first token to its last (end line − start line + 1), so an enclosing function counts the lines
+//   of the functions nested in it. Anonymous ones are named by what holds them (scripts/house.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { folderOf, importCircles, readSrc, type SrcFile } from './house.js';
+import {
+  type FunctionLength,
+  folderOf,
+  functionLengths,
+  MAX_FUNCTION_LINES,
+  importCircles,
+  readSrc,
+  type SrcFile,
+} from './house.js';
 
 /** Request order, outside in (see the header for how shapes place a folder). */
 export const STAGES = [
@@ -65,6 +77,10 @@ export interface Figures {
   arrowsUp: { from: string; to: string; files: number }[];
   unplaced: string[];
   moduleLets: { path: string; line: number }[];
+  /** Functions over MAX_FUNCTION_LINES, longest first. */
+  longFunctions: FunctionLength[];
+  /** The ten longest functions. */
+  longestFunctions: FunctionLength[];
 }
 
 /** Nearest-rank percentile of sorted numbers. */
@@ -72,10 +88,11 @@ function rank(sorted: number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-export function figures(files: SrcFile[]): Figures {
+export function figures(files: SrcFile[], functions: FunctionLength[]): Figures {
   const counts = files.map((f) => f.lines.length).sort((a, b) => a - b);
   const mid = counts.length / 2;
   const median = counts.length % 2 ? counts[Math.floor(mid)]! : (counts[mid - 1]! + counts[mid]!) / 2;
+  const byLength = [...functions].sort((a, b) => b.lines - a.lines || a.path.localeCompare(b.path) || a.line - b.line);
   const largest = files.reduce((a, b) => (b.lines.length > a.lines.length ? b : a));
   const up = new Map<string, Set<string>>();
   for (const f of files) {
@@ -109,7 +126,14 @@ export function figures(files: SrcFile[]): Figures {
     moduleLets: files.flatMap((f) =>
       f.lines.flatMap((l, i) => (/^(export\s+)?let\s/.test(l) ? [{ path: f.path, line: i + 1 }] : [])),
     ),
+    longFunctions: byLength.filter((f) => f.lines > MAX_FUNCTION_LINES),
+    longestFunctions: byLength.slice(0, 10),
   };
+}
+
+/** One function a line: `path:line name lines`. */
+function listFunctions(functions: FunctionLength[]): string {
+  return functions.map((f) => `\n  ${f.path}:${f.line} ${f.name} ${f.lines}`).join('');
 }
 
 function print(root: string, x: Figures): void {
@@ -123,6 +147,8 @@ function print(root: string, x: Figures): void {
       x.circles.map((c) => `\n  ${c.join(' ↔ ')}`).join(''),
     `arrows up: ${x.arrowsUp.length}${x.arrowsUp.map((a) => `\n  ${a.from} → ${a.to} (${a.files} files)`).join('')}`,
     `module-level lets: ${x.moduleLets.length}${x.moduleLets.map((l) => `\n  ${l.path}:${l.line}`).join('')}`,
+    `functions over ${MAX_FUNCTION_LINES} lines: ${x.longFunctions.length}${listFunctions(x.longFunctions)}`,
+    `longest functions:${listFunctions(x.longestFunctions)}`,
   ];
   if (x.unplaced.length > 0) out.push(`folders in no stage (add them to STAGES or BASE): ${x.unplaced.join(', ')}`);
   console.log(out.join('\n'));
@@ -135,5 +161,6 @@ if (process.argv[1] === self) {
     console.error(`no such directory: ${root}`);
     process.exit(2);
   }
-  print(root, figures(readSrc(root)));
+  const files = readSrc(root);
+  print(root, figures(files, functionLengths(root, files)));
 }

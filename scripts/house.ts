@@ -1,7 +1,21 @@
-// Reads the shape of a src tree without compiling it: each .ts file's lines and relative imports, the
-// file-level import graph and its circles. Shared by scripts/house-figures.ts and test/unit/house.test.ts.
+// Reads the shape of a src tree: each .ts file's lines and relative imports, the file-level import graph and
+// its circles (from the text), and each function's length (parsed by the TypeScript compiler). Shared by
+// scripts/house-figures.ts and test/unit/house.test.ts.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
+import type { FunctionLikeDeclaration, Node, SourceFile } from 'typescript/unstable/ast';
+import {
+  isBinaryExpression,
+  isClassDeclaration,
+  isClassExpression,
+  isConstructorDeclaration,
+  isFunctionDeclaration,
+  isFunctionLikeDeclaration,
+  isPropertyAssignment,
+  isPropertyDeclaration,
+  isVariableDeclaration,
+} from 'typescript/unstable/ast/is';
+import { API } from 'typescript/unstable/sync';
 
 export interface Import {
   /** The specifier as written, e.g. '../errors/index.js'. */
@@ -129,4 +143,79 @@ export function envReads(file: SrcFile): number[] {
     if (code.startsWith('//') || code.startsWith('*') || code.startsWith('/*')) return [];
     return /\bprocess\.env\b/.test(line) ? [i + 1] : [];
   });
+}
+
+/** The house limit on a function's length (test/unit/house.test.ts). */
+export const MAX_FUNCTION_LINES = 80;
+
+export interface FunctionLength {
+  /** Path relative to the src root, as in SrcFile. */
+  path: string;
+  /** 1-based line of the function's first token (its modifiers, `async`, `function`, its name or `(`). */
+  line: number;
+  /**
+   * The function's own name; a method or accessor of a class is `Class.name`; an anonymous function is
+   * named by the variable, property or assignment target that holds it, else `<anonymous>`.
+   */
+  name: string;
+  /** End line − start line + 1; a nested function's lines count in its enclosing function too. */
+  lines: number;
+}
+
+/** How a function is named in a `path#name` list: anonymous ones get their line, since they share a name. */
+export function functionKey(f: FunctionLength): string {
+  return f.name === '<anonymous>' ? `${f.path}#<anonymous>:${f.line}` : `${f.path}#${f.name}`;
+}
+
+/**
+ * Every function-like node with a body (declarations, expressions, arrows, methods, accessors,
+ * constructors) in the given src files, parsed by the TypeScript compiler (its native API, which runs the
+ * bundled tsgo and looks up each file's tsconfig from `root`).
+ */
+export function functionLengths(root: string, files: SrcFile[]): FunctionLength[] {
+  const api = new API({ cwd: root });
+  try {
+    const full = files.map((f) => join(root, f.path));
+    const snapshot = api.updateSnapshot({ openFiles: full });
+    return files.flatMap((f, i) => {
+      const source = snapshot.getDefaultProjectForFile(full[i]!)?.program.getSourceFile(full[i]!);
+      if (!source) throw new Error(`the TypeScript API did not parse ${full[i]}`);
+      return functionsOf(f.path, source);
+    });
+  } finally {
+    api.close();
+  }
+}
+
+function functionsOf(path: string, source: SourceFile): FunctionLength[] {
+  const found: FunctionLength[] = [];
+  const lineOf = (pos: number): number => source.getLineAndCharacterOfPosition(pos).line + 1;
+  const visit = (node: Node): void => {
+    if (isFunctionLikeDeclaration(node) && node.body) {
+      const line = lineOf(node.getStart(source));
+      found.push({ path, line, name: functionName(node, source), lines: lineOf(node.end) - line + 1 });
+    }
+    node.forEachChild(visit);
+  };
+  source.forEachChild(visit);
+  return found;
+}
+
+/** A function's name: its own, else what holds it (see FunctionLength.name). */
+function functionName(node: FunctionLikeDeclaration, source: SourceFile): string {
+  const text = (n: Node): string => source.text.slice(n.getStart(source), n.end);
+  const owner = node.parent;
+  const inClass = owner && (isClassDeclaration(owner) || isClassExpression(owner)) ? owner : undefined;
+  const className = inClass?.name ? text(inClass.name) : inClass ? '<class>' : undefined;
+  const prefix = className ? `${className}.` : '';
+  if (isConstructorDeclaration(node)) return `${prefix}constructor`;
+  const own = 'name' in node ? node.name : undefined;
+  if (own) return `${prefix}${text(own)}`;
+  if (isFunctionDeclaration(node)) return 'default';
+  if (!owner) return '<anonymous>';
+  if ((isVariableDeclaration(owner) || isPropertyAssignment(owner) || isPropertyDeclaration(owner)) && owner.name) {
+    return `${isPropertyDeclaration(owner) ? prefix : ''}${text(owner.name)}`;
+  }
+  if (isBinaryExpression(owner) && owner.right === node) return text(owner.left);
+  return '<anonymous>';
 }

@@ -82,7 +82,9 @@ function machineLines(config: Config, env: Readonly<Record<string, string | unde
         : ' (refreshed by claude)';
     if (basename(claudeFile) !== '.credentials.json')
       warnings.push(
-        `claude: ${claudeFile} is linked into every run (its name is not .credentials.json), so concurrent runs can each refresh it and log you out; keep it as .credentials.json in its directory, or give olp setup tokens (olp logins add NAME --claude)`,
+        `claude: ${claudeFile} is linked into every run (its name is not .credentials.json), so concurrent runs ` +
+          'can each refresh it and log you out; keep it as .credentials.json in its directory, or give olp setup ' +
+          'tokens (olp logins add NAME --claude)',
       );
   }
   const codexFile = config.codexAuth ?? defaultCodexAuth(env);
@@ -92,7 +94,9 @@ function machineLines(config: Config, env: Readonly<Record<string, string | unde
   if (kind === 'chatgpt') {
     codex += ' (ChatGPT login, refreshed by codex)';
     warnings.push(
-      `codex: ${codexFile} is a ChatGPT login shared by olp's runs and any codex you run yourself; olp's runs refresh it one at a time, but one of yours starting as its token expires can still spend the same refresh token; a login of olp's own (olp logins add NAME --codex) rules that out`,
+      `codex: ${codexFile} is a ChatGPT login shared by olp's runs and any codex you run yourself; olp's runs ` +
+        'refresh it one at a time, but one of yours starting as its token expires can still spend the same refresh ' +
+        "token; a login of olp's own (olp logins add NAME --codex) rules that out",
     );
   } else if (kind) codex += ` (${KIND[kind]})`;
   return { claude, codex, warnings };
@@ -142,7 +146,9 @@ export function describeLogins(
   // The vendors' terms: a login is its owner's; members are served by logins of their own.
   const shared = sharing.length
     ? [
-        `member keys on the machine's own login: ${sharing.join(', ')}; both vendors' terms forbid making one account available to others: give each member a login of their own (olp logins add NAME --claude, then olp keys set KEY --login NAME; README: Accounts and terms)`,
+        `member keys on the machine's own login: ${sharing.join(', ')}; both vendors' terms forbid making one ` +
+          'account available to others: give each member a login of their own (olp logins add NAME --claude, then ' +
+          'olp keys set KEY --login NAME; README: Accounts and terms)',
       ]
     : [];
   return { lines, fixes, warnings: [...machine.warnings, ...shared] };

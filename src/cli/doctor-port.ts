@@ -74,13 +74,17 @@ export async function describePort(config: Config, timeoutMs = HEALTH_TIMEOUT_MS
     case 'olp':
       return ours
         ? `ok  ${where}: olp is running here (${ours}; /health: ${answer.status})`
-        : `PROBLEM  ${where}: another olp answers here (/health: ${answer.status}), not this state dir's; stop it or pick another --port`;
+        : `PROBLEM  ${where}: another olp answers here (/health: ${answer.status}), not this state dir's; ` +
+            'stop it or pick another --port';
     case 'timeout':
       return ours
         ? `busy  ${where}: olp is running here (${ours}) but ${late}`
-        : `PROBLEM  ${where} is in use: something accepted the connection but ${late} (an olp of another state dir on a busy machine, or another program); pick another with --port`;
+        : `PROBLEM  ${where} is in use: something accepted the connection but ${late} ` +
+            '(an olp of another state dir on a busy machine, or another program); pick another with --port';
     case 'refused':
-      return `PROBLEM  ${where} was in use, but nothing answered on it (it may just have stopped); run olp doctor again`;
+      return (
+        `PROBLEM  ${where} was in use, but nothing answered on it (it may just have stopped); ` + 'run olp doctor again'
+      );
     case 'other':
       return `PROBLEM  ${where} is taken by another program; pick another with --port`;
   }

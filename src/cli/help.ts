@@ -86,6 +86,20 @@ Settings without a flag (environment or config.json):
 ${toOptionLines(ALL_KEYS.filter((k) => !hasFlag(k)))}
 `;
 
+/** The settings of olp serve that doctor checks. */
+const DOCTOR_OPTIONS: Parameters<typeof toOptionLines>[0] = [
+  'stateDir',
+  'host',
+  'port',
+  'claudeBin',
+  'codexBin',
+  'claudeCredentials',
+  'codexAuth',
+  'claudePassEnv',
+  'codexPassEnv',
+  'statusTimeout',
+];
+
 export const DOCTOR_HELP = `Usage: olp doctor [options]
 
 Checks what olp serve would use: each CLI (the binary, its version, its login), the state directory
@@ -93,5 +107,5 @@ Checks what olp serve would use: each CLI (the binary, its version, its login), 
 problem. It creates nothing. Exit status: 0 when at least one CLI can answer, 1 otherwise.
 
 Options (the settings of olp serve that doctor checks; each also an OLP_* variable or config.json):
-${toOptionLines(['stateDir', 'host', 'port', 'claudeBin', 'codexBin', 'claudeCredentials', 'codexAuth', 'claudePassEnv', 'codexPassEnv', 'statusTimeout'], [DEBUG_ROW, HELP_ROW])}
+${toOptionLines(DOCTOR_OPTIONS, [DEBUG_ROW, HELP_ROW])}
 `;

@@ -35,8 +35,12 @@ const KEY_COMMANDS: Record<string, { usage: string; what: string; policy?: boole
 /** `olp keys --help`, or one subcommand's (`olp keys add --help`). */
 export function keysHelp(sub: string | undefined): string {
   const one = sub !== undefined ? KEY_COMMANDS[sub] : undefined;
-  if (one)
-    return `Usage: ${one.usage}\n\n${one.what[0]!.toUpperCase()}${one.what.slice(1)}.\n\n${one.policy ? `${POLICY_FLAGS}\n${sub === 'set' ? '  --enable, --disable    turn the key on or off\n' : ''}\n` : ''}Options:\n${COMMON_OPTIONS}\n`;
+  if (one) {
+    const enable = sub === 'set' ? '  --enable, --disable    turn the key on or off\n' : '';
+    const policy = one.policy ? `${POLICY_FLAGS}\n${enable}\n` : '';
+    const what = `${one.what[0]!.toUpperCase()}${one.what.slice(1)}`;
+    return `Usage: ${one.usage}\n\n${what}.\n\n${policy}Options:\n${COMMON_OPTIONS}\n`;
+  }
   const width = Math.max(...Object.values(KEY_COMMANDS).map((c) => c.usage.length));
   return `Usage: olp keys COMMAND [options]
 

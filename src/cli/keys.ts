@@ -15,7 +15,7 @@ import {
 import { MACHINE_LOGIN } from '../logins/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
-import { printable } from './output.js';
+import { printable, toColumns } from './output.js';
 
 export { KEY_FLAGS, keysHelp } from './keys-help.js';
 
@@ -94,18 +94,7 @@ function status(k: KeyRecord): string {
 
 /** Rows of cells as aligned columns, each cell made printable. */
 export function table(cells: string[][]): string {
-  const rows = cells.map((r) => r.map(printable));
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((c, i) => c.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  return toColumns(cells.map((r) => r.map(printable)));
 }
 
 function describeKey(store: Store, k: KeyRecord): string {
@@ -128,6 +117,49 @@ function describeKey(store: Store, k: KeyRecord): string {
   ]);
 }
 
+/** `olp keys add NAME`: the token to stdout, the rest to stderr. */
+function addKey(store: Store, n: string, values: Values, out: (s: string) => void, err: (s: string) => void): number {
+  const { key, token } = runCreateKey(store, CLI_ACTOR, n, {
+    role: toRole(values.role),
+    policy: toPolicyPatch(values),
+    login: toLogin(store, values.login),
+  });
+  const on = key.login === null ? '' : ` on the login '${key.login}'`;
+  // The vendors' terms forbid making one account available to others: say so where it happens.
+  if (key.role === 'member' && key.login === null)
+    err(
+      `Note: '${key.name}' runs on this machine's own CLI login. If it is someone else's key, give them a ` +
+        `login of their own: olp logins add ${key.name} --claude (or --codex), ` +
+        `then olp keys set ${key.name} --login ${key.name}.\n`,
+    );
+  err(`Created ${key.role} key '${key.name}'${on}. The token is shown only now; store it safely:\n`);
+  out(`${token}\n`);
+  return 0;
+}
+
+/** `olp keys list`. */
+function listText(store: Store): string {
+  const rows = store.keys.list();
+  if (rows.length === 0) return 'no keys (create one with: olp keys add NAME)\n';
+  const head = ['NAME', 'ROLE', 'TOKEN', 'MODELS', 'CONC', 'RPM', 'DAILY', 'MONTHLY', 'EXPIRES', 'LOGIN', 'STATUS'];
+  return table([
+    head,
+    ...rows.map((k) => [
+      k.name,
+      k.role,
+      `${k.hint}…`,
+      k.policy.models?.join(',') ?? 'all',
+      show(k.policy.concurrency),
+      show(k.policy.rpm),
+      show(k.policy.dailyTokens),
+      show(k.policy.monthlyTokens),
+      k.policy.expiresAt?.slice(0, 10) ?? '-',
+      k.login ?? MACHINE_LOGIN,
+      status(k),
+    ]),
+  ]);
+}
+
 /** `olp keys …`: returns the exit code; writes to the given streams. */
 export function runKeys(
   store: Store,
@@ -143,23 +175,8 @@ export function runKeys(
     return name;
   };
   switch (sub) {
-    case 'add': {
-      const n = needName();
-      const { key, token } = runCreateKey(store, CLI_ACTOR, n, {
-        role: toRole(values.role),
-        policy: toPolicyPatch(values),
-        login: toLogin(store, values.login),
-      });
-      const on = key.login === null ? '' : ` on the login '${key.login}'`;
-      // The vendors' terms forbid making one account available to others: say so where it happens.
-      if (key.role === 'member' && key.login === null)
-        err(
-          `Note: '${key.name}' runs on this machine's own CLI login. If it is someone else's key, give them a login of their own: olp logins add ${key.name} --claude (or --codex), then olp keys set ${key.name} --login ${key.name}.\n`,
-        );
-      err(`Created ${key.role} key '${key.name}'${on}. The token is shown only now; store it safely:\n`);
-      out(`${token}\n`);
-      return 0;
-    }
+    case 'add':
+      return addKey(store, needName(), values, out, err);
     case 'set': {
       const n = needName();
       const role = toRole(values.role);
@@ -179,33 +196,9 @@ export function runKeys(
       out(describeKey(store, key));
       return 0;
     }
-    case 'list': {
-      const rows = store.keys.list();
-      if (rows.length === 0) {
-        out('no keys (create one with: olp keys add NAME)\n');
-        return 0;
-      }
-      const head = ['NAME', 'ROLE', 'TOKEN', 'MODELS', 'CONC', 'RPM', 'DAILY', 'MONTHLY', 'EXPIRES', 'LOGIN', 'STATUS'];
-      out(
-        table([
-          head,
-          ...rows.map((k) => [
-            k.name,
-            k.role,
-            `${k.hint}…`,
-            k.policy.models?.join(',') ?? 'all',
-            show(k.policy.concurrency),
-            show(k.policy.rpm),
-            show(k.policy.dailyTokens),
-            show(k.policy.monthlyTokens),
-            k.policy.expiresAt?.slice(0, 10) ?? '-',
-            k.login ?? MACHINE_LOGIN,
-            status(k),
-          ]),
-        ]),
-      );
+    case 'list':
+      out(listText(store));
       return 0;
-    }
     case 'rotate': {
       const { token } = runRotateKey(store, CLI_ACTOR, needName());
       err(`Rotated key '${name}': the old token no longer works. The new token is shown only now:\n`);

@@ -35,12 +35,16 @@ const LOGIN_COMMANDS: Record<string, { usage: string; what: string; flags?: bool
   list: { usage: 'olp logins list', what: "the logins (the machine's own first): credentials, bound keys, plan" },
   status: {
     usage: 'olp logins status NAME',
-    what: "a login's credentials (kinds and files, never contents), its keys and plan, and whether\n      each CLI accepts its credential (exit 1 if not)",
+    what:
+      "a login's credentials (kinds and files, never contents), its keys and plan, and whether\n" +
+      '      each CLI accepts its credential (exit 1 if not)',
     extra: BIN_OPTIONS,
   },
   remove: {
     usage: 'olp logins remove NAME [--claude|--codex]',
-    what: "remove one CLI's credential, or the whole login; keys bound to it stay bound (and are\n      refused until it is back)",
+    what:
+      "remove one CLI's credential, or the whole login; keys bound to it stay bound (and are\n" +
+      '      refused until it is back)',
     extra: `  --claude, --codex      remove only that CLI's credential\n`,
   },
 };
@@ -48,8 +52,11 @@ const LOGIN_COMMANDS: Record<string, { usage: string; what: string; flags?: bool
 /** `olp logins --help`, or one subcommand's (`olp logins add --help`). */
 export function loginsHelp(sub: string | undefined): string {
   const one = sub !== undefined ? LOGIN_COMMANDS[sub] : undefined;
-  if (one)
-    return `Usage: ${one.usage}\n\n${one.what[0]!.toUpperCase()}${one.what.slice(1).replace(/\n +/g, '\n')}.\n\n${one.flags ? `${CLI_FLAGS}\n\n` : ''}Options:\n${one.extra ?? ''}${COMMON_OPTIONS}\n`;
+  if (one) {
+    const what = `${one.what[0]!.toUpperCase()}${one.what.slice(1).replace(/\n +/g, '\n')}`;
+    const flags = one.flags ? `${CLI_FLAGS}\n\n` : '';
+    return `Usage: ${one.usage}\n\n${what}.\n\n${flags}Options:\n${one.extra ?? ''}${COMMON_OPTIONS}\n`;
+  }
   return `Usage: olp logins COMMAND [options]
 
 Logins: a member's own CLI credentials, so that the requests of their keys (olp keys add KEY

@@ -115,7 +115,8 @@ export async function runLoginStatus(
     // Not answered in time: said as it is, and no reason to fail (nothing is missing or refused).
     if (v.ok === null) return `${kind}, ${file}: ${v.said}`;
     ok &&= v.ok;
-    return `${kind}, ${file}: ${v.ok ? v.said : `REJECTED: ${v.said} (replace it: olp logins rotate ${name} --${cli})`}`;
+    const rejected = `REJECTED: ${v.said} (replace it: olp logins rotate ${name} --${cli})`;
+    return `${kind}, ${file}: ${v.ok ? v.said : rejected}`;
   };
   const token = row.claude ? readToken(p.claudeToken) : undefined;
   const claude = token ? await clis().claudeStatus(name, token) : undefined;

@@ -107,7 +107,8 @@ async function add(c: Ctx, name: string): Promise<number> {
   for (const cli of clis)
     if (row?.[cli])
       throw new Error(
-        `the login '${name}' already has a ${cli} credential (${row[cli]}); replace it with: olp logins rotate ${name} --${cli}`,
+        `the login '${name}' already has a ${cli} credential (${row[cli]}); replace it with: olp logins rotate ` +
+          `${name} --${cli}`,
       );
   if (clis.length === 2 && codexKind !== 'chatgpt' && !c.io.stdin.isTTY)
     throw new UsageError('both secrets cannot come from one stdin: add --claude and --codex one at a time');
@@ -124,7 +125,8 @@ async function add(c: Ctx, name: string): Promise<number> {
 function existing(c: Ctx, name: string, doing: string): LoginRecord {
   if (name === MACHINE_LOGIN)
     throw new Error(
-      `'${MACHINE_LOGIN}' is this machine's own CLI login: olp does not ${doing} it (use the CLIs' own login commands; olp doctor checks them)`,
+      `'${MACHINE_LOGIN}' is this machine's own CLI login: olp does not ${doing} it (use the CLIs' own login ` +
+        'commands; olp doctor checks them)',
     );
   const row = c.store.logins.get(name);
   if (!row) throw new Error(`there is no login named '${name}' (olp logins list shows them)`);
@@ -164,7 +166,9 @@ function remove(c: Ctx, name: string): number {
   if (keys.length > 0) {
     const what = cli ? `${cli} requests` : 'requests';
     c.io.err(
-      `Keys still bound to it: ${keys.join(', ')}. Their ${what} are refused (503 login_not_set_up) until it is added again (olp logins add ${name} --${cli ?? 'claude'}) or they are bound elsewhere (olp keys set KEY --login NAME); a running olp stops their live CLIs.\n`,
+      `Keys still bound to it: ${keys.join(', ')}. Their ${what} are refused (503 login_not_set_up) until it is ` +
+        `added again (olp logins add ${name} --${cli ?? 'claude'}) or they are bound elsewhere (olp keys set KEY ` +
+        '--login NAME); a running olp stops their live CLIs.\n',
     );
   }
   return 0;

@@ -63,3 +63,16 @@ export function printable(text: string): string {
 export function toSeconds(seconds: number): string {
   return `${Number(seconds.toFixed(1))} s`;
 }
+
+/** Rows of cells as aligned columns, two spaces apart, each line's trailing spaces trimmed. */
+export function toColumns(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return `${rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}

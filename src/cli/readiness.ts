@@ -14,7 +14,10 @@ export const LOGIN: Record<Detection['login'], string> = {
  * machine a CLI can take longer than usual to start). One wording for doctor, the start and `olp logins`.
  */
 export function toStatusTimeoutText(backend: string, command: string, seconds: number): string {
-  return `${backend}'s status command (${command}) did not answer within ${toSeconds(seconds)}; its login was not checked`;
+  return (
+    `${backend}'s status command (${command}) did not answer within ${toSeconds(seconds)}; ` +
+    'its login was not checked'
+  );
 }
 
 /**
@@ -52,11 +55,10 @@ function toState(d: Detection, fixes: string): string {
 export function toReadinessLines(found: readonly Detection[]): string[] {
   const rows = found.map((d) => {
     const fixes = d.fixes.map((f) => toRunnableFix(d, f)).join('; ');
-    if (!d.path)
-      return [
-        d.backend,
-        `not installed (${d.bin.includes('/') ? `nothing runnable at ${d.bin}` : `no '${d.bin}' on PATH`}); install it with: ${fixes}`,
-      ];
+    if (!d.path) {
+      const missing = d.bin.includes('/') ? `nothing runnable at ${d.bin}` : `no '${d.bin}' on PATH`;
+      return [d.backend, `not installed (${missing}); install it with: ${fixes}`];
+    }
     return [d.backend, d.path, d.version ?? 'version unknown', toState(d, fixes)];
   });
   const widths = [0, 1, 2].map((i) => Math.max(0, ...rows.filter((r) => r.length > i + 1).map((r) => r[i]!.length)));

@@ -10,7 +10,7 @@ import {
 } from '../record/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
-import { printable } from './output.js';
+import { printable, toColumns } from './output.js';
 
 export const RECORDINGS_HELP = `Usage: olp recordings COMMAND [options]
 
@@ -67,13 +67,85 @@ function stamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
+type Values = Record<string, string | boolean | undefined>;
+
+/** `olp recordings status`. */
+function statusText(config: Config): string {
+  const file = config.recordFile ? `\nfile: ${resolveRecording(config.stateDir, config.recordFile).file}` : '';
+  return `mode: ${config.recordMode}${file}\n(changes apply at the next start of olp serve)\n`;
+}
+
+/** `olp recordings list`: a table, or JSON. */
+function listText(config: Config, json: boolean): string {
+  const all = listRecordings(config.stateDir);
+  if (json) return `${JSON.stringify(all, null, 2)}\n`;
+  if (all.length === 0) return 'no recordings (start one with: olp recordings record)\n';
+  return toColumns([
+    ['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'],
+    ...all.map((r) => [
+      printable(r.id),
+      r.calls === null ? '-' : String(r.calls),
+      String(r.bytes),
+      r.modified,
+      r.valid ? 'yes' : 'NO',
+    ]),
+  ]);
+}
+
+/** `olp recordings show ID`: the header and one line per call (with `--content`, its output lines), or JSON. */
+function showText(config: Config, id: string, values: Values): string {
+  const rec = loadRecording(config.stateDir, id);
+  const calls = rec.calls.map((c) => ({
+    index: c.start.index,
+    backend: c.start.backend,
+    model: c.start.model,
+    prompt_sha256: c.start.prompt_sha256,
+    events: c.events.length,
+    exit_code: c.end.exit_code,
+    signal: c.end.signal,
+    duration_ms: c.end.duration_ms,
+    ...(values.content ? { lines: c.events.map((e) => e.line) } : {}),
+  }));
+  if (values.json) return `${JSON.stringify({ file: rec.file, header: rec.header, calls }, null, 2)}\n`;
+  // A recording is a file anyone may hand over (a bug report): every string in it is printed escaped.
+  const p = (v: unknown) => printable(String(v));
+  const { header } = rec;
+  let text =
+    `${printable(rec.file)}\n` +
+    `format ${p(header.format)}, olp ${p(header.olp_version)}, created ${p(header.created)}, ${calls.length} call(s)\n`;
+  for (const c of calls) {
+    const prompt = printable(String(c.prompt_sha256).slice(0, 12));
+    text +=
+      `  #${c.index} ${p(c.backend)} ${p(c.model)} prompt ${prompt}… ${c.events} line(s), ` +
+      `exit ${p(c.exit_code ?? c.signal)}, ${p(c.duration_ms)} ms\n`;
+    for (const l of c.lines ?? []) text += `      ${printable(l)}\n`;
+  }
+  return text;
+}
+
+/** `olp recordings prune --older-than DAYS [--dry-run] [--yes]`. */
+async function prune(config: Config, values: Values, out: (s: string) => void): Promise<void> {
+  const days = typeof values['older-than'] === 'string' ? Number(values['older-than']) : NaN;
+  if (!Number.isInteger(days) || days < 1)
+    throw new UsageError('usage: olp recordings prune --older-than DAYS [--dry-run] [--yes]');
+  const cutoff = Date.now() - days * 86400_000;
+  const old = listRecordings(config.stateDir).filter((r) => Date.parse(r.modified) < cutoff);
+  if (values['dry-run'] || old.length === 0) {
+    out(old.length === 0 ? 'nothing to prune\n' : `would delete: ${old.map((r) => r.id).join(', ')}\n`);
+    return;
+  }
+  await confirm(`delete ${old.length} recording(s) older than ${days} day(s)`, String(old.length), values.yes === true);
+  for (const r of old) deleteRecording(config.stateDir, r.id);
+  out(`deleted ${old.length} recording(s)\n`);
+}
+
 /** `olp recordings …`: returns the exit code (0 ok, 1 failure, 2 usage or refused confirmation). */
 export async function runRecordings(
   config: Config,
   version: string,
   sub: string | undefined,
   positionals: string[],
-  values: Record<string, string | boolean | undefined>,
+  values: Values,
   out: (s: string) => void,
 ): Promise<number> {
   const one = () => {
@@ -81,12 +153,9 @@ export async function runRecordings(
     return positionals[0]!;
   };
   switch (sub) {
-    case 'status': {
-      out(
-        `mode: ${config.recordMode}${config.recordFile ? `\nfile: ${resolveRecording(config.stateDir, config.recordFile).file}` : ''}\n(changes apply at the next start of olp serve)\n`,
-      );
+    case 'status':
+      out(statusText(config));
       return 0;
-    }
     case 'record': {
       const id = typeof values.name === 'string' ? values.name : `rec-${stamp()}`;
       const file = createRecording(config.stateDir, id, version);
@@ -105,68 +174,12 @@ export async function runRecordings(
       updateConfigFile(config.stateDir, { recordMode: 'off', recordFile: undefined });
       out('recording and replay off (from the next start)\n');
       return 0;
-    case 'list': {
-      const all = listRecordings(config.stateDir);
-      if (values.json) {
-        out(`${JSON.stringify(all, null, 2)}\n`);
-        return 0;
-      }
-      if (all.length === 0) {
-        out('no recordings (start one with: olp recordings record)\n');
-        return 0;
-      }
-      const rows = [
-        ['ID', 'CALLS', 'BYTES', 'MODIFIED', 'VALID'],
-        ...all.map((r) => [
-          printable(r.id),
-          r.calls === null ? '-' : String(r.calls),
-          String(r.bytes),
-          r.modified,
-          r.valid ? 'yes' : 'NO',
-        ]),
-      ];
-      const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      out(
-        rows
-          .map((r) =>
-            r
-              .map((c, i) => c.padEnd(w[i]!))
-              .join('  ')
-              .trimEnd(),
-          )
-          .join('\n') + '\n',
-      );
+    case 'list':
+      out(listText(config, values.json === true));
       return 0;
-    }
-    case 'show': {
-      const rec = loadRecording(config.stateDir, one());
-      const calls = rec.calls.map((c) => ({
-        index: c.start.index,
-        backend: c.start.backend,
-        model: c.start.model,
-        prompt_sha256: c.start.prompt_sha256,
-        events: c.events.length,
-        exit_code: c.end.exit_code,
-        signal: c.end.signal,
-        duration_ms: c.end.duration_ms,
-        ...(values.content ? { lines: c.events.map((e) => e.line) } : {}),
-      }));
-      if (values.json) {
-        out(`${JSON.stringify({ file: rec.file, header: rec.header, calls }, null, 2)}\n`);
-        return 0;
-      }
-      // A recording is a file anyone may hand over (a bug report): every string in it is printed escaped.
-      out(
-        `${printable(rec.file)}\nformat ${printable(String(rec.header.format))}, olp ${printable(String(rec.header.olp_version))}, created ${printable(String(rec.header.created))}, ${calls.length} call(s)\n`,
-      );
-      for (const c of calls) {
-        out(
-          `  #${c.index} ${printable(String(c.backend))} ${printable(String(c.model))} prompt ${printable(String(c.prompt_sha256).slice(0, 12))}… ${c.events} line(s), exit ${printable(String(c.exit_code ?? c.signal))}, ${printable(String(c.duration_ms))} ms\n`,
-        );
-        for (const l of c.lines ?? []) out(`      ${printable(l)}\n`);
-      }
+    case 'show':
+      out(showText(config, one(), values));
       return 0;
-    }
     case 'delete': {
       const id = one();
       managedPath(config.stateDir, id);
@@ -175,25 +188,9 @@ export async function runRecordings(
       out(`deleted ${id}\n`);
       return 0;
     }
-    case 'prune': {
-      const days = typeof values['older-than'] === 'string' ? Number(values['older-than']) : NaN;
-      if (!Number.isInteger(days) || days < 1)
-        throw new UsageError('usage: olp recordings prune --older-than DAYS [--dry-run] [--yes]');
-      const cutoff = Date.now() - days * 86400_000;
-      const old = listRecordings(config.stateDir).filter((r) => Date.parse(r.modified) < cutoff);
-      if (values['dry-run'] || old.length === 0) {
-        out(old.length === 0 ? 'nothing to prune\n' : `would delete: ${old.map((r) => r.id).join(', ')}\n`);
-        return 0;
-      }
-      await confirm(
-        `delete ${old.length} recording(s) older than ${days} day(s)`,
-        String(old.length),
-        values.yes === true,
-      );
-      for (const r of old) deleteRecording(config.stateDir, r.id);
-      out(`deleted ${old.length} recording(s)\n`);
+    case 'prune':
+      await prune(config, values, out);
       return 0;
-    }
     default:
       throw new UsageError(
         `unknown recordings command '${sub ?? ''}' (status, record, replay, off, list, show, delete, prune)`,

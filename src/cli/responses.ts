@@ -1,7 +1,7 @@
 import type { Store } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
-import { printable } from './output.js';
+import { printable, toColumns } from './output.js';
 
 export const RESPONSES_HELP = `Usage: olp responses COMMAND [options]
 
@@ -57,17 +57,7 @@ export function runResponses(
           ].map(printable),
         );
       }
-      const widths = table[0]!.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
-      out(
-        `${table
-          .map((t) =>
-            t
-              .map((c, i) => c.padEnd(widths[i]!))
-              .join('  ')
-              .trimEnd(),
-          )
-          .join('\n')}\n`,
-      );
+      out(toColumns(table));
       return 0;
     }
     case 'prune': {

@@ -19,7 +19,10 @@ const SAID_BY_SUMMARY: ReadonlySet<string> = new Set([
   'backend_missing',
   'listening',
 ]);
-/** How long an exit waits for stderr's reader to take the last lines (a reader that has stopped is not waited for). */
+/**
+ * How long an exit waits for stderr's reader to take the last lines (a reader that has stopped is not
+ * waited for).
+ */
 const EXIT_FLUSH_MS = 1000;
 
 /**
@@ -49,6 +52,104 @@ async function runStartupReport(
   }
 }
 
+/** Signals taken from the very start: one that arrives while olp starts stops it right after. */
+interface SignalLatch {
+  signalled: NodeJS.Signals | undefined;
+  on: (signal: NodeJS.Signals) => void;
+}
+
+function latchSignals(): SignalLatch {
+  const latch: SignalLatch = {
+    signalled: undefined,
+    on: (signal) => {
+      latch.signalled ??= signal;
+    },
+  };
+  process.on('SIGTERM', (s) => latch.on(s));
+  process.on('SIGINT', (s) => latch.on(s));
+  return latch;
+}
+
+/** Logs what the process inherited and keeps serving through an uncaught error. */
+function watchProcess(logger: Logger, closedFds: readonly number[]): void {
+  if (closedFds.length > 0)
+    logger.debug(
+      { event: 'inherited_fds_closed', fds: closedFds },
+      `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`,
+    );
+  process.on('uncaughtException', (err) =>
+    logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'),
+  );
+  process.on('unhandledRejection', (err) =>
+    logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'),
+  );
+}
+
+/**
+ * The listening daemon announced: warnings (no keys, not loopback), the log line, and the base URL on
+ * stdout. Returns the command that adds a first key, when there is none.
+ */
+function announce(
+  daemon: Daemon,
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+  stdout: Sink,
+): string | null {
+  const addKey =
+    daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
+  if (addKey)
+    logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: ${addKey}`);
+  if (!LOOPBACK.has(config.host)) {
+    logger.warn(
+      { event: 'exposed', host: config.host },
+      `listening on ${config.host}: olp is reachable from other machines`,
+    );
+  }
+  logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
+  // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person,
+  // on stderr.
+  stdout.write(`${daemon.url}/v1\n`);
+  return addKey;
+}
+
+/**
+ * Resolves with the exit code once a signal has stopped the daemon (0), or a second signal came, or the
+ * shutdown failed (1).
+ */
+function untilStopped(
+  latch: SignalLatch,
+  daemon: Daemon,
+  report: Promise<void>,
+  stopReport: AbortController,
+  logger: Logger,
+): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    latch.on = (signal) => {
+      if (stopping) {
+        logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      logger.info({ event: 'shutdown', signal }, 'shutting down');
+      // The start-up report's status commands are stopped, and have gone, before olp closes.
+      stopReport.abort();
+      report
+        .then(() => daemon.close())
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            resolve(1);
+          },
+        );
+    };
+    if (latch.signalled) latch.on(latch.signalled);
+  });
+}
+
 /** `olp serve`: listens until SIGTERM/SIGINT; returns the exit code. */
 export async function runServe(
   argv: string[],
@@ -70,26 +171,8 @@ export async function runServe(
   const logger = createLogger(config.logLevel, output);
   // A person reads the summary first and once: the start-up's log lines wait for it (text log only).
   if (config.logFormat === 'text') output.hold(SAID_BY_SUMMARY);
-  if (closedFds.length > 0)
-    logger.debug(
-      { event: 'inherited_fds_closed', fds: closedFds },
-      `closed ${closedFds.length} descriptor(s) inherited without close-on-exec`,
-    );
-  process.on('uncaughtException', (err) =>
-    logger.error({ err, event: 'uncaught_exception' }, 'uncaught exception (olp keeps serving)'),
-  );
-  process.on('unhandledRejection', (err) =>
-    logger.error({ err, event: 'unhandled_rejection' }, 'unhandled rejection (olp keeps serving)'),
-  );
-
-  // Signals are taken from the very start: one that arrives while olp starts stops it right after.
-  let signalled: NodeJS.Signals | undefined;
-  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
-    signalled ??= signal;
-  };
-  process.on('SIGTERM', (s) => onSignal(s));
-  process.on('SIGINT', (s) => onSignal(s));
-
+  watchProcess(logger, closedFds);
+  const latch = latchSignals();
   let daemon: Daemon;
   try {
     daemon = await startDaemon({ config, logger, hostEnv: env, ...(version ? { version } : {}) });
@@ -97,48 +180,12 @@ export async function runServe(
     output.release();
     throw toStateDirError(err, config.stateDir) ?? err;
   }
-  const addKey =
-    daemon.store.keys.activeCount() === 0 ? `${toOlpCommand(env)} keys add NAME${stateDirArg(config.stateDir)}` : null;
-  if (addKey)
-    logger.warn({ event: 'no_keys' }, `no API keys yet: every request will get 401. Create one with: ${addKey}`);
-  if (!LOOPBACK.has(config.host)) {
-    logger.warn(
-      { event: 'exposed', host: config.host },
-      `listening on ${config.host}: olp is reachable from other machines`,
-    );
-  }
-  logger.info({ event: 'listening', url: `${daemon.url}/v1`, stateDir: config.stateDir }, 'listening');
-  // The first line on stdout is the base URL, alone: scripts and tests read it. The rest is for a person, on stderr.
-  stdout.write(`${daemon.url}/v1\n`);
+  const addKey = announce(daemon, config, env, logger, stdout);
   const stopReport = new AbortController();
   const report = runStartupReport(daemon, config, env, addKey, stderr, logger, stopReport.signal).finally(() =>
     output.release(),
   );
-
-  const code = await new Promise<number>((resolve) => {
-    let stopping = false;
-    onSignal = (signal) => {
-      if (stopping) {
-        logger.warn({ event: 'shutdown_forced', signal }, 'second signal: exiting now');
-        resolve(1);
-        return;
-      }
-      stopping = true;
-      logger.info({ event: 'shutdown', signal }, 'shutting down');
-      // The start-up report's status commands are stopped, and have gone, before olp closes.
-      stopReport.abort();
-      report
-        .then(() => daemon.close())
-        .then(
-          () => resolve(0),
-          (err: unknown) => {
-            logger.error({ err }, 'shutdown failed');
-            resolve(1);
-          },
-        );
-    };
-    if (signalled) onSignal(signalled);
-  });
+  const code = await untilStopped(latch, daemon, report, stopReport, logger);
   await output.settle(EXIT_FLUSH_MS);
   return code;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
-import { printable } from './output.js';
+import { printable, toColumns } from './output.js';
 
 export const SESSIONS_HELP = `Usage: olp sessions COMMAND [options]
 
@@ -29,6 +29,34 @@ function age(ms: number | null, now: number): string {
   return `${(s / 3600).toFixed(1)}h`;
 }
 
+/** `olp sessions list [--key NAME]`: the slots of active keys. */
+function listText(store: Store, byId: Map<string, { name: string }>, keyId: string | undefined): string {
+  const now = Date.now();
+  const rows = store.slots.list().filter((s) => byId.has(s.keyId) && (!keyId || s.keyId === keyId));
+  if (rows.length === 0) return 'no session slots yet\n';
+  const head = ['KEY', 'BACKEND', 'SLOT', 'SESSION', 'AGE', 'IDLE', 'TURNS', 'ROTATIONS', 'LAST ROTATION', 'STATE'];
+  const table = [[...head, 'CACHE HIT']];
+  for (const s of rows) {
+    const share = store.usage.cacheHitShare(s.keyId);
+    table.push(
+      [
+        byId.get(s.keyId)!.name,
+        s.backend,
+        String(s.slot),
+        s.sessionId ? `${s.sessionId.slice(0, 8)}…` : '-',
+        age(s.createdAt, now),
+        age(s.lastUsedAt, now),
+        String(s.turns),
+        String(s.rotations),
+        s.lastReason ?? '-',
+        s.dirty ? 'will rotate' : s.sessionId ? 'ready' : 'empty',
+        share === null ? '-' : `${Math.round(share * 100)}%`,
+      ].map(printable),
+    );
+  }
+  return toColumns(table);
+}
+
 /** `olp sessions …`: returns the exit code. */
 export function runSessions(
   store: Store,
@@ -47,59 +75,9 @@ export function runSessions(
     return 1;
   }
   switch (sub) {
-    case 'list': {
-      const now = Date.now();
-      const rows = store.slots.list().filter((s) => byId.has(s.keyId) && (!key || s.keyId === key.id));
-      if (rows.length === 0) {
-        out('no session slots yet\n');
-        return 0;
-      }
-      const table = [
-        [
-          'KEY',
-          'BACKEND',
-          'SLOT',
-          'SESSION',
-          'AGE',
-          'IDLE',
-          'TURNS',
-          'ROTATIONS',
-          'LAST ROTATION',
-          'STATE',
-          'CACHE HIT',
-        ],
-      ];
-      for (const s of rows) {
-        const share = store.usage.cacheHitShare(s.keyId);
-        table.push(
-          [
-            byId.get(s.keyId)!.name,
-            s.backend,
-            String(s.slot),
-            s.sessionId ? `${s.sessionId.slice(0, 8)}…` : '-',
-            age(s.createdAt, now),
-            age(s.lastUsedAt, now),
-            String(s.turns),
-            String(s.rotations),
-            s.lastReason ?? '-',
-            s.dirty ? 'will rotate' : s.sessionId ? 'ready' : 'empty',
-            share === null ? '-' : `${Math.round(share * 100)}%`,
-          ].map(printable),
-        );
-      }
-      const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-      out(
-        table
-          .map((r) =>
-            r
-              .map((c, i) => c.padEnd(widths[i]!))
-              .join('  ')
-              .trimEnd(),
-          )
-          .join('\n') + '\n',
-      );
+    case 'list':
+      out(listText(store, byId, key?.id));
       return 0;
-    }
     case 'rotate': {
       if (!key && !values.all) throw new UsageError('usage: olp sessions rotate --key NAME | --all');
       const n = store.slots.rotate(key?.id);

@@ -37,7 +37,10 @@ export interface StartupFacts {
   addKey: string | null;
 }
 
-/** The lines `olp serve` prints to stderr for a person once it listens: which CLIs will answer, where, and what to do next. */
+/**
+ * The lines `olp serve` prints to stderr for a person once it listens: which CLIs will answer, where, and what
+ * to do next.
+ */
 export function toStartupText(f: StartupFacts): string {
   const lines: string[] = [];
   if (f.detections === null) {

@@ -44,7 +44,8 @@ function reason(err: NodeJS.ErrnoException, dir: string): string {
       return `permission denied${at} (${err.code})`;
     case 'ENOTDIR': {
       const anc = existingAncestor(err.path ?? dir);
-      return `${anc.stats && !anc.stats.isDirectory() ? anc.path : 'a part of the path'} is a file, not a directory (ENOTDIR)`;
+      const file = anc.stats && !anc.stats.isDirectory() ? anc.path : 'a part of the path';
+      return `${file} is a file, not a directory (ENOTDIR)`;
     }
     case 'EROFS':
       return `the file system is read-only (EROFS)`;
@@ -141,7 +142,10 @@ export interface StateDirReport {
   fix?: string;
 }
 
-/** Can a directory be made here? Tried for real (a temp dir, removed at once): access bits do not tell for /proc or read-only mounts. */
+/**
+ * Can a directory be made here? Tried for real (a temp dir, removed at once): access bits do not tell for /proc
+ * or read-only mounts.
+ */
 function canCreateIn(parent: string): string | null {
   try {
     rmdirSync(mkdtempSync(join(parent, '.olp-doctor-')));
@@ -151,7 +155,10 @@ function canCreateIn(parent: string): string | null {
   }
 }
 
-/** `olp doctor`'s look at the state directory: what it is, its real mode, whether olp can use (or create) it. Creates nothing that stays. */
+/**
+ * `olp doctor`'s look at the state directory: what it is, its real mode, whether olp can use (or create) it.
+ * Creates nothing that stays.
+ */
 export function inspectStateDir(dir: string): StateDirReport {
   let stats: Stats;
   try {

@@ -61,7 +61,10 @@ async function answerOf(res: Response): Promise<{ text: string; param: unknown }
   return { text: printable(`${res.status} ${said}`.replace(/olpk_[A-Za-z0-9_-]+/g, 'olpk_…').trim()), param };
 }
 
-/** The instance tag its owner `/health` gives, asked as `olp front` asks (null from an olp without tags, or on any failure). */
+/**
+ * The instance tag its owner `/health` gives, asked as `olp front` asks (null from an olp without tags, or on
+ * any failure).
+ */
 async function tagOf(base: string, key: string): Promise<string | null> {
   try {
     const tag = ((await askHealth(base, key))?.instance as { tag?: unknown } | undefined)?.tag;

@@ -21,7 +21,8 @@ export const ALERT_FIELDS = {
     flag: 'alert-webhook',
     env: 'OLP_ALERT_WEBHOOK',
     description:
-      'URL alerts are POSTed to when a key nears its token budget or a login its plan window (a secret for Slack and Discord: only its host is logged). None: no alerts.',
+      'URL alerts are POSTed to when a key nears its token budget or a login its plan window (a secret for Slack ' +
+      'and Discord: only its host is logged). None: no alerts.',
   },
   alertFormat: {
     kind: 'string',

@@ -46,7 +46,8 @@ export const CAPACITY_FIELDS = {
     flag: 'max-session-slots',
     env: 'OLP_MAX_SESSION_SLOTS',
     description:
-      "Most session slots a key's pool grows to per backend while its conversations go on at once (a key's --concurrency if lower; never below --session-pool).",
+      "Most session slots a key's pool grows to per backend while its conversations go on at once (a key's " +
+      '--concurrency if lower; never below --session-pool).',
   },
   sessionLifetime: {
     kind: 'int',
@@ -90,7 +91,8 @@ export const CAPACITY_FIELDS = {
     flag: 'workers',
     env: 'OLP_WORKERS',
     description:
-      "Keep a session slot's CLI alive between turns so a continued conversation skips the CLI's start-up (true/false; claude).",
+      "Keep a session slot's CLI alive between turns so a continued conversation skips the CLI's start-up " +
+      '(true/false; claude).',
   },
   workerIdle: {
     kind: 'int',
@@ -98,7 +100,8 @@ export const CAPACITY_FIELDS = {
     flag: 'worker-idle',
     env: 'OLP_WORKER_IDLE',
     description:
-      "Seconds a live worker may wait for its next turn before it is stopped (5 min); also how long a session slot's conversation counts as going on (see --max-session-slots).",
+      'Seconds a live worker may wait for its next turn before it is stopped (5 min); also how long a session ' +
+      "slot's conversation counts as going on (see --max-session-slots).",
   },
   workerMaxAge: {
     kind: 'int',
@@ -120,7 +123,8 @@ export const CAPACITY_FIELDS = {
     flag: 'prestart',
     env: 'OLP_PRESTART',
     description:
-      "With workers: after a key's turn, start a spare CLI for its next new conversation, so a first turn skips the start-up too (true/false).",
+      "With workers: after a key's turn, start a spare CLI for its next new conversation, so a first turn skips " +
+      'the start-up too (true/false).',
   },
   maxWorkers: {
     kind: 'int',
@@ -135,7 +139,8 @@ export const CAPACITY_FIELDS = {
     flag: 'max-processes',
     env: 'OLP_MAX_PROCESSES',
     description:
-      'Most CLI processes olp holds at once: running turns, live workers, spares, parked tool-call turns and ones being stopped (default: ~300 MiB each from half the memory, at most 6 per core).',
+      'Most CLI processes olp holds at once: running turns, live workers, spares, parked tool-call turns and ' +
+      'ones being stopped (default: ~300 MiB each from half the memory, at most 6 per core).',
   },
   toolParkTimeout: {
     kind: 'int',
@@ -143,7 +148,8 @@ export const CAPACITY_FIELDS = {
     flag: 'tool-park-timeout',
     env: 'OLP_TOOL_PARK_TIMEOUT',
     description:
-      "Seconds a turn that called the client's functions waits, its CLI alive, for the client's next request with the results (10 min).",
+      "Seconds a turn that called the client's functions waits, its CLI alive, for the client's next request " +
+      'with the results (10 min).',
   },
   usageRetentionDays: {
     kind: 'int',
@@ -158,7 +164,8 @@ export const CAPACITY_FIELDS = {
     flag: 'record-mode',
     env: 'OLP_RECORD_MODE',
     description:
-      'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning nothing). Set by `olp recordings`.',
+      'off, record (write every CLI call to recordFile) or replay (serve calls from recordFile, spawning ' +
+      'nothing). Set by `olp recordings`.',
   },
   recordFile: {
     kind: 'string',

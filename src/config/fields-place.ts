@@ -35,7 +35,8 @@ export const PLACE_FIELDS = {
     flag: 'instance-tag',
     env: 'OLP_INSTANCE_TAG',
     description:
-      "This instance's tag when several olp instances share a front door (`olp front nginx`): keys made or rotated here carry it (olpk_<tag>_…), so the door routes each key to its instance.",
+      "This instance's tag when several olp instances share a front door (`olp front nginx`): keys made or " +
+      'rotated here carry it (olpk_<tag>_…), so the door routes each key to its instance.',
   },
   peers: {
     kind: 'list',
@@ -52,7 +53,8 @@ export const PLACE_FIELDS = {
     flag: 'peer',
     env: 'OLP_PEERS',
     description:
-      'The other instances behind the same front door, as TAG=URL (repeat the flag): a key of one of them sent here is told where it belongs (421 wrong_instance, which names the URL to whoever sends such a key).',
+      'The other instances behind the same front door, as TAG=URL (repeat the flag): a key of one of them sent ' +
+      'here is told where it belongs (421 wrong_instance, which names the URL to whoever sends such a key).',
   },
   runDir: {
     kind: 'string',
@@ -60,7 +62,8 @@ export const PLACE_FIELDS = {
     flag: 'run-dir',
     env: 'OLP_RUN_DIR',
     description:
-      "Where each request's throwaway home and working directory are made, created 0700 (default: a private folder in /dev/shm when it is tmpfs, else <state-dir>/run).",
+      "Where each request's throwaway home and working directory are made, created 0700 (default: a private " +
+      'folder in /dev/shm when it is tmpfs, else <state-dir>/run).',
   },
   claudeBin: {
     kind: 'string',
@@ -75,7 +78,8 @@ export const PLACE_FIELDS = {
     flag: 'claude-credentials',
     env: 'OLP_CLAUDE_CREDENTIALS',
     description:
-      "The claude login file linked into each run's home (default: $CLAUDE_CONFIG_DIR or ~/.claude, /.credentials.json).",
+      "The claude login file linked into each run's home (default: $CLAUDE_CONFIG_DIR or ~/.claude, " +
+      '/.credentials.json).',
   },
   claudePassEnv: {
     kind: 'list',
@@ -126,7 +130,8 @@ export const PLACE_FIELDS = {
     flag: 'codex-config',
     env: 'OLP_CODEX_CONFIG',
     description:
-      'codex `-c key=value` overrides for every run (repeat the flag; in the environment a JSON array), e.g. a model provider.',
+      'codex `-c key=value` overrides for every run (repeat the flag; in the environment a JSON array), e.g. a ' +
+      'model provider.',
   },
   statusTimeout: {
     kind: 'int',
@@ -134,7 +139,8 @@ export const PLACE_FIELDS = {
     flag: 'status-timeout',
     env: 'OLP_STATUS_TIMEOUT',
     description:
-      "Seconds the CLIs' status commands (--version, claude auth status, codex login status) may take; one that takes longer leaves the login not checked, never failed.",
+      "Seconds the CLIs' status commands (--version, claude auth status, codex login status) may take; one that " +
+      'takes longer leaves the login not checked, never failed.',
   },
   models: {
     kind: 'record',
@@ -146,20 +152,23 @@ export const PLACE_FIELDS = {
       .default({}),
     env: 'OLP_MODELS',
     description:
-      'Model table changes as JSON: {"id": {"backend": "claude"|"codex", "model": "cli name"}} adds or renames, {"id": null} hides.',
+      'Model table changes as JSON: {"id": {"backend": "claude"|"codex", "model": "cli name"}} adds or renames, ' +
+      '{"id": null} hides.',
   },
   fallbacks: {
     kind: 'record',
     schema: z.record(z.string().min(1), z.array(z.string().min(1)).min(1)).default({}),
     env: 'OLP_FALLBACKS',
     description:
-      'Fallback chains as JSON: {"sonnet": ["codex"]} tries codex when sonnet is unavailable or rate-limited before any output.',
+      'Fallback chains as JSON: {"sonnet": ["codex"]} tries codex when sonnet is unavailable or rate-limited ' +
+      'before any output.',
   },
   anthropicModels: {
     kind: 'record',
     schema: z.record(z.string().min(1), z.string().min(1)).default({}),
     env: 'OLP_ANTHROPIC_MODELS',
     description:
-      'Models that serve /v1/messages requests for Anthropic model ids, as JSON of globs: {"claude-*": "codex"} serves Claude Code on codex. First match wins; other endpoints are not affected.',
+      'Models that serve /v1/messages requests for Anthropic model ids, as JSON of globs: {"claude-*": "codex"} ' +
+      'serves Claude Code on codex. First match wins; other endpoints are not affected.',
   },
 } satisfies Record<string, Field>;

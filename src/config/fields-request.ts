@@ -44,7 +44,8 @@ export const REQUEST_FIELDS = {
     schema: z.record(z.string().min(1), z.number().int().min(1000)).default({ claude: 200_000, codex: 272_000 }),
     env: 'OLP_CONTEXT_TOKENS',
     description:
-      'Prompt budget per model id or backend, as JSON ({"claude": 200000, "haiku": 200000}); the model id wins over the backend.',
+      'Prompt budget per model id or backend, as JSON ({"claude": 200000, "haiku": 200000}); the model id wins ' +
+      'over the backend.',
   },
   contextOverflow: {
     kind: 'string',
@@ -52,7 +53,8 @@ export const REQUEST_FIELDS = {
     flag: 'context-overflow',
     env: 'OLP_CONTEXT_OVERFLOW',
     description:
-      'A conversation sent whole over the budget: refuse (400 context_length_exceeded) or trim the oldest turns, to 75 % of the budget, with a note.',
+      'A conversation sent whole over the budget: refuse (400 context_length_exceeded) or trim the oldest turns, ' +
+      'to 75 % of the budget, with a note.',
   },
   logLevel: {
     kind: 'string',
@@ -67,7 +69,8 @@ export const REQUEST_FIELDS = {
     flag: 'log-format',
     env: 'OLP_LOG_FORMAT',
     description:
-      "How olp serve logs to stderr: text (one line a record, for a person) or json (pino's JSON lines, for a collector).",
+      "How olp serve logs to stderr: text (one line a record, for a person) or json (pino's JSON lines, for a " +
+      'collector).',
   },
   bodyLimit: {
     kind: 'int',
@@ -100,7 +103,8 @@ export const REQUEST_FIELDS = {
     flag: 'metrics',
     env: 'OLP_METRICS',
     description:
-      "GET /metrics in the Prometheus text format: off, owner (an owner key's bearer token), or open (no key: for a trusted scrape on loopback).",
+      "GET /metrics in the Prometheus text format: off, owner (an owner key's bearer token), or open (no key: " +
+      'for a trusted scrape on loopback).',
   },
   sseKeepalive: {
     kind: 'int',
@@ -108,7 +112,8 @@ export const REQUEST_FIELDS = {
     flag: 'sse-keepalive',
     env: 'OLP_SSE_KEEPALIVE',
     description:
-      'Seconds of silence after which a streamed reply gets an SSE comment line (0: off). It starts the stream (200) if it had not started: a later error is then sent in-band.',
+      'Seconds of silence after which a streamed reply gets an SSE comment line (0: off). It starts the stream ' +
+      '(200) if it had not started: a later error is then sent in-band.',
   },
   timeout: {
     kind: 'int',
@@ -130,7 +135,8 @@ export const REQUEST_FIELDS = {
     flag: 'retry-timeout',
     env: 'OLP_RETRY_TIMEOUT',
     description:
-      "Seconds a CLI run may spend only retrying its provider (claude's api_retry, codex's Reconnecting…) before olp stops it (503 backend_unavailable).",
+      "Seconds a CLI run may spend only retrying its provider (claude's api_retry, codex's Reconnecting…) before " +
+      'olp stops it (503 backend_unavailable).',
   },
   corsOrigins: {
     kind: 'list',
@@ -153,6 +159,7 @@ export const REQUEST_FIELDS = {
     flag: 'client-timeout',
     env: 'OLP_CLIENT_TIMEOUT',
     description:
-      'Seconds a client may leave a streamed reply unread before olp ends it (the CLI waits meanwhile, without its idle timer running).',
+      'Seconds a client may leave a streamed reply unread before olp ends it (the CLI waits meanwhile, without ' +
+      'its idle timer running).',
   },
 } satisfies Record<string, Field>;

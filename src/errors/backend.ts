@@ -31,7 +31,8 @@ export function loginRefused(
   const fix = `olp logins rotate ${o.login} --${o.backend}`;
   const message = o.owner
     ? `${o.login}'s ${o.backend} login was refused by ${provider} (${o.detail}): renew it with \`${fix}\`.`
-    : `Your ${o.backend} login '${o.login}' was refused by ${provider} (${o.detail}): it needs renewing. Ask the owner of this olp to renew it (\`${fix}\`).`;
+    : `Your ${o.backend} login '${o.login}' was refused by ${provider} (${o.detail}): it needs renewing. ` +
+      `Ask the owner of this olp to renew it (\`${fix}\`).`;
   return createProxyError('login_refused', message, { cause });
 }
 
@@ -69,7 +70,8 @@ export function backendOverloaded(backend: string, detail: string, cause?: unkno
 export function backendUnavailable(backend: string, seconds: number, lastRetry: string, cause?: unknown): ProxyError {
   return createProxyError(
     'backend_unavailable',
-    `The ${backend} CLI could not reach its provider and was stopped after ${seconds} s of retrying (last: ${lastRetry}). Check the network and the provider's status on the machine running olp.`,
+    `The ${backend} CLI could not reach its provider and was stopped after ${seconds} s of retrying (last: ` +
+      `${lastRetry}). Check the network and the provider's status on the machine running olp.`,
     { cause },
   );
 }
@@ -87,7 +89,8 @@ export function backendTimeout(backend: string, kind: 'total' | 'idle', seconds:
 export function backendRetryMidStream(backend: string): ProxyError {
   return createProxyError(
     'backend_retry_mid_stream',
-    `The ${backend} CLI lost its provider's stream in the middle of the reply and started the answer again; the text streamed so far belongs to the abandoned attempt. Discard it and send the request again.`,
+    `The ${backend} CLI lost its provider's stream in the middle of the reply and started the answer again; the ` +
+      'text streamed so far belongs to the abandoned attempt. Discard it and send the request again.',
   );
 }
 

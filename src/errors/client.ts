@@ -48,7 +48,8 @@ export function unsupportedValue(param: string, message: string): ProxyError {
 export function missingApiKey(): ProxyError {
   return createProxyError(
     'invalid_api_key',
-    "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>'). Create one with `olp keys add NAME`.",
+    "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' (or 'x-api-key: <key>'). Create one " +
+      'with `olp keys add NAME`.',
   );
 }
 
@@ -76,7 +77,8 @@ export function wrongInstance(tag: string, own: string | null, url: string | und
   const there = url === undefined ? '' : ` at ${url.replace(/\/+$/, '')}/v1`;
   return createProxyError(
     'wrong_instance',
-    `This key belongs to the olp instance '${tag}'${there}, and ${here}. Send it through the front door, or to its own instance.`,
+    `This key belongs to the olp instance '${tag}'${there}, and ${here}. Send it through the front door, or to ` +
+      'its own instance.',
   );
 }
 
@@ -102,7 +104,8 @@ export function routeNotFound(method: string, path: string): ProxyError {
 export function responseNotFound(id: string, param: string | null): ProxyError {
   return createProxyError(
     'response_not_found',
-    `No response found with id '${bounded(id, 80)}'. Responses are kept only with store: true (the default), for the key that made them, until deleted or past the retention.`,
+    `No response found with id '${bounded(id, 80)}'. Responses are kept only with store: true (the default), for ` +
+      'the key that made them, until deleted or past the retention.',
     { param },
   );
 }
@@ -111,7 +114,8 @@ export function responseNotFound(id: string, param: string | null): ProxyError {
 export function conversationNotFound(id: string): ProxyError {
   return createProxyError(
     'not_found',
-    `Conversation with id '${bounded(id, 80)}' not found. olp keeps no conversation objects: send the whole input, or continue a stored response with previous_response_id.`,
+    `Conversation with id '${bounded(id, 80)}' not found. olp keeps no conversation objects: send the whole ` +
+      'input, or continue a stored response with previous_response_id.',
     { param: 'conversation' },
   );
 }
@@ -150,7 +154,8 @@ export function tooManyConnections(limit: number): ProxyError {
 export function clientReadTimeout(seconds: number): ProxyError {
   return createProxyError(
     'client_read_timeout',
-    `The client did not read the response for ${seconds} s (olp's --client-timeout); olp stopped the reply. Read streams as they arrive.`,
+    `The client did not read the response for ${seconds} s (olp's --client-timeout); olp stopped the reply. Read ` +
+      'streams as they arrive.',
   );
 }
 
@@ -198,7 +203,8 @@ export function keyNotFound(name: string): ProxyError {
 export function ownKeyLockout(what: string, param: string | null): ProxyError {
   return createProxyError(
     'invalid_request',
-    `You cannot ${what} the key you are calling with: the page would lose its owner. Use another owner key, or \`olp keys\` on the server.`,
+    `You cannot ${what} the key you are calling with: the page would lose its owner. ` +
+      'Use another owner key, or `olp keys` on the server.',
     { param },
   );
 }

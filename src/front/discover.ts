@@ -38,7 +38,8 @@ export function parseOwnerKeys(raw: string | undefined): string[] {
 async function askTag(origin: string, keys: readonly string[], fetchFn: Fetch): Promise<{ tag: string; key: string }> {
   if (keys.length === 0)
     throw new FrontError(
-      `--instance ${origin}: to ask it for its tag, put an owner key of it in OLP_OWNER_KEYS (or give --instance TAG=${origin})`,
+      `--instance ${origin}: to ask it for its tag, put an owner key of it in OLP_OWNER_KEYS ` +
+        `(or give --instance TAG=${origin})`,
     );
   for (const key of keys) {
     const view = await askHealth(origin, key, fetchFn);
@@ -50,7 +51,8 @@ async function askTag(origin: string, keys: readonly string[], fetchFn: Fetch): 
       );
     if (instance.tag === null || instance.tag === undefined || instance.tag === '')
       throw new FrontError(
-        `${origin} has no instance tag: set \`instanceTag\` there: \`olp serve --instance-tag a1\` or in its config.json`,
+        `${origin} has no instance tag: set \`instanceTag\` there: ` +
+          '`olp serve --instance-tag a1` or in its config.json',
       );
     return { tag: parseTag(String(instance.tag), `${origin} says its tag is`), key };
   }

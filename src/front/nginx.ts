@@ -22,23 +22,34 @@ export interface NginxOptions {
 const UNKNOWN =
   'not an olp key with a known instance tag (olpk_<tag>_...): check the key, or ask its owner for a new one';
 const LEGACY =
-  'an olp key without an instance tag (olpk_ and 43 characters) cannot be routed here: rotate it on its instance (olp keys rotate NAME) and use the new key';
+  'an olp key without an instance tag (olpk_ and 43 characters) cannot be routed here: ' +
+  'rotate it on its instance (olp keys rotate NAME) and use the new key';
 const DOWN = 'the olp instance of this key is unavailable (the front door could not reach it); retry shortly';
+
+const LOG_FORMAT =
+  'log_format olp \'$remote_addr [$time_local] "$request" $status rid=$olp_rid ' +
+  "olp_rid=$upstream_http_x_request_id tag=$olp_tag up=$upstream_addr rt=$request_time';";
+const DOWN_ANTHROPIC =
+  '      if ($olp_anthropic) { return 503 ' +
+  `'{"type":"error","error":{"type":"api_error","message":"${DOWN}"}}\\n'; }`;
+const DOWN_OPENAI =
+  '      return 503 ' +
+  `'{"error":{"message":"${DOWN}","type":"server_error","param":null,"code":"instance_unavailable"}}\\n';`;
+const NO_KEY_ANTHROPIC =
+  '      if ($olp_anthropic) { return 401 ' +
+  `'{"type":"error","error":{"type":"authentication_error","message":"$olp_reject"}}\\n'; }`;
+const NO_KEY_OPENAI =
+  '      return 401 ' +
+  `'{"error":{"message":"$olp_reject","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}\\n';`;
 
 /** The whole nginx.conf for these instances. */
 export function toNginxConfig(o: NginxOptions): string {
-  const first = o.instances[0]!;
-  const home = o.untagged ?? first.tag;
-  const upstreams = o.instances.map(
-    (i) =>
-      `  upstream olp_${i.tag} {\n    server ${i.address} max_fails=0;\n    keepalive 16;\n    keepalive_timeout 60s;\n  }`,
-  );
-  const routes = o.instances.map((i) => `    ${i.tag} olp_${i.tag};`);
-  const listen = o.tls
-    ? `    listen ${o.listen} ssl;\n    ssl_certificate "${o.tls.cert}";\n    ssl_certificate_key "${o.tls.key}";\n    ssl_protocols TLSv1.2 TLSv1.3;`
-    : `    listen ${o.listen};`;
-  return `${header(o, home)}
-worker_processes 1;
+  const home = o.untagged ?? o.instances[0]!.tag;
+  return `${header(o, home)}\n${HTTP_HEAD}${routing(o, home)}${server(o)}`;
+}
+
+/** nginx's own settings, the log format, and the tag of the key each request carries. */
+const HTTP_HEAD = `worker_processes 1;
 pid nginx.pid;
 error_log error.log warn;
 events { worker_connections 1024; }
@@ -54,7 +65,7 @@ http {
 
   # The client's request id when it sends one, else nginx's own; olp's is logged beside it.
   map $http_x_request_id $olp_rid { "" $request_id; default $http_x_request_id; }
-  log_format olp '$remote_addr [$time_local] "$request" $status rid=$olp_rid olp_rid=$upstream_http_x_request_id tag=$olp_tag up=$upstream_addr rt=$request_time';
+  ${LOG_FORMAT}
   access_log access.log olp;
 
   # The instance tag of the key: x-api-key first (as olp reads it), then Authorization: Bearer.
@@ -71,10 +82,23 @@ http {
     "" $olp_bearer_tag;
     default -unknown;
   }
-  map $olp_tag $olp_upstream {
+`;
+
+/** The tag → upstream map, the reject messages, and one upstream block per instance. */
+function routing(o: NginxOptions, home: string): string {
+  const upstreams = o.instances.map(
+    (i) =>
+      `  upstream olp_${i.tag} {\n    server ${i.address} max_fails=0;\n` +
+      '    keepalive 16;\n    keepalive_timeout 60s;\n  }',
+  );
+  const routes = o.instances.map((i) => `    ${i.tag} olp_${i.tag};`);
+  const untaggedRoute = o.untagged
+    ? `    -untagged olp_${o.untagged};`
+    : '    # -untagged: no --untagged instance, so legacy keys get a 401';
+  return `  map $olp_tag $olp_upstream {
 ${routes.join('\n')}
     -none olp_${home};  # no key: the usage page, GET /, /health
-${o.untagged ? `    -untagged olp_${o.untagged};` : '    # -untagged: no --untagged instance, so legacy keys get a 401'}
+${untaggedRoute}
     default "";
   }
   map $olp_tag $olp_reject {
@@ -85,7 +109,16 @@ ${o.untagged ? `    -untagged olp_${o.untagged};` : '    # -untagged: no --untag
 
 ${upstreams.join('\n')}
 
-  server {
+`;
+}
+
+/** The server block: the listen line (with TLS), the proxying, and the door's own 503 and 401 answers. */
+function server(o: NginxOptions): string {
+  const listen = o.tls
+    ? `    listen ${o.listen} ssl;\n    ssl_certificate "${o.tls.cert}";\n` +
+      `    ssl_certificate_key "${o.tls.key}";\n    ssl_protocols TLSv1.2 TLSv1.3;`
+    : `    listen ${o.listen};`;
+  return `  server {
 ${listen}
 ${o.serverName ? `    server_name ${o.serverName};\n` : ''}    client_max_body_size 64m;
     default_type application/json;
@@ -117,15 +150,15 @@ ${o.serverName ? `    server_name ${o.serverName};\n` : ''}    client_max_body_s
       add_header Retry-After 5 always;
       add_header X-Should-Retry true always;
       add_header X-Request-Id $olp_rid always;
-      if ($olp_anthropic) { return 503 '{"type":"error","error":{"type":"api_error","message":"${DOWN}"}}\\n'; }
-      return 503 '{"error":{"message":"${DOWN}","type":"server_error","param":null,"code":"instance_unavailable"}}\\n';
+${DOWN_ANTHROPIC}
+${DOWN_OPENAI}
     }
 
     location @nokey {
       add_header X-Request-Id $olp_rid always;
       add_header X-Should-Retry false always;
-      if ($olp_anthropic) { return 401 '{"type":"error","error":{"type":"authentication_error","message":"$olp_reject"}}\\n'; }
-      return 401 '{"error":{"message":"$olp_reject","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}\\n';
+${NO_KEY_ANTHROPIC}
+${NO_KEY_OPENAI}
     }
   }
 }
@@ -134,6 +167,7 @@ ${o.serverName ? `    server_name ${o.serverName};\n` : ''}    client_max_body_s
 
 function header(o: NginxOptions, home: string): string {
   const scheme = o.tls ? 'https' : 'http';
+  const untagged = o.untagged ? `to ${o.untagged}` : '401, rotate them on their instance';
   return [
     `# The olp front door: nginx config generated by \`olp front nginx\` (${o.generator}). It holds no key.`,
     `# Listens on ${scheme}://${o.listen}; instances (tag -> olp):`,
@@ -141,7 +175,7 @@ function header(o: NginxOptions, home: string): string {
       (i) => `#   ${i.tag.padEnd(16)} ${i.origin}${i.tag === home ? '  (also requests without a key)' : ''}`,
     ),
     `# A request goes to the instance whose tag is in its key (olpk_<tag>_...): x-api-key first, then`,
-    `# Authorization: Bearer. Untagged keys (olpk_ and 43 characters): ${o.untagged ? `to ${o.untagged}` : '401, rotate them on their instance'}.`,
+    `# Authorization: Bearer. Untagged keys (olpk_ and 43 characters): ${untagged}.`,
     `# Run it as any user, every file in DIR:`,
     `#   olp front nginx ... > DIR/nginx.conf`,
     `#   nginx -t -p DIR/ -c nginx.conf        # check`,

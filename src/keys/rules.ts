@@ -50,7 +50,8 @@ export function toLoginName(store: Store, raw: string | null): string | null {
   if (raw === null || raw === MACHINE_LOGIN) return null;
   if (!store.logins.get(raw))
     throw new KeyRuleError(
-      `there is no login named '${raw}' (olp logins list shows them; add one with: olp logins add ${raw} --claude, or --codex)`,
+      `there is no login named '${raw}' (olp logins list shows them; add one with: olp logins add ${raw} ` +
+        '--claude, or --codex)',
       'login',
     );
   return raw;

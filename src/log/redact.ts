@@ -1,6 +1,34 @@
-// Unconditional redaction for everything a CLI says that leaves the process: recordings, logs, client messages. There is no switch to turn it off.
+// Unconditional redaction for everything a CLI says that leaves the process: recordings, logs, client messages.
+// There is no switch to turn it off.
 
 const MARK = '[REDACTED]';
+/** Query parameter names that carry secrets. */
+const SECRET_PARAMS = [
+  'api[_-]?key',
+  'key',
+  'token',
+  'access[_-]?token',
+  'refresh[_-]?token',
+  'auth',
+  'secret',
+  'password',
+  'passwd',
+  'sig',
+  'signature',
+  'client[_-]?secret',
+].join('|');
+/** Words that make a JSON field name a secret's. */
+const SECRET_FIELDS = [
+  'api[_-]?key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'authorization',
+  'credential',
+  'private[_-]?key',
+].join('|');
 
 const PATTERNS: [RegExp, string][] = [
   // Authorization header values: Bearer/Basic credentials.
@@ -8,10 +36,7 @@ const PATTERNS: [RegExp, string][] = [
   // URL userinfo: scheme://user:pass@host
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"']+(?::[^\s/@"']*)?@/gi, `$1${MARK}@`],
   // Secret-looking query parameters.
-  [
-    /([?&](?:api[_-]?key|key|token|access[_-]?token|refresh[_-]?token|auth|secret|password|passwd|sig|signature|client[_-]?secret)=)[^&\s"'#]+/gi,
-    `$1${MARK}`,
-  ],
+  [new RegExp(`([?&](?:${SECRET_PARAMS})=)[^&\\s"'#]+`, 'gi'), `$1${MARK}`],
   // Known token shapes: Anthropic, OpenAI, olp keys, GitHub, Slack, AWS, Google.
   [/\bsk-ant-[A-Za-z0-9_-]{8,}/g, MARK],
   [/\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g, MARK],
@@ -21,10 +46,7 @@ const PATTERNS: [RegExp, string][] = [
   [/\bAKIA[0-9A-Z]{16}\b/g, MARK],
   [/\bAIza[0-9A-Za-z_-]{35}\b/g, MARK],
   // JSON or key=value fields named like secrets: "api_key": "…", token=…
-  [
-    /("(?:[A-Za-z_]*(?:api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key)[A-Za-z_]*)"\s*:\s*")(?:[^"\\]|\\.)*(")/gi,
-    `$1${MARK}$2`,
-  ],
+  [new RegExp(`("(?:[A-Za-z_]*(?:${SECRET_FIELDS})[A-Za-z_]*)"\\s*:\\s*")(?:[^"\\\\]|\\\\.)*(")`, 'gi'), `$1${MARK}$2`],
   [/\b((?:[A-Z_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)[A-Z_]*)=)[^\s"']+/g, `$1${MARK}`],
 ];
 
@@ -35,7 +57,10 @@ export function redact(text: string): string {
   return out;
 }
 
-/** Lines where a CLI repeats the input it could not parse (claude 2.1.197: `Error parsing streaming input line: <line>`). */
+/**
+ * Lines where a CLI repeats the input it could not parse (claude 2.1.197: `Error parsing streaming input line:
+ * <line>`).
+ */
 const ECHO_PREFIX = /^(.*?error parsing (?:streaming )?input line:?)\s*.+$/i;
 const ECHO_MARK = '[input omitted]';
 /** Inputs up to this size are searched for echoed fragments; larger ones rely on the known prefixes. */

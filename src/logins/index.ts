@@ -89,7 +89,9 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
     const row = o.store.get(name);
     if (!row)
       return loginNotSetUp(
-        `This key is bound to the login '${name}', which olp no longer has. The owner can add it again (olp logins add ${name} --claude, or --codex) or bind the key to another login (olp keys set KEY --login NAME).`,
+        `This key is bound to the login '${name}', which olp no longer has. The owner can add it again (olp ` +
+          `logins add ${name} --claude, or --codex) or bind the key to another login (olp keys set KEY --login ` +
+          'NAME).',
       );
     const p = loginPaths(o.stateDir, name);
     if (cli === 'claude') {
@@ -99,7 +101,8 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
       if (row.codex !== null && existsSync(p.codexAuth)) return { name, file: p.codexAuth };
     } else return undefined;
     return loginNotSetUp(
-      `The login '${name}' this key is bound to has no ${cli} credential. The owner can add one (olp logins add ${name} --${cli}).`,
+      `The login '${name}' this key is bound to has no ${cli} credential. The owner can add one (olp logins add ` +
+        `${name} --${cli}).`,
     );
   }
 

@@ -33,7 +33,8 @@ export function windowSpent(
   const at = resetsAt === null ? '' : ` It resets at ${new Date(resetsAt).toISOString()}.`;
   const backend = scope.split('@')[0];
   return planLimitReached(
-    `The ${scopeName(scope)} login's plan limit is reached: ${windowName(window)} is spent.${at}${said ? ` (${backend}: "${said}")` : ''}`,
+    `The ${scopeName(scope)} login's plan limit is reached: ${windowName(window)} is spent.${at}` +
+      (said ? ` (${backend}: "${said}")` : ''),
     resetsAt,
     now,
   );
@@ -47,11 +48,15 @@ export function describePlans(rows: readonly PlanRow[], now: number): string[] {
       const used = r.utilization === null ? '' : `, ${Math.round(r.utilization * 100)} % used`;
       const reset = r.resetsAt === null ? '' : `, resets ${new Date(r.resetsAt).toISOString()}`;
       const extra = r.overage ? ', drawing on paid extra usage' : '';
-      return `${scopeName(r.backend)}: ${r.status} (${windowName(r.window)}${used}${reset}${extra}; reported ${new Date(r.updatedAt).toISOString()})`;
+      const reported = `; reported ${new Date(r.updatedAt).toISOString()}`;
+      return `${scopeName(r.backend)}: ${r.status} (${windowName(r.window)}${used}${reset}${extra}${reported})`;
     });
 }
 
-/** A CLI's words for a spent usage limit (claude's "You've hit your … limit", codex's "You’ve hit your usage limit"). */
+/**
+ * A CLI's words for a spent usage limit (claude's "You've hit your … limit", codex's "You’ve hit your usage
+ * limit").
+ */
 export const LIMIT_TEXT = /you[’']ve hit your .{0,40}limit/i;
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
@@ -62,6 +67,22 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
  * (codex, in local time, unnamed: olp's own, as it runs on the same machine). The next such time
  * after `now`; undefined when the text has none or names another zone.
  */
+/**
+ * "resets" or "try again at", then an optional date ([1] month, [2] day, [3] year), then the time ([4] hour,
+ * [5] minute, [6] a or p) and an optional zone in brackets ([7]).
+ */
+const RESET_AT = new RegExp(
+  [
+    /(?:resets|try again at)\s+/,
+    /(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?/,
+    /(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?/,
+    /(?:\s*\(([^)]+)\))?/,
+  ]
+    .map((r) => r.source)
+    .join(''),
+  'i',
+);
+
 export function resetFromText(text: string, now: number): number | undefined {
   // "try again in 2 hours" (older codex builds).
   const rel = /try again in (\d+) (minute|hour|day)s?\b/i.exec(text);
@@ -71,10 +92,7 @@ export function resetFromText(text: string, now: number): number | undefined {
       Number(rel[1]) *
         { minute: 60_000, hour: 3600_000, day: 86_400_000 }[rel[2]!.toLowerCase() as 'minute' | 'hour' | 'day']
     );
-  const m =
-    /(?:resets|try again at)\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)]+)\))?/i.exec(
-      text,
-    );
+  const m = RESET_AT.exec(text);
   if (!m) return undefined;
   const zone = m[7]?.trim();
   if (zone && !/^(utc|gmt|etc\/utc)$/i.test(zone)) return undefined;

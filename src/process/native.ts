@@ -12,7 +12,10 @@ export interface NativeAddon {
   supported(): boolean;
   /** kill(2): 0, or -errno. */
   signal(pid: number, signal: number): number;
-  /** mallopt(M_ARENA_MAX, n); false where the C library has no such setting (absent from an addon built by an older olp). */
+  /**
+   * mallopt(M_ARENA_MAX, n); false where the C library has no such setting (absent from an addon built by
+   * an older olp).
+   */
   limitArenas?(n: number): boolean;
 }
 

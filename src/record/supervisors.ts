@@ -55,6 +55,88 @@ export function createRecordingSupervisor(inner: ProcessSupervisor, out: Appende
   };
 }
 
+/** Where a call that matches no recorded one differs from the closest one that is recorded. */
+function closest(recording: Recording, call: CallMeta): string {
+  const same = recording.calls.filter((c) => c.start.backend === call.backend);
+  const best = same.find((c) => c.start.model === call.model) ?? same[0] ?? recording.calls[0];
+  if (!best) return 'the recording has no calls';
+  const b = best.start;
+  return (
+    `backend ${call.backend}, model ${call.model}, prompt sha256 ${promptHash(call.prompt).slice(0, 12)}…; ` +
+    `closest recorded call is #${b.index} (backend ${b.backend}, model ${b.model}, ` +
+    `prompt sha256 ${b.prompt_sha256.slice(0, 12)}…)`
+  );
+}
+
+/** One recorded call played back as a running process; `count.active` holds it until it ends. */
+function replayCall(rec: RecordedCall, speed: number, signal: AbortSignal, count: { active: number }): RunningProcess {
+  const t0 = performance.now();
+  let aborted = false;
+  count.active++;
+  let finish!: (e: ExitInfo) => void;
+  const exit = new Promise<ExitInfo>((resolve) => (finish = resolve));
+  let started = false;
+  const abortedExit = (): ExitInfo => ({
+    reason: 'aborted',
+    exitCode: null,
+    signal: 'SIGTERM',
+    stderr: '',
+    pid: undefined,
+    durationMs: performance.now() - t0,
+  });
+  // A call aborted before anyone read it still ends.
+  signal.addEventListener(
+    'abort',
+    () => {
+      if (started) return;
+      count.active--;
+      finish(abortedExit());
+    },
+    { once: true },
+  );
+  async function* lines(): AsyncGenerator<string> {
+    if (signal.aborted) return;
+    started = true;
+    try {
+      for (const ev of rec.events) {
+        const wait = speed > 0 ? ev.offset_ms * speed - (performance.now() - t0) : 0;
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        if (signal.aborted) {
+          aborted = true;
+          return;
+        }
+        yield ev.line;
+      }
+    } finally {
+      count.active--;
+      const { exit_code, signal: endSignal, stderr } = rec.end;
+      finish(
+        aborted || signal.aborted
+          ? abortedExit()
+          : {
+              reason: 'exit',
+              exitCode: exit_code,
+              signal: endSignal,
+              stderr,
+              pid: undefined,
+              durationMs: performance.now() - t0,
+            },
+      );
+    }
+  }
+  return {
+    pid: undefined,
+    lines: lines(),
+    exit,
+    progress: () => undefined,
+    write: async () => false,
+    endInput: () => undefined,
+    hold: () => undefined,
+    expect: () => undefined,
+    stop: () => undefined,
+  };
+}
+
 /**
  * Serves recorded calls in place of CLI processes: never spawns, never reads credentials. A call
  * matches by backend, model and prompt hash; repeats are served in recorded order, then again
@@ -70,14 +152,7 @@ export function createReplaySupervisor(
     const k = `${c.start.backend}\u0000${c.start.model}\u0000${c.start.prompt_sha256}`;
     byKey.set(k, [...(byKey.get(k) ?? []), c]);
   }
-  let active = 0;
-
-  function closest(call: CallMeta): string {
-    const same = recording.calls.filter((c) => c.start.backend === call.backend);
-    const best = same.find((c) => c.start.model === call.model) ?? same[0] ?? recording.calls[0];
-    if (!best) return 'the recording has no calls';
-    return `backend ${call.backend}, model ${call.model}, prompt sha256 ${promptHash(call.prompt).slice(0, 12)}…; closest recorded call is #${best.start.index} (backend ${best.start.backend}, model ${best.start.model}, prompt sha256 ${best.start.prompt_sha256.slice(0, 12)}…)`;
-  }
+  const count = { active: 0 };
 
   return {
     backends: new Set(recording.calls.map((c) => c.start.backend)),
@@ -85,77 +160,14 @@ export function createReplaySupervisor(
       if (!call) throw replayNoMatch('the call carries no description');
       const k = `${call.backend}\u0000${call.model}\u0000${promptHash(call.prompt)}`;
       const list = byKey.get(k);
-      if (!list) throw replayNoMatch(closest(call));
+      if (!list) throw replayNoMatch(closest(recording, call));
       const n = served.get(k) ?? 0;
       served.set(k, n + 1);
       const rec = list[n % list.length]!;
-      const t0 = performance.now();
-      let aborted = false;
-      active++;
-      let finish!: (e: ExitInfo) => void;
-      const exit = new Promise<ExitInfo>((resolve) => (finish = resolve));
-      let started = false;
-      // A call aborted before anyone read it still ends.
-      signal.addEventListener(
-        'abort',
-        () => {
-          if (started) return;
-          active--;
-          finish({
-            reason: 'aborted',
-            exitCode: null,
-            signal: 'SIGTERM',
-            stderr: '',
-            pid: undefined,
-            durationMs: performance.now() - t0,
-          });
-        },
-        { once: true },
-      );
-      async function* lines(): AsyncGenerator<string> {
-        if (signal.aborted) return;
-        started = true;
-        try {
-          for (const ev of rec.events) {
-            const wait = speed > 0 ? ev.offset_ms * speed - (performance.now() - t0) : 0;
-            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-            if (signal.aborted) {
-              aborted = true;
-              return;
-            }
-            yield ev.line;
-          }
-        } finally {
-          active--;
-          const durationMs = performance.now() - t0;
-          finish(
-            aborted || signal.aborted
-              ? { reason: 'aborted', exitCode: null, signal: 'SIGTERM', stderr: '', pid: undefined, durationMs }
-              : {
-                  reason: 'exit',
-                  exitCode: rec.end.exit_code,
-                  signal: rec.end.signal,
-                  stderr: rec.end.stderr,
-                  pid: undefined,
-                  durationMs,
-                },
-          );
-        }
-      }
-      return {
-        pid: undefined,
-        lines: lines(),
-        exit,
-        progress: () => undefined,
-        write: async () => false,
-        endInput: () => undefined,
-        hold: () => undefined,
-        expect: () => undefined,
-        stop: () => undefined,
-      };
+      return replayCall(rec, speed, signal, count);
     },
     get active() {
-      return active;
+      return count.active;
     },
     killAll: async () => undefined,
   };

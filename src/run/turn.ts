@@ -1,4 +1,4 @@
-import type { BackendEvent } from '../backends/index.js';
+import type { BackendEvent, TurnOutcome } from '../backends/index.js';
 import { ClientAbortedError } from '../errors/index.js';
 import type { SessionPlan } from '../sessions/index.js';
 import type { CallText } from '../transcript/index.js';
@@ -76,17 +76,7 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
         continue;
       }
       settled = true;
-      // A turn interrupted at a stop sequence: the client has the reply up to it, and so the slot.
-      if (outcome.ok && outcome.stopReason.type === 'interrupted' && input.interrupt?.kept !== undefined)
-        reply = input.interrupt.kept;
-      const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
-      const called = outcome.ok && outcome.stopReason.type === 'tool_use' ? { calls: calls.filter(Boolean) } : {};
-      const sessionId = outcome.sessionId ?? reported;
-      lease.commit(
-        outcome.ok
-          ? { ok: true, reply, ...called, ...rawUsage, ...(sessionId ? { sessionId } : {}) }
-          : { ok: false, aborted: false },
-      );
+      commitTurn(input, outcome, total, { reply, calls, reported });
       return outcome;
     }
   } catch (err) {
@@ -147,4 +137,25 @@ async function* executePlan(
 /** A plan mode without an executor is a compile error here. */
 function unplanned(plan: never): never {
   throw new Error(`no executor for the run plan ${JSON.stringify(plan)}`);
+}
+
+/** What the slot keeps of a turn that ended: its reply (and calls) and session, or that it failed. */
+function commitTurn(
+  input: RunInput,
+  outcome: TurnOutcome,
+  total: TurnOutcome,
+  seen: { reply: string; calls: CallText[]; reported: string | undefined },
+): void {
+  let { reply } = seen;
+  // A turn interrupted at a stop sequence: the client has the reply up to it, and so the slot.
+  if (outcome.ok && outcome.stopReason.type === 'interrupted' && input.interrupt?.kept !== undefined)
+    reply = input.interrupt.kept;
+  const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
+  const called = outcome.ok && outcome.stopReason.type === 'tool_use' ? { calls: seen.calls.filter(Boolean) } : {};
+  const sessionId = outcome.sessionId ?? seen.reported;
+  input.lease.commit(
+    outcome.ok
+      ? { ok: true, reply, ...called, ...rawUsage, ...(sessionId ? { sessionId } : {}) }
+      : { ok: false, aborted: false },
+  );
 }

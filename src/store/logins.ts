@@ -69,7 +69,8 @@ export function createLoginStore(db: Database, watch: WriteWatch) {
   const upsert = (cli: LoginCli) =>
     db.prepare(
       `INSERT INTO logins (name, created_at, updated_at, ${cli}) VALUES (@name, @at, @at, @kind)
-       ON CONFLICT (name) DO UPDATE SET ${cli} = excluded.${cli}, ${cli}_refused = NULL, updated_at = excluded.updated_at`,
+       ON CONFLICT (name) DO UPDATE SET ${cli} = excluded.${cli}, ${cli}_refused = NULL,
+         updated_at = excluded.updated_at`,
     );
   const set = { claude: upsert('claude'), codex: upsert('codex') };
   const clear = {

@@ -30,8 +30,9 @@ export function createPlanStore(db: Database) {
   const upsert = db.prepare(
     `INSERT INTO plan_state (backend, status, plan_window, resets_at, utilization, overage, message, updated_at)
      VALUES (@backend, @status, @plan_window, @resets_at, @utilization, @overage, @message, @updated_at)
-     ON CONFLICT (backend) DO UPDATE SET status = excluded.status, plan_window = excluded.plan_window, resets_at = excluded.resets_at,
-       utilization = excluded.utilization, overage = excluded.overage, message = excluded.message, updated_at = excluded.updated_at`,
+     ON CONFLICT (backend) DO UPDATE SET status = excluded.status, plan_window = excluded.plan_window,
+       resets_at = excluded.resets_at, utilization = excluded.utilization, overage = excluded.overage,
+       message = excluded.message, updated_at = excluded.updated_at`,
   );
   const all = db.prepare<[], Row>('SELECT * FROM plan_state');
   return {

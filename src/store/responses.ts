@@ -53,44 +53,25 @@ export interface ReferencedItem {
 /** A tool call among a Response's output items (function, custom, shell, apply_patch), as stored. */
 export type StoredCallItem = Record<string, unknown> & { type: string; call_id: string };
 
-/** The call items among a Response's output items, in order (a chain replays them; see validate's `callOfItem`). */
+/**
+ * The call items among a Response's output items, in order (a chain replays them; see validate's
+ * `callOfItem`).
+ */
 function toCallItems(output: readonly Record<string, unknown>[]): StoredCallItem[] {
   return output.filter(
     (o): o is StoredCallItem => typeof o.type === 'string' && typeof o.call_id === 'string' && o.call_id !== '',
   );
 }
 
-/** Stored responses, each readable only by the key that made it. */
-export function createResponseStore(db: Database) {
+/** The response store's statements, and the transaction that saves a response with its output items. */
+function prepareResponseStatements(db: Database) {
   const insert = db.prepare(
     `INSERT INTO responses (id, key_id, created_at, previous_response_id, items, messages, output_text, body)
      VALUES (@id, @keyId, @createdAt, @previousResponseId, @items, @messages, @outputText, @body)`,
   );
   const insertItem = db.prepare<[string, string, string, number, string | null, string]>(
-    'INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const byId = db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?');
-  // One indexed walk down the chain (ids are primary keys), newest first, at most MAX_CHAIN links,
-  // with each link's function-call items from the item index: the body column (the row's largest,
-  // on overflow pages) is never read.
-  const links = db.prepare<[string, string, string, number], Pick<Row, 'messages' | 'output_text'> & { calls: string }>(
-    `WITH RECURSIVE c(id, previous, depth) AS (
-       SELECT id, previous_response_id, 1 FROM responses WHERE id = ? AND key_id = ?
-       UNION ALL
-       SELECT r.id, r.previous_response_id, c.depth + 1 FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
-     )
-     SELECT r.messages, r.output_text,
-       (SELECT json_group_array(json(i.item)) FROM (SELECT item FROM response_items WHERE response_id = c.id AND type IN ('function_call', 'custom_tool_call', 'shell_call', 'apply_patch_call') ORDER BY seq) i) AS calls
-     FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
-  );
-  // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
-  const itemsById = db.prepare<[string, string], { item_id: string; item: string }>(
-    'SELECT item_id, item FROM response_items WHERE key_id = ? AND item_id IN (SELECT value FROM json_each(?))',
-  );
-  const remove = db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?');
-  const prune = db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?');
-  const list = db.prepare<[number], Row & { key_name: string | null }>(
-    'SELECT r.*, k.name AS key_name FROM responses r LEFT JOIN keys k ON k.id = r.key_id ORDER BY r.created_at DESC LIMIT ?',
+    `INSERT OR IGNORE INTO response_items (key_id, item_id, response_id, seq, type, item)
+     VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const save = db.transaction((r: StoredResponse) => {
     const output = Array.isArray(r.body.output) ? (r.body.output as { id?: unknown; type?: unknown }[]) : [];
@@ -106,6 +87,64 @@ export function createResponseStore(db: Database) {
     });
   });
   return {
+    save,
+    byId: db.prepare<[string, string], Row>('SELECT * FROM responses WHERE id = ? AND key_id = ?'),
+    // One indexed walk down the chain (ids are primary keys), newest first, at most MAX_CHAIN links,
+    // with each link's function-call items from the item index: the body column (the row's largest,
+    // on overflow pages) is never read.
+    links: db.prepare<[string, string, string, number], Pick<Row, 'messages' | 'output_text'> & { calls: string }>(
+      `WITH RECURSIVE c(id, previous, depth) AS (
+         SELECT id, previous_response_id, 1 FROM responses WHERE id = ? AND key_id = ?
+         UNION ALL
+         SELECT r.id, r.previous_response_id, c.depth + 1
+           FROM c JOIN responses r ON r.id = c.previous AND r.key_id = ? WHERE c.depth < ?
+       )
+       SELECT r.messages, r.output_text,
+         (SELECT json_group_array(json(i.item)) FROM (
+            SELECT item FROM response_items
+            WHERE response_id = c.id
+              AND type IN ('function_call', 'custom_tool_call', 'shell_call', 'apply_patch_call')
+            ORDER BY seq) i) AS calls
+       FROM c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
+    ),
+    // Item ids come in as one JSON array: one statement, one primary-key look-up per distinct id.
+    itemsById: db.prepare<[string, string], { item_id: string; item: string }>(
+      'SELECT item_id, item FROM response_items WHERE key_id = ? AND item_id IN (SELECT value FROM json_each(?))',
+    ),
+    remove: db.prepare<[string, string]>('DELETE FROM responses WHERE id = ? AND key_id = ?'),
+    prune: db.prepare<[number]>('DELETE FROM responses WHERE created_at < ?'),
+    list: db.prepare<[number], Row & { key_name: string | null }>(
+      `SELECT r.*, k.name AS key_name FROM responses r LEFT JOIN keys k ON k.id = r.key_id
+       ORDER BY r.created_at DESC LIMIT ?`,
+    ),
+  };
+}
+
+/** A stored response as the owner's listing shows it. */
+export type ListedResponse = Omit<StoredResponse, 'items' | 'messages' | 'body'> & {
+  keyName: string | null;
+  model: string;
+  status: string;
+};
+
+function toListed(r: Row & { key_name: string | null }): ListedResponse {
+  const body = JSON.parse(r.body) as { model?: string; status?: string };
+  return {
+    id: r.id,
+    keyId: r.key_id,
+    keyName: r.key_name,
+    createdAt: r.created_at,
+    previousResponseId: r.previous_response_id,
+    outputText: r.output_text,
+    model: body.model ?? '',
+    status: body.status ?? '',
+  };
+}
+
+/** Stored responses, each readable only by the key that made it. */
+export function createResponseStore(db: Database) {
+  const { save, byId, links, itemsById, remove, prune, list } = prepareResponseStatements(db);
+  return {
     save(r: StoredResponse): void {
       save(r);
     },
@@ -114,7 +153,10 @@ export function createResponseStore(db: Database) {
       const row = byId.get(id, keyId);
       return row && toStored(row);
     },
-    /** The response and its stored ancestors, oldest first (a deleted ancestor ends the chain); no Response body is read. */
+    /**
+     * The response and its stored ancestors, oldest first (a deleted ancestor ends the chain); no Response
+     * body is read.
+     */
     chain(
       keyId: string,
       id: string,
@@ -141,24 +183,8 @@ export function createResponseStore(db: Database) {
       return remove.run(id, keyId).changes > 0;
     },
     /** The newest responses of every key, for the owner's listing. */
-    list(limit = 50): (Omit<StoredResponse, 'items' | 'messages' | 'body'> & {
-      keyName: string | null;
-      model: string;
-      status: string;
-    })[] {
-      return list.all(limit).map((r) => {
-        const body = JSON.parse(r.body) as { model?: string; status?: string };
-        return {
-          id: r.id,
-          keyId: r.key_id,
-          keyName: r.key_name,
-          createdAt: r.created_at,
-          previousResponseId: r.previous_response_id,
-          outputText: r.output_text,
-          model: body.model ?? '',
-          status: body.status ?? '',
-        };
-      });
+    list(limit = 50): ListedResponse[] {
+      return list.all(limit).map(toListed);
     },
     /** Deletes responses older than the cutoff; returns how many went. */
     prune(olderThanMs: number): number {

@@ -60,6 +60,49 @@ const toRecord = (r: Row): SlotRecord => ({
   usageBase: r.usage_base === null ? null : (JSON.parse(r.usage_base) as Record<string, number>),
 });
 
+const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
+const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
+
+const OPERATOR_ROTATE = `UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0,
+  turns = 0, dirty = 0, last_reason = 'operator'`;
+
+function prepareSlotStatements(db: Database) {
+  return {
+    ensure: db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)'),
+    forKey: db.prepare<[string, string], Row>('SELECT * FROM slots WHERE key_id = ? AND backend = ? ORDER BY slot'),
+    all: db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot'),
+    lease: db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?'),
+    save: db.prepare(
+      `UPDATE slots SET session_id = @sessionId, created_at = @createdAt, last_used_at = @lastUsedAt,
+         turns = @turns, msg_count = @msgCount, fingerprint = @fingerprint, system_hash = @systemHash,
+         dirty = @dirty, last_reason = @lastReason, rotations = @rotations, usage_base = @usageBase, leased = 0
+       WHERE key_id = @keyId AND backend = @backend AND slot = @slot`,
+    ),
+    operatorRotate: db.prepare(`${OPERATOR_ROTATE} WHERE key_id = ?`),
+    operatorRotateAll: db.prepare(OPERATOR_ROTATE),
+    // A slot that was leased when the process died: its CLI session may be half-written.
+    recover: db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1'),
+  };
+}
+
+/** A key's slots for a backend from the table, its first `size` created empty if missing. */
+function readPool(
+  db: Database,
+  sql: ReturnType<typeof prepareSlotStatements>,
+  keyId: string,
+  backend: string,
+  size: number,
+): SlotRecord[] {
+  let rows = sql.forKey.all(keyId, backend);
+  if (rows[size - 1]?.slot !== size - 1) {
+    db.transaction(() => {
+      for (let i = 0; i < size; i++) sql.ensure.run(keyId, backend, i);
+    })();
+    rows = sql.forKey.all(keyId, backend);
+  }
+  return rows.map(toRecord);
+}
+
 /**
  * Persistent session-slot state for the per-key pools. Every request reads its key's pool, so the
  * pools are kept in memory in front of the table: this process's writes go to both, and a write
@@ -75,55 +118,27 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
   /** A key's pool for a backend, by key and backend; the arrays are never handed out, only copies. */
   const cache = new Map<string, SlotRecord[]>();
   const cached = watch.guard(cache);
-  const cacheKey = (keyId: string, backend: string) => `${keyId}\u0000${backend}`;
-  const copies = (records: SlotRecord[]) => records.map((r) => ({ ...r }));
-  const ensure = db.prepare('INSERT OR IGNORE INTO slots (key_id, backend, slot) VALUES (?, ?, ?)');
-  const forKey = db.prepare<[string, string], Row>(
-    'SELECT * FROM slots WHERE key_id = ? AND backend = ? ORDER BY slot',
-  );
-  const all = db.prepare<[], Row>('SELECT * FROM slots ORDER BY key_id, backend, slot');
-  const lease = db.prepare('UPDATE slots SET leased = ? WHERE key_id = ? AND backend = ? AND slot = ?');
-  const save = db.prepare(
-    `UPDATE slots SET session_id = @sessionId, created_at = @createdAt, last_used_at = @lastUsedAt, turns = @turns, msg_count = @msgCount,
-       fingerprint = @fingerprint, system_hash = @systemHash, dirty = @dirty, last_reason = @lastReason, rotations = @rotations, usage_base = @usageBase, leased = 0
-     WHERE key_id = @keyId AND backend = @backend AND slot = @slot`,
-  );
-  const operatorRotate = db.prepare(
-    "UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator' WHERE key_id = ?",
-  );
-  const operatorRotateAll = db.prepare(
-    "UPDATE slots SET session_id = NULL, fingerprint = NULL, usage_base = NULL, msg_count = 0, turns = 0, dirty = 0, last_reason = 'operator'",
-  );
-  // A slot that was leased when the process died: its CLI session may be half-written.
-  const recover = db.prepare('UPDATE slots SET dirty = 1, leased = 0 WHERE leased = 1');
-
+  const sql = prepareSlotStatements(db);
+  const { all, lease, save, operatorRotate, operatorRotateAll, recover } = sql;
   return {
     /**
      * A key's slots for a backend below index `most`: its first `size`, created empty if missing,
      * and those it grew to (`add`).
      */
     pool(keyId: string, backend: string, size: number, most = size): SlotRecord[] {
-      const k = cacheKey(keyId, backend);
-      let records = cached().get(k);
+      let records = cached().get(cacheKey(keyId, backend));
       // Sorted by index, so the first `size` are there when the one at `size - 1` is.
       if (records?.[size - 1]?.slot !== size - 1) {
         behind.flush();
-        let rows = forKey.all(keyId, backend);
-        if (rows[size - 1]?.slot !== size - 1) {
-          db.transaction(() => {
-            for (let i = 0; i < size; i++) ensure.run(keyId, backend, i);
-          })();
-          rows = forKey.all(keyId, backend);
-        }
-        records = rows.map(toRecord);
-        cache.set(k, records);
+        records = readPool(db, sql, keyId, backend, size);
+        cache.set(cacheKey(keyId, backend), records);
       }
       return copies(records.filter((r) => r.slot < most));
     },
     /** Adds an empty slot to a key's pool (one more conversation going on at once). */
     add(s: Pick<SlotRecord, 'keyId' | 'backend' | 'slot'>): void {
       behind.flush();
-      ensure.run(s.keyId, s.backend, s.slot);
+      sql.ensure.run(s.keyId, s.backend, s.slot);
       // Read again with it on the next `pool`.
       cache.delete(cacheKey(s.keyId, s.backend));
     },
@@ -146,7 +161,10 @@ export function createSlotStore(db: Database, watch: WriteWatch, behind: WriteBe
       const i = records?.findIndex((r) => r.slot === s.slot) ?? -1;
       if (i !== -1) records![i] = { ...s };
     },
-    /** Forgets the sessions of one key (or all): the next request of each slot rotates with reason `operator`. */
+    /**
+     * Forgets the sessions of one key (or all): the next request of each slot rotates with reason
+     * `operator`.
+     */
     rotate(keyId?: string): number {
       behind.flush();
       cache.clear();

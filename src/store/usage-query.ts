@@ -23,7 +23,10 @@ export interface UsageFilter {
   scope: Scope;
   /** Narrow an all-keys scope to one key. */
   keyId?: string;
-  /** Narrow it to the rows of the keys of this name (one made again after a revoke included), as `--by key` groups them. */
+  /**
+   * Narrow it to the rows of the keys of this name (one made again after a revoke included), as `--by key`
+   * groups them.
+   */
   keyName?: string;
   sinceMs?: number;
   untilMs?: number;
@@ -122,8 +125,9 @@ export function dailyUsage(db: Database, filter: UsageFilter): DailyRow[] {
   const w = where(filter);
   const rows = db
     .prepare(
-      `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model, count(*) AS requests,
-           sum(outcome = 'ok') AS ok, sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, sum(completion_tokens) AS completion, sum(cost_usd) AS cost
+      `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model,
+           count(*) AS requests, sum(outcome = 'ok') AS ok, sum(prompt_tokens) AS prompt,
+           sum(cached_tokens) AS cached, sum(completion_tokens) AS completion, sum(cost_usd) AS cost
          FROM usage ${w.sql} GROUP BY day, key, model ORDER BY day, key, model`,
     )
     .all(...w.params) as {

@@ -39,7 +39,10 @@ export interface UsageRow {
   partial: boolean;
   /** The usage is olp's estimate (an aborted run that reported none): prompt and sent text, 4 characters a token. */
   estimated?: boolean;
-  /** The tokens count against the key's budgets (the reply, or part of it, reached the client); default: outcome `ok`. */
+  /**
+   * The tokens count against the key's budgets (the reply, or part of it, reached the client); default:
+   * outcome `ok`.
+   */
   billable?: boolean;
   costUsd: number | null;
   /** The CLI's native session or thread id. */

@@ -30,33 +30,22 @@ export type { ConversationSummary, ErrorCount, ModelTotals } from './usage-recen
 export { parseWhen, WHEN_FORMS } from './usage-filter.js';
 export { createUsageTally, usageGroupOf, type UsageTally } from './usage-tally.js';
 
-/**
- * The usage ledger: one row per request, read for budgets, reports and export. Successful
- * requests also add to a per-key, per-UTC-day total in the same transaction, so a budget check
- * reads at most 31 small rows instead of summing the whole ledger.
- */
-export function createUsageStore(db: Database, behind: WriteBehind) {
+/** The ledger's statements, and the one transaction that writes a request's row with its daily total. */
+function prepareUsageStatements(db: Database, behind: WriteBehind) {
   const insert = db.prepare(
-    `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome, error_code, status, queue_ms, ttft_ms, duration_ms,
-       prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason, run_mode, overage, login,
-       api, provider, client_name, schema_version)
-     VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome, @errorCode, @status, @queueMs, @ttftMs, @durationMs,
-       @promptTokens, @completionTokens, @cachedTokens, @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason, @runMode, @overage, @login,
-       @api, @provider, @clientName, @schemaVersion)`,
+    `INSERT INTO usage (request_id, ts, key_id, key_name, endpoint, backend, model, served_model, outcome,
+       error_code, status, queue_ms, ttft_ms, duration_ms, prompt_tokens, completion_tokens, cached_tokens,
+       reasoning_tokens, raw_usage, partial, estimated, cost_usd, session_id, session_mode, rotation_reason,
+       run_mode, overage, login, api, provider, client_name, schema_version)
+     VALUES (@requestId, @ts, @keyId, @keyName, @endpoint, @backend, @model, @servedModel, @outcome,
+       @errorCode, @status, @queueMs, @ttftMs, @durationMs, @promptTokens, @completionTokens, @cachedTokens,
+       @reasoningTokens, @rawUsage, @partial, @estimated, @costUsd, @sessionId, @sessionMode, @rotationReason,
+       @runMode, @overage, @login, @api, @provider, @clientName, @schemaVersion)`,
   );
   const addDaily = db.prepare(
     `INSERT INTO usage_daily (key_id, day, tokens) VALUES (?, ?, ?)
      ON CONFLICT (key_id, day) DO UPDATE SET tokens = tokens + excluded.tokens`,
   );
-  // Budgets count what reached members: replies, and the part of one a client was sent before it left.
-  const spent = db.prepare<[string, string], { n: number | null }>(
-    'SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?',
-  );
-  const cacheShare = db.prepare<[string], { cached: number | null; prompt: number | null }>(
-    "SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage WHERE key_id = ? AND outcome = 'ok'",
-  );
-  const pruneRows = db.prepare('DELETE FROM usage WHERE ts < ?');
-  const pruneDaily = db.prepare('DELETE FROM usage_daily WHERE day < ?');
   const write = db.transaction(({ billable, ...row }: UsageRow) => {
     // The request's slot state, saved as its turn ended, commits with its row.
     behind.drain();
@@ -78,7 +67,51 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
     const tokens = row.promptTokens + row.completionTokens;
     if ((billable ?? row.outcome === 'ok') && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
   });
+  return {
+    write,
+    // Budgets count what reached members: replies, and the part of one a client was sent before it left.
+    spent: db.prepare<[string, string], { n: number | null }>(
+      'SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?',
+    ),
+    cacheShare: db.prepare<[string], { cached: number | null; prompt: number | null }>(
+      `SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage
+       WHERE key_id = ? AND outcome = 'ok'`,
+    ),
+    pruneRows: db.prepare('DELETE FROM usage WHERE ts < ?'),
+    pruneDaily: db.prepare('DELETE FROM usage_daily WHERE day < ?'),
+  };
+}
 
+/**
+ * Every row in the scope, oldest first, in the exported shape, read a page at a time (see the store's
+ * `export`).
+ */
+function* exportUsage(db: Database, filter: UsageFilter): Generator<LedgerRecord> {
+  // `since` is where the paging starts ((ts, id) > (since, '') is ts >= since), so that every page
+  // seeks to its own start in the index rather than scanning from `since` again.
+  const { sinceMs, ...rest } = filter;
+  const w = where(rest);
+  const page = db.prepare(
+    `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts, request_id) > (?, ?)
+     ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`,
+  );
+  let after: { ts: number; id: string } = { ts: sinceMs ?? -Infinity, id: '' };
+  for (;;) {
+    const rows = page.all(...w.params, after.ts, after.id) as DbRow[];
+    for (const r of rows) yield toLedgerRecord(r);
+    const last = rows.at(-1);
+    if (!last || rows.length < EXPORT_PAGE) return;
+    after = { ts: last.ts, id: last.request_id };
+  }
+}
+
+/**
+ * The usage ledger: one row per request, read for budgets, reports and export. Successful
+ * requests also add to a per-key, per-UTC-day total in the same transaction, so a budget check
+ * reads at most 31 small rows instead of summing the whole ledger.
+ */
+export function createUsageStore(db: Database, behind: WriteBehind) {
+  const { write, spent, cacheShare, pruneRows, pruneDaily } = prepareUsageStatements(db, behind);
   return {
     /** Writes one request's row (one transaction: the row and the daily total, or neither). */
     record(row: UsageRow): void {
@@ -115,22 +148,7 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
      * export) between rows would otherwise keep the connection busy and fail every other query on it.
      */
     *export(filter: UsageFilter): Generator<LedgerRecord> {
-      // `since` is where the paging starts ((ts, id) > (since, '') is ts >= since), so that every page
-      // seeks to its own start in the index rather than scanning from `since` again.
-      const { sinceMs, ...rest } = filter;
-      const w = where(rest);
-      const page = db.prepare(
-        `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts, request_id) > (?, ?)
-         ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`,
-      );
-      let after: { ts: number; id: string } = { ts: sinceMs ?? -Infinity, id: '' };
-      for (;;) {
-        const rows = page.all(...w.params, after.ts, after.id) as DbRow[];
-        for (const r of rows) yield toLedgerRecord(r);
-        const last = rows.at(-1);
-        if (!last || rows.length < EXPORT_PAGE) return;
-        after = { ts: last.ts, id: last.request_id };
-      }
+      yield* exportUsage(db, filter);
     },
     /** One request's row, or undefined. */
     get(requestId: string): LedgerRecord | undefined {

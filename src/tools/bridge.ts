@@ -8,6 +8,72 @@ import type { ToolSpec } from './spec.js';
 
 export type { BridgeSession, PendingCall, ToolUse } from './session.js';
 
+/** The session a request names: by its bearer token on `/mcp`, or by `/mcp/<token>`. */
+function sessionOf(sessions: ReadonlyMap<string, Session>, req: IncomingMessage): Session | undefined {
+  const path = (req.url ?? '').split('?')[0]!;
+  const token =
+    path === '/mcp'
+      ? /^Bearer ([A-Za-z0-9_-]{20,})$/.exec(req.headers.authorization ?? '')?.[1]
+      : /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec(path)?.[1];
+  return token ? sessions.get(token) : undefined;
+}
+
+/** A request's body, or undefined once a 413 is answered (over 4 MiB). */
+async function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > 4 * 1024 * 1024) {
+      res.writeHead(413).end();
+      return undefined;
+    }
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** One HTTP request to the bridge: its session's JSON-RPC messages answered. */
+async function handle(
+  sessions: ReadonlyMap<string, Session>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const s = sessionOf(sessions, req);
+  if (!s || s.closed) {
+    res.writeHead(404).end();
+    return;
+  }
+  if (req.method === 'DELETE') {
+    res.writeHead(200).end();
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.writeHead(405, { allow: 'POST, DELETE' }).end();
+    return;
+  }
+  const raw = await readBody(req, res);
+  if (!raw) return;
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    res
+      .writeHead(400, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+    return;
+  }
+  const messages = (Array.isArray(body) ? body : [body]) as McpMessage[];
+  const answers = (await Promise.all(messages.map((m) => answerMcp(s, m)))).filter((a) => a !== undefined);
+  if (answers.length === 0) {
+    res.writeHead(202).end();
+    return;
+  }
+  res
+    .writeHead(200, { 'content-type': 'application/json' })
+    .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+}
+
 /**
  * olp's own MCP server for the client's functions, one session per CLI run (streamable HTTP
  * transport, JSON responses, on its own loopback-only listener). The CLI lists the run's tools
@@ -21,65 +87,12 @@ export function createToolBridge(logger: Logger) {
   let server: Server | undefined;
   let base = '';
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '').split('?')[0]!;
-    const token =
-      path === '/mcp'
-        ? /^Bearer ([A-Za-z0-9_-]{20,})$/.exec(req.headers.authorization ?? '')?.[1]
-        : /^\/mcp\/([A-Za-z0-9_-]{20,})$/.exec(path)?.[1];
-    const s = token ? sessions.get(token) : undefined;
-    if (!s || s.closed) {
-      res.writeHead(404).end();
-      return;
-    }
-    if (req.method === 'GET') {
-      res.writeHead(405, { allow: 'POST, DELETE' }).end();
-      return;
-    }
-    if (req.method === 'DELETE') {
-      res.writeHead(200).end();
-      return;
-    }
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'POST, DELETE' }).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of req) {
-      size += (c as Buffer).length;
-      if (size > 4 * 1024 * 1024) {
-        res.writeHead(413).end();
-        return;
-      }
-      chunks.push(c as Buffer);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res
-        .writeHead(400, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
-      return;
-    }
-    const messages = (Array.isArray(body) ? body : [body]) as McpMessage[];
-    const answers = (await Promise.all(messages.map((m) => answerMcp(s, m)))).filter((a) => a !== undefined);
-    if (answers.length === 0) {
-      res.writeHead(202).end();
-      return;
-    }
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
-  }
-
   return {
     /** Starts the loopback listener (once). */
     async start(): Promise<void> {
       if (server) return;
       server = createServer((req, res) => {
-        handle(req, res).catch((err: unknown) => {
+        handle(sessions, req, res).catch((err: unknown) => {
           logger.warn({ event: 'tool_bridge_error', err }, 'tool bridge request failed');
           if (!res.headersSent) res.writeHead(500).end();
         });

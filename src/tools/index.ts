@@ -76,7 +76,8 @@ export function parseToolRequest(req: RawTools): ToolRequest | undefined {
     const type = (parameters as { type?: unknown }).type;
     if (type !== undefined && type !== 'object') {
       throw invalidRequest(
-        `Invalid schema for function '${fn.name}': schema must be a JSON Schema of 'type: "object"', got 'type: ${JSON.stringify(type)}'.`,
+        `Invalid schema for function '${fn.name}': schema must be a JSON Schema of 'type: "object"', ` +
+          `got 'type: ${JSON.stringify(type)}'.`,
         `${fnAt}.parameters`,
       );
     }
@@ -127,7 +128,8 @@ function parseAllowedTools(
     // Worded without the request's shape: the Responses endpoint comes through here too.
     if (!names.has(name))
       throw invalidRequest(
-        `Invalid value for 'tool_choice': it allows a function named '${name}', and none of that name was given in 'tools'.`,
+        `Invalid value for 'tool_choice': it allows a function named '${name}', ` +
+          "and none of that name was given in 'tools'.",
         'tool_choice',
       );
     allowed.add(name);
@@ -141,14 +143,17 @@ function parseChoice(raw: unknown, param: string, names: ReadonlySet<string>): T
   const named = raw as { type?: unknown; function?: { name?: unknown }; name?: unknown };
   const name = param === 'function_call' ? named.name : named.type === 'function' ? named.function?.name : undefined;
   if (typeof name !== 'string') {
-    throw invalidRequest(
-      `Invalid value for '${param}': expected 'none', 'auto', 'required' or ${param === 'function_call' ? '{"name": …}' : '{"type": "function", "function": {"name": …}} or {"type": "allowed_tools", "allowed_tools": {"mode": …, "tools": […]}}'}.`,
-      param,
-    );
+    const shapes =
+      param === 'function_call'
+        ? '{"name": …}'
+        : '{"type": "function", "function": {"name": …}} or ' +
+          '{"type": "allowed_tools", "allowed_tools": {"mode": …, "tools": […]}}';
+    throw invalidRequest(`Invalid value for '${param}': expected 'none', 'auto', 'required' or ${shapes}.`, param);
   }
   if (!names.has(name))
     throw invalidRequest(
-      `Invalid value for '${param}': no function named '${name}' was given in '${param === 'function_call' ? 'functions' : 'tools'}'.`,
+      `Invalid value for '${param}': no function named '${name}' was given in ` +
+        `'${param === 'function_call' ? 'functions' : 'tools'}'.`,
       param,
     );
   return { name };

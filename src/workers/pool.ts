@@ -1,7 +1,28 @@
 import { rssMb } from './memory.js';
 import { spareMethods } from './spares.js';
-import { armIdle, clearIdle, createPoolState, makeRoom, retire, retireOnExit } from './state.js';
-import type { LiveRun, RetireReason, Worker, WorkerFit, WorkerInfo, WorkerPoolOptions } from './types.js';
+import { slotWorkerMethods } from './slot-worker.js';
+import { createPoolState, makeRoom, type PoolState, retire } from './state.js';
+import type { RetireReason, Worker, WorkerInfo, WorkerPoolOptions } from './types.js';
+
+/** For /health and logs: every worker and spare, a spare still starting as `starting`. */
+function listWorkers(s: PoolState): WorkerInfo[] {
+  const t = s.now();
+  const starting = new Set([...s.spares.values()].filter((spare) => !spare.isReady).map((spare) => spare.worker));
+  return allWorkers(s).map((w) => ({
+    slot: w.slot,
+    pid: w.proc.pid,
+    state: starting.has(w) ? 'starting' : w.state === 'busy' && w.parked ? 'parked' : w.state,
+    model: w.fit.cliModel,
+    turns: w.turns,
+    ageS: Math.round((t - w.startedAt) / 1000),
+    idleS: Math.round((t - w.lastUsedAt) / 1000),
+    rssMb: rssMb(w.proc.pid),
+  }));
+}
+
+function allWorkers(s: PoolState): Worker[] {
+  return [...s.workers.values(), ...[...s.spares.values()].map((spare) => spare.worker)];
+}
 
 /**
  * Live CLI processes kept between the turns of one session slot (ARCHITECTURE section 12). A
@@ -14,24 +35,8 @@ import type { LiveRun, RetireReason, Worker, WorkerFit, WorkerInfo, WorkerPoolOp
  */
 export function createWorkerPool(o: WorkerPoolOptions) {
   const s = createPoolState(o);
-  const { workers, spares, retiring, now } = s;
-  const all = (): Worker[] => [...workers.values(), ...[...spares.values()].map((spare) => spare.worker)];
-
-  /** A warm turn answered: the worker waits for the next one, unless it has served enough. */
-  function release(w: Worker, cost: number): void {
-    if (w.state !== 'busy') return;
-    w.turns++;
-    w.cost = cost;
-    w.lastUsedAt = now();
-    w.proc.hold();
-    if (w.revoked) void retire(s, w, 'revoked');
-    else if (w.turns >= o.maxTurns) void retire(s, w, 'max_turns');
-    else if (now() - w.startedAt >= o.maxAgeMs) void retire(s, w, 'max_age');
-    else {
-      w.state = 'idle';
-      armIdle(s, w);
-    }
-  }
+  const { workers, spares, retiring } = s;
+  const all = (): Worker[] => allWorkers(s);
 
   return {
     get max(): number {
@@ -44,112 +49,20 @@ export function createWorkerPool(o: WorkerPoolOptions) {
       return workers.size + spares.size;
     },
 
-    /**
-     * The slot's idle worker, now busy, if it fits the turn; a worker that does not fit is retired
-     * (await `settled` before running the turn cold).
-     */
-    take(slot: string, fit: WorkerFit): Worker | undefined {
-      const w = workers.get(slot);
-      if (!w || w.state !== 'idle') return undefined;
-      const t = now();
-      const f = w.fit;
-      if (
-        f.sessionId !== fit.sessionId ||
-        f.cliModel !== fit.cliModel ||
-        f.system !== fit.system ||
-        f.maxOutputTokens !== fit.maxOutputTokens ||
-        f.tools !== fit.tools ||
-        f.login !== fit.login
-      ) {
-        void retire(s, w, 'mismatch');
-        return undefined;
-      }
-      if (t - w.startedAt >= o.maxAgeMs) {
-        void retire(s, w, 'max_age');
-        return undefined;
-      }
-      clearIdle(s, w);
-      w.state = 'busy';
-      w.lastUsedAt = t;
-      return w;
-    },
-
-    /**
-     * Keeps a process that answered its first turn as the slot's worker. Makes room by retiring
-     * the least recently used idle worker; false (the caller lets the process end) when no room.
-     */
-    adopt(slot: string, keyId: string, run: LiveRun, fit: WorkerFit): boolean {
-      if (o.max <= 0 || o.maxTurns <= 1) return false;
-      const existing = workers.get(slot);
-      if (existing) void retire(s, existing, 'rotated');
-      if (!makeRoom(s)) return false;
-      const t = now();
-      const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
-      workers.set(slot, w);
-      retireOnExit(s, w);
-      armIdle(s, w);
-      return true;
-    },
-
-    release,
-
     /** Stops a worker and removes its workspace; resolves once the process is gone. Safe to call twice. */
     retire: (w: Worker, reason: RetireReason): Promise<void> => retire(s, w, reason),
 
-    /** Whether a worker could be started now (making room if need be); false at the cap with every worker busy. */
+    /**
+     * Whether a worker could be started now (making room if need be); false at the cap with every worker
+     * busy.
+     */
     hasRoom(): boolean {
       return o.max > 0 && o.maxTurns > 1 && makeRoom(s);
     },
 
-    /**
-     * A worker started for a slot's session (after a cold turn): not served until it is up; a turn
-     * that comes first runs cold and retires it (`retireSlot`).
-     */
-    addStarting(w: Worker, ready: Promise<boolean>): void {
-      const existing = workers.get(w.slot);
-      if (existing) void retire(s, existing, 'rotated');
-      workers.set(w.slot, w);
-      void ready.then((ok) => {
-        if (w.state !== 'starting') return;
-        if (!ok) return void retire(s, w, 'no_answer');
-        w.state = 'idle';
-        armIdle(s, w);
-      });
-      retireOnExit(s, w);
-    },
+    ...slotWorkerMethods(s),
 
     ...spareMethods(s),
-
-    /** A spare's first turn answered: it becomes the slot's worker for its session. */
-    promote(w: Worker, sessionId: string, system: string, cost: number): boolean {
-      const existing = workers.get(w.slot);
-      if (existing && existing !== w) void retire(s, existing, 'rotated');
-      w.fit = { ...w.fit, sessionId, system };
-      workers.set(w.slot, w);
-      w.turns = 0;
-      w.cost = 0;
-      release(w, cost);
-      return w.state === 'idle';
-    },
-
-    /** Retires the slot's worker, if any (the slot rotated to a new session, or was reset). */
-    retireSlot(slot: string, reason: RetireReason): void {
-      const w = workers.get(slot);
-      if (w) void retire(s, w, reason);
-    },
-
-    /**
-     * Retires the least recently used idle (or starting) worker, of the key when one is given, to
-     * free its process for a turn; false when none.
-     */
-    shedIdle(keyId?: string): boolean {
-      const lru = [...workers.values()]
-        .filter((w) => (w.state === 'idle' || w.state === 'starting') && (keyId === undefined || w.keyId === keyId))
-        .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
-      if (!lru) return false;
-      void retire(s, lru, 'evicted');
-      return true;
-    },
 
     /** Resolves once no retired worker of this slot is still running. */
     async settled(slot: string): Promise<void> {
@@ -181,18 +94,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 
     /** For /health and logs. */
     list(): WorkerInfo[] {
-      const t = now();
-      const starting = new Set([...spares.values()].filter((spare) => !spare.isReady).map((spare) => spare.worker));
-      return all().map((w) => ({
-        slot: w.slot,
-        pid: w.proc.pid,
-        state: starting.has(w) ? 'starting' : w.state === 'busy' && w.parked ? 'parked' : w.state,
-        model: w.fit.cliModel,
-        turns: w.turns,
-        ageS: Math.round((t - w.startedAt) / 1000),
-        idleS: Math.round((t - w.lastUsedAt) / 1000),
-        rssMb: rssMb(w.proc.pid),
-      }));
+      return listWorkers(s);
     },
   };
 }

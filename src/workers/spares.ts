@@ -1,5 +1,57 @@
 import { armIdle, clearIdle, retire, type PoolState } from './state.js';
-import type { Spare, Worker } from './types.js';
+import type { Spare, Worker, WorkerFit } from './types.js';
+
+/** See `wantsSpare` in `spareMethods`. */
+function wantsSpare(s: PoolState, keyId: string, backend: string, slot: string | undefined): boolean {
+  if (s.o.max <= 0) return false;
+  for (const spare of s.spares.values()) {
+    if (spare.worker.keyId !== keyId || spare.backend !== backend) continue;
+    if (slot === undefined || spare.worker.slot === slot) return false;
+    void retire(s, spare.worker, 'superseded');
+  }
+  if (s.workers.size + s.spares.size < s.o.max) return true;
+  // At the cap, the spare takes the place of the key's least recently used idle worker that
+  // has served one turn only: a conversation that has not gone on (a client sending a new
+  // conversation with every request keeps none). One that went on keeps its worker.
+  const own = `${keyId}/${backend}/`;
+  const oneShot = [...s.workers.values()]
+    .filter((w) => w.state === 'idle' && w.turns <= 1 && w.slot.startsWith(own))
+    .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
+  if (!oneShot) return false;
+  void retire(s, oneShot, 'evicted');
+  return true;
+}
+
+/** See `takeSpare` in `spareMethods`. */
+async function takeSpare(
+  s: PoolState,
+  slot: string,
+  want: Pick<WorkerFit, 'cliModel' | 'maxOutputTokens' | 'login'>,
+  waitMs: number,
+): Promise<Worker | undefined> {
+  const spare = s.spares.get(slot);
+  if (!spare || spare.worker.state !== 'spare') return undefined;
+  const f = spare.worker.fit;
+  if (f.cliModel !== want.cliModel || f.maxOutputTokens !== want.maxOutputTokens || f.login !== want.login) {
+    void retire(s, spare.worker, 'mismatch');
+    return undefined;
+  }
+  if (!spare.isReady && waitMs > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([spare.ready, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+  }
+  if (s.spares.get(slot) !== spare || spare.worker.state !== 'spare') return undefined;
+  if (!spare.isReady) {
+    void retire(s, spare.worker, 'superseded');
+    return undefined;
+  }
+  s.spares.delete(slot);
+  clearIdle(s, spare.worker);
+  spare.worker.state = 'busy';
+  spare.worker.lastUsedAt = s.now();
+  return spare.worker;
+}
 
 /** A pool's pre-started CLIs: each waits in the slot a key's next new conversation will take. */
 export function spareMethods(s: PoolState) {
@@ -11,23 +63,7 @@ export function spareMethods(s: PoolState) {
      * it is retired so that one starts where it will be used.
      */
     wantsSpare(keyId: string, backend: string, slot?: string): boolean {
-      if (s.o.max <= 0) return false;
-      for (const spare of s.spares.values()) {
-        if (spare.worker.keyId !== keyId || spare.backend !== backend) continue;
-        if (slot === undefined || spare.worker.slot === slot) return false;
-        void retire(s, spare.worker, 'superseded');
-      }
-      if (s.workers.size + s.spares.size < s.o.max) return true;
-      // At the cap, the spare takes the place of the key's least recently used idle worker that
-      // has served one turn only: a conversation that has not gone on (a client sending a new
-      // conversation with every request keeps none). One that went on keeps its worker.
-      const own = `${keyId}/${backend}/`;
-      const oneShot = [...s.workers.values()]
-        .filter((w) => w.state === 'idle' && w.turns <= 1 && w.slot.startsWith(own))
-        .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
-      if (!oneShot) return false;
-      void retire(s, oneShot, 'evicted');
-      return true;
+      return wantsSpare(s, keyId, backend, slot);
     },
 
     /** Keeps a pre-started CLI for a slot's next new conversation (idle-bounded like a worker). */
@@ -53,38 +89,20 @@ export function spareMethods(s: PoolState) {
      * key's next spare starts in the slot its next new conversation takes instead of sitting in
      * this one, which a conversation now holds.
      */
-    async takeSpare(
+    takeSpare(
       slot: string,
       cliModel: string,
       maxOutputTokens: number | undefined,
       login: string,
       waitMs = 0,
     ): Promise<Worker | undefined> {
-      const spare = s.spares.get(slot);
-      if (!spare || spare.worker.state !== 'spare') return undefined;
-      const f = spare.worker.fit;
-      if (f.cliModel !== cliModel || f.maxOutputTokens !== maxOutputTokens || f.login !== login) {
-        void retire(s, spare.worker, 'mismatch');
-        return undefined;
-      }
-      if (!spare.isReady && waitMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([spare.ready, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
-        clearTimeout(timer);
-      }
-      if (s.spares.get(slot) !== spare || spare.worker.state !== 'spare') return undefined;
-      if (!spare.isReady) {
-        void retire(s, spare.worker, 'superseded');
-        return undefined;
-      }
-      s.spares.delete(slot);
-      clearIdle(s, spare.worker);
-      spare.worker.state = 'busy';
-      spare.worker.lastUsedAt = s.now();
-      return spare.worker;
+      return takeSpare(s, slot, { cliModel, maxOutputTokens, login }, waitMs);
     },
 
-    /** Retires the oldest spare to free its process for a turn (see `ProcessCap`); false when there is none. */
+    /**
+     * Retires the oldest spare to free its process for a turn (see `ProcessCap`); false when there is
+     * none.
+     */
     shedSpare(): boolean {
       const spare = [...s.spares.values()].sort((a, b) => a.worker.startedAt - b.worker.startedAt)[0]?.worker;
       if (!spare) return false;

@@ -2,7 +2,10 @@
 
 /** A file of the operator's made visible inside a workspace home (credentials, mostly). */
 export interface Link {
-  /** Absolute path of the real file; with `persistent`, a directory relative to the workspace's persistent dir (created if missing). */
+  /**
+   * Absolute path of the real file; with `persistent`, a directory relative to the workspace's persistent
+   * dir (created if missing).
+   */
   from: string;
   persistent?: boolean;
   /** Path relative to the workspace home. */

@@ -1,0 +1,89 @@
+// The gauges read at each scrape: CLI runs, the queue, processes, parked turns and workers, and the plan
+// windows of each login.
+import type * as PromClient from 'prom-client';
+import { MACHINE_LOGIN } from '../logins/index.js';
+import type { MetricsSources } from './types.js';
+
+type Prom = typeof PromClient;
+
+/** Runs, queue, processes, parked turns and workers. */
+export function registerProcessGauges({ Gauge }: Prom, registry: PromClient.Registry, sources: MetricsSources): void {
+  new Gauge({
+    name: 'olp_cli_runs_in_flight',
+    help: 'CLI runs admitted and running.',
+    registers: [registry],
+    collect() {
+      this.set(sources.admission.stats().running);
+    },
+  });
+  new Gauge({
+    name: 'olp_queue_length',
+    help: 'Requests waiting for a CLI slot.',
+    registers: [registry],
+    collect() {
+      this.set(sources.admission.stats().queued);
+    },
+  });
+  new Gauge({
+    name: 'olp_cli_processes',
+    help: 'CLI processes olp holds (turns in flight, live workers, spares, parked turns, ones being stopped).',
+    registers: [registry],
+    collect() {
+      this.set(sources.supervisor.active);
+    },
+  });
+  if (sources.processes)
+    new Gauge({
+      name: 'olp_cli_processes_max',
+      help: 'Most CLI processes olp holds at once (--max-processes).',
+      registers: [registry],
+      collect() {
+        this.set(sources.processes!.max);
+      },
+    });
+  new Gauge({
+    name: 'olp_parked_turns',
+    help: "Turns waiting, their CLI alive, for the client's tool results (they count against the key's concurrency).",
+    registers: [registry],
+    collect() {
+      this.set(sources.parked?.size ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'olp_workers',
+    help: 'Live CLI workers by state.',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const w of sources.workers?.list() ?? []) this.inc({ state: w.state });
+    },
+  });
+}
+
+/** Each login's plan window: its use and whether it is spent. */
+export function registerPlanGauges({ Gauge }: Prom, registry: PromClient.Registry, sources: MetricsSources): void {
+  new Gauge({
+    name: 'olp_plan_utilization',
+    help: "Share (0-1) of the login's plan window used, as the CLI last reported it.",
+    labelNames: ['backend', 'login', 'window'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { backend, login, view: p } of sources.plans?.all() ?? [])
+        if (p.utilization !== null)
+          this.set({ backend, login: login ?? MACHINE_LOGIN, window: p.window ?? '' }, p.utilization);
+    },
+  });
+  new Gauge({
+    name: 'olp_plan_rejected',
+    help: "1 while the login's plan window is spent (requests answered 429 plan_limit_reached), else 0.",
+    labelNames: ['backend', 'login'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { backend, login, view: p } of sources.plans?.all() ?? [])
+        this.set({ backend, login: login ?? MACHINE_LOGIN }, p.status === 'rejected' && !p.overage ? 1 : 0);
+    },
+  });
+}
