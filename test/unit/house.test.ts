@@ -42,7 +42,6 @@ const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/codex/events.ts#createCodexParser',
   'backends/codex/live.ts#createAppServerParser',
   'backends/detect.ts#createDetector',
-  'conversation/forward.ts#forward',
   'http/app.ts#createApp',
   'run/background.ts#launch',
   'run/cold.ts#runCold',
