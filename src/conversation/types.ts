@@ -86,7 +86,10 @@ export type ConversationEvent =
       backend: string;
       session: SessionNote;
       headers: Readonly<Record<string, string>>;
-      /** olp's estimate of the prompt's tokens (a format that says them before the CLI has: Anthropic's `message_start`). */
+      /**
+       * olp's estimate of the prompt's tokens (a format that says them before the CLI has: Anthropic's
+       * `message_start`).
+       */
       promptTokens: number;
     }
   | { type: 'text'; text: string }

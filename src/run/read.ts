@@ -139,7 +139,10 @@ export function costOf(outcome: TurnOutcome): number {
   return outcome.usage?.costUsd ?? 0;
 }
 
-/** A live CLI's turn usage, its cost this turn's share of the process's running total (`before`: the total after its last turn). */
+/**
+ * A live CLI's turn usage, its cost this turn's share of the process's running total (`before`: the
+ * total after its last turn).
+ */
 export function turnUsage(outcome: TurnOutcome, before: number): TurnOutcome['usage'] {
   return outcome.usage && outcome.usage.costUsd !== undefined
     ? { ...outcome.usage, costUsd: Math.max(0, costOf(outcome) - before) }
