@@ -71,13 +71,51 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  const context = createContext(deps);
+  app.use(context);
+  app.use(createPathCheck());
+  const cors = deps.corsOrigins.length > 0 ? [createCors(deps.corsOrigins)] : [];
+  if (cors.length > 0) app.use(cors);
+  // The conversation endpoints first: express tries its routes in order, and these are nearly
+  // every request olp serves. Each authenticates itself, as `/v1` below does for the others.
+  const auth = createAuth(deps);
+  const json = createJsonBody(deps.bodyLimit);
+  const conversations = new Map<string, RequestHandler[]>([
+    ['/v1/chat/completions', [auth, json, createChatRoute(deps)]],
+    ['/v1/responses', [auth, json, createResponsesRoute(deps)]],
+    ['/v1/messages', [auth, checkMessagesHeaders, json, createMessagesRoute(deps)]],
+    ['/v1/messages/count_tokens', [auth, checkMessagesHeaders, json, createCountTokensRoute(deps)]],
+  ]);
+  for (const [path, handlers] of conversations) app.post(path, ...handlers);
+  addOpenRoutes(app, deps, auth);
+  addKeyedRoutes(app, deps, auth, json);
+  const notFound = (req: Request) => routeNotFound(req.method, req.path);
+  app.use((req: Request) => {
+    throw notFound(req);
+  });
+  const onError = createErrorHandler(deps.bodyLimit);
+  app.use(onError);
+  // The same conversation chains, without the router's walk, for their exact paths (a plain
+  // path needs no percent-decoding check); a query string or any other request takes the router.
+  routeDirect(
+    app,
+    new Map([...conversations].map(([path, handlers]) => [path, [context, ...cors, ...handlers]])),
+    onError,
+    notFound,
+  );
+  return app;
+}
 
-  const context = (req: Request, res: Response, next: NextFunction): void => {
+/**
+ * Each request's context (its id, logger and times) and its place in the server's in-flight
+ * count: the request is finished when its response has closed and every hold is released.
+ */
+function createContext(deps: AppDeps) {
+  return (req: Request, res: Response, next: NextFunction): void => {
     const requestId = newRequestId();
     // The id a front door (or the client) gave the request, so its logs and olp's can be matched.
     const given = req.headers['x-request-id'];
     const forwarded = typeof given === 'string' && FORWARDED_ID.test(given) ? { forwardedId: given } : {};
-    // The request is finished when the response has closed and every hold is released.
     let holds = 1;
     const release = () => {
       if (--holds > 0) return;
@@ -110,23 +148,10 @@ export function createApp(deps: AppDeps): express.Express {
     });
     next();
   };
-  app.use(context);
+}
 
-  app.use(createPathCheck());
-  const cors = deps.corsOrigins.length > 0 ? [createCors(deps.corsOrigins)] : [];
-  if (cors.length > 0) app.use(cors);
-  // The conversation endpoints first: express tries its routes in order, and these are nearly
-  // every request olp serves. Each authenticates itself, as `/v1` below does for the others.
-  const auth = createAuth(deps);
-  const json = createJsonBody(deps.bodyLimit);
-  const conversations = new Map<string, RequestHandler[]>([
-    ['/v1/chat/completions', [auth, json, createChatRoute(deps)]],
-    ['/v1/responses', [auth, json, createResponsesRoute(deps)]],
-    ['/v1/messages', [auth, checkMessagesHeaders, json, createMessagesRoute(deps)]],
-    ['/v1/messages/count_tokens', [auth, checkMessagesHeaders, json, createCountTokensRoute(deps)]],
-  ]);
-  for (const [path, handlers] of conversations) app.post(path, ...handlers);
-  const models = createModelsRoutes(deps);
+/** The routes anyone may ask (health, the root, the page's files, metrics when open). */
+function addOpenRoutes(app: express.Express, deps: AppDeps, auth: RequestHandler): void {
   app.get('/health', createHealthRoute(deps));
   // Claude Code probes the base URL (HEAD /) before it starts; express answers HEAD from GET.
   app.get('/', rootRoute);
@@ -136,6 +161,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.get(['/olp', '/olp/'], pageRoute('html'));
   app.get('/olp/app.js', pageRoute('js'));
   app.get('/olp/app.css', pageRoute('css'));
+}
+
+/** The routes behind a key: usage, keys (owners change them), models and stored responses. */
+function addKeyedRoutes(app: express.Express, deps: AppDeps, auth: RequestHandler, json: RequestHandler): void {
+  const models = createModelsRoutes(deps);
   app.use('/v1', auth);
   app.use('/olp', auth, noStore);
   app.get('/olp/me', createMeRoute(deps.store, deps.plans));
@@ -156,21 +186,6 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/v1/responses/:id', stored.get);
   app.delete('/v1/responses/:id', stored.remove);
   app.get('/v1/responses/:id/input_items', stored.inputItems);
-  const notFound = (req: Request) => routeNotFound(req.method, req.path);
-  app.use((req: Request) => {
-    throw notFound(req);
-  });
-  const onError = createErrorHandler(deps.bodyLimit);
-  app.use(onError);
-  // The same conversation chains, without the router's walk, for their exact paths (a plain
-  // path needs no percent-decoding check); a query string or any other request takes the router.
-  routeDirect(
-    app,
-    new Map([...conversations].map(([path, handlers]) => [path, [context, ...cors, ...handlers]])),
-    onError,
-    notFound,
-  );
-  return app;
 }
 
 /** GET /metrics: the Prometheus exposition, never cached. */

@@ -3,7 +3,7 @@ import type { RunningProcess } from '../process/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
 import { callOf, openWorkspace, spawnIn, waitToStart } from './spawn.js';
 import type { ColdPlan, RunDeps, RunInput, RunOutcome } from './types.js';
-import { follow, stopProcess } from './stop.js';
+import { follow, interruptTurn, stopProcess } from './stop.js';
 
 /**
  * One turn in a fresh process and workspace. With `plan.live`, the process is started so that it
@@ -18,17 +18,10 @@ export async function* runCold(
 ): AsyncGenerator<BackendEvent, RunOutcome> {
   const { backend, log } = input;
   const { turn, live, mode: run } = plan;
-  const slot = turn.session?.slot;
-  const fresh = turn.session?.mode === 'fresh' && !turn.session.forkOf;
   const ws = openWorkspace(deps, backend, turn, {
     keyId: input.keyId,
     requestId: input.requestId,
-    ...(slot !== undefined && turn.session?.mode !== 'ephemeral'
-      ? {
-          slot: `${backend.id}-${slot}`,
-          ...(fresh ? { resetSlot: plan.reset ?? { staleSession: turn.session?.previousSessionId } } : {}),
-        }
-      : {}),
+    ...slotOf(plan, backend.id),
   });
   const life = new AbortController();
   const unfollow = follow(input.signal, life);
@@ -38,21 +31,12 @@ export async function* runCold(
   let room: ((proc?: RunningProcess) => void) | undefined;
   try {
     room = await waitToStart(deps, backend, turn, input.signal, input.keyId);
-    // A live process's own timeout bounds its whole life; each turn has its own below.
-    const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
-    proc = spawnIn(deps, backend, turn, ws, {
-      prepared: (w) => backend.prepare(turn, w),
-      limits,
-      signal: life.signal,
-      log,
-      record: (p) => callOf(backend, turn, p),
-    });
+    proc = startCold(deps, input, plan, ws, life);
     room(proc);
-    log.debug(
-      { event: 'spawned', pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) },
-      'spawned',
-    );
     const parser = backend.createParser();
+    const started = proc;
+    // A process started to serve later turns takes an interrupt on its stdin, as a worker does.
+    if (live && input.interrupt) input.interrupt.stop = () => interruptTurn(started, parser, life);
     lines = proc.lines[Symbol.asyncIterator]();
     const totalTimer = live ? setTimeout(() => stopProcess(life, 'timeout'), deps.limits.timeoutMs) : undefined;
     let retrying: Retrying | undefined;
@@ -81,38 +65,81 @@ export async function* runCold(
     // The caller has the whole turn (or the output ended): a CLI that lingers gets a short grace.
     await lines.return?.(undefined);
     const exit = await proc.exit;
+    const ms = Math.round(exit.durationMs);
     log.debug(
-      {
-        event: 'exited',
-        pid: exit.pid,
-        code: exit.exitCode,
-        signal: exit.signal,
-        reason: exit.reason,
-        ms: Math.round(exit.durationMs),
-      },
+      { event: 'exited', pid: exit.pid, code: exit.exitCode, signal: exit.signal, reason: exit.reason, ms },
       'exited',
     );
     return { ...toOutcome(backend, parser, exit, deps.limits, retrying), run };
   } finally {
     room?.();
     unfollow();
+    if (input.interrupt) input.interrupt.stop = undefined;
     if (!kept) {
       // Early return (client gone, consumer error): stop the child and wait for its group to die.
       stopProcess(life, 'turn_closed'); // a string reason: no DOMException (and its stack) per request
       if (lines) await lines.return?.(undefined);
       if (proc) await proc.exit;
     }
-    // The session a fork copied is read once, at its start: its files go now, whatever the turn's
-    // outcome (a failed fork leaves the slot to start over from the whole transcript). A fork
-    // that keeps reading its source (codex) leaves it to the slot's next whole reset.
-    const forkOf = turn.session?.forkOf;
-    if (forkOf && slot !== undefined && proc && !backend.forks?.keepsSource)
-      deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
-    if (!kept) {
-      // The child is gone; its directory is removed off the event loop, never delaying the response.
-      ws.removeLater().catch((err: unknown) =>
-        log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'),
-      );
-    }
+    cleanUp(deps, input, turn, proc !== undefined, kept, ws);
   }
+}
+
+/** Spawns a cold turn's CLI in its workspace. */
+function startCold(
+  deps: RunDeps,
+  input: RunInput,
+  plan: ColdPlan,
+  ws: Parameters<typeof spawnIn>[3],
+  life: AbortController,
+): RunningProcess {
+  const { backend, log } = input;
+  const { turn, live } = plan;
+  // A live process's own timeout bounds its whole life; each turn has its own.
+  const limits = live ? { ...deps.limits, timeoutMs: live.pool.maxAgeMs + deps.limits.timeoutMs } : deps.limits;
+  const proc = spawnIn(deps, backend, turn, ws, {
+    prepared: (w) => backend.prepare(turn, w),
+    limits,
+    signal: life.signal,
+    log,
+    record: (p) => callOf(backend, turn, p),
+  });
+  const about = { pid: proc.pid, backend: backend.id, model: turn.cliModel, live: Boolean(live) };
+  log.debug({ event: 'spawned', ...about }, 'spawned');
+  return proc;
+}
+
+/** The slot a cold turn's workspace belongs to, and whether it starts the slot over. */
+function slotOf(plan: ColdPlan, backend: string) {
+  const session = plan.turn.session;
+  if (session?.slot === undefined || session.mode === 'ephemeral') return {};
+  const fresh = session.mode === 'fresh' && !session.forkOf;
+  return {
+    slot: `${backend}-${session.slot}`,
+    ...(fresh ? { resetSlot: plan.reset ?? { staleSession: session.previousSessionId } } : {}),
+  };
+}
+
+/** After a cold turn: a fork's source session goes, and a workspace not kept is removed. */
+function cleanUp(
+  deps: RunDeps,
+  input: RunInput,
+  turn: ColdPlan['turn'],
+  spawned: boolean,
+  kept: boolean,
+  ws: { removeLater(): Promise<unknown> },
+): void {
+  const { backend, log } = input;
+  const slot = turn.session?.slot;
+  // The session a fork copied is read once, at its start: its files go now, whatever the turn's
+  // outcome (a failed fork leaves the slot to start over from the whole transcript). A fork
+  // that keeps reading its source (codex) leaves it to the slot's next whole reset.
+  const forkOf = turn.session?.forkOf;
+  if (forkOf && slot !== undefined && spawned && !backend.forks?.keepsSource)
+    deps.workspaces.pruneSession(input.keyId, `${backend.id}-${slot}`, forkOf);
+  if (kept) return;
+  // The child is gone; its directory is removed off the event loop, never delaying the response.
+  ws.removeLater().catch((err: unknown) =>
+    log.warn({ event: 'workspace_remove_failed', err }, 'could not remove a workspace (the next start sweeps it)'),
+  );
 }

@@ -1,8 +1,7 @@
-import type { BackendEvent, EventParser } from '../backends/index.js';
-import type { Worker } from '../workers/index.js';
+import type { BackendEvent } from '../backends/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
-import { follow, stopProcess } from './stop.js';
+import { follow, interruptTurn, stopProcess } from './stop.js';
 import { waitToWrite } from './spawn.js';
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */
@@ -23,7 +22,7 @@ export async function* runLive(
   const { pool } = pooled;
   const parser = backend.live?.parser?.() ?? backend.createParser();
   const unfollow = follow(input.signal, w.life);
-  if (input.interrupt) input.interrupt.stop = () => interrupt(w, parser);
+  if (input.interrupt) input.interrupt.stop = () => interruptTurn(w.proc, parser, w.life);
   let seen = false;
   let totalTimer: NodeJS.Timeout | undefined;
   let startTimer: NodeJS.Timeout | undefined;
@@ -75,14 +74,4 @@ export async function* runLive(
     // Closed early by the consumer (client gone): the turn is cut, so is the worker.
     if (!settled) await pool.retire(w, 'aborted');
   }
-}
-
-/** Asks a live CLI to interrupt its turn, if its protocol has a way (false: it has none). */
-function interrupt(w: Worker, parser: EventParser): boolean {
-  const line = parser.interrupt?.();
-  if (!line) return false;
-  void w.proc.write(line).then((ok) => {
-    if (!ok) stopProcess(w.life, 'done');
-  });
-  return true;
 }

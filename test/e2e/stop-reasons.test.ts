@@ -169,6 +169,41 @@ describe('a stop sequence on a live CLI', () => {
   });
 });
 
+describe('a stop sequence on the first turn of a conversation live workers serve', () => {
+  it("interrupts the cold CLI's turn, which is kept as the slot's worker for the next turn", async () => {
+    const w = await startTestDaemon({
+      config: { workers: true, prestart: false },
+      claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
+    });
+    try {
+      const client = new OpenAI({ baseURL: w.baseURL, apiKey: w.token, maxRetries: 0 });
+      const first = [{ role: 'user' as const, content: `${SAID} ${'and then a great deal more '.repeat(6)}` }];
+      const r = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: first,
+        stop: ['STOPHERE'],
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
+      assert.equal(text, BEFORE);
+      const next = [
+        ...first,
+        { role: 'assistant' as const, content: text },
+        { role: 'user' as const, content: 'go on' },
+      ];
+      const c = await client.chat.completions.create({ model: 'sonnet', messages: next });
+      assert.match(c.choices[0]!.message.content!, /go on/);
+      const runs = () => w.logs.filter((l) => l.event === 'request').map((l) => String(l.run));
+      await waitFor(() => runs().length === 2, undefined, 'two request lines');
+      assert.deepEqual(runs(), ['cold', 'warm']);
+      assert.equal(recordedPids(w.recordDir).runs.length, 1, 'one CLI in all');
+    } finally {
+      await w.close();
+    }
+  });
+});
+
 describe('stop reasons chat has no word for', () => {
   const cases = [
     {

@@ -42,9 +42,7 @@ const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/codex/events.ts#createCodexParser',
   'backends/codex/live.ts#createAppServerParser',
   'backends/detect.ts#createDetector',
-  'http/app.ts#createApp',
   'run/background.ts#launch',
-  'run/cold.ts#runCold',
   'serve.ts#composeLocked',
   'tools/parked.ts#createParkedTurns',
 ];
