@@ -49,7 +49,7 @@ export const STAGES = [
   'auth', // bearer key → Principal
 ];
 /** Used by every stage; ordered among themselves the same way. */
-export const BASE = ['store', 'config', 'errors', 'log', 'ids', 'native'];
+export const BASE = ['store', 'config', 'errors', 'log', 'ids', 'core', 'native'];
 
 const ORDER = [...STAGES, ...BASE];
 
