@@ -1,5 +1,6 @@
 import { modelAllowed } from '../admit/index.js';
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
+import type { Message } from '../core/index.js';
 import {
   backendNotLoggedIn,
   ClientAbortedError,
@@ -12,7 +13,6 @@ import { runTurn, type ParkedPlan, type RunOutcome } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
 import { offeredTools } from '../tools/index.js';
 import { outputSchemaOf } from '../transcript/index.js';
-import type { ChatMessage } from '../validate/index.js';
 import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
 import { forward } from './forward.js';
 import { toolsFor, toSessionNote, type Stage } from './progress.js';
@@ -52,7 +52,7 @@ function ownLoginOutcome<O extends TurnOutcome>(s: Stage, login: string | undefi
 /** Tries each model of the chain in turn (see ARCHITECTURE section 12). */
 export async function* runChain(
   s: Stage,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
   first: ModelTranscript,
   signal: AbortSignal,
   claimed?: ParkedPlan,
@@ -69,7 +69,7 @@ export async function* runChain(
 
 async function* tryChain(
   s: Stage,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
   first: ModelTranscript,
   signal: AbortSignal,
   parked: { plan: ParkedPlan | undefined },

@@ -12,7 +12,7 @@ import {
 import { clientTooSlow, createRunStop, type RunStop } from '../run/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import type { ModelRegistry } from '../models/index.js';
-import { checkOutputTokens, parseChatRequest } from '../validate/index.js';
+import { checkOutputTokens, parseChatRequest, toCoreMessages } from '../validate/index.js';
 import { ctx } from './context.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -83,7 +83,7 @@ export function createChatRoute(deps: EndpointDeps) {
       const stop = disconnectSignal(res);
       const input = {
         model: request.model,
-        messages: request.messages,
+        messages: toCoreMessages(request.messages),
         responseFormat: request.response_format,
         maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
         tools,
