@@ -61,7 +61,7 @@ export const STAGES = [
   'auth', // bearer key → Principal
 ];
 /** Used by every stage; ordered among themselves the same way. */
-export const BASE = ['store', 'config', 'queue', 'errors', 'log', 'ids', 'native'];
+export const BASE = ['store', 'config', 'queue', 'errors', 'log', 'ids', 'core', 'native'];
 
 const ORDER = [...STAGES, ...BASE];
 

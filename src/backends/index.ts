@@ -13,7 +13,7 @@ export type {
   EnvPolicy,
   ForkSupport,
 } from './types.js';
-export { END_TURN, type StopReason } from './stop-reason.js';
+export { END_TURN, type StopReason } from '../core/index.js';
 export { createBackends, type BackendSettings } from './registry.js';
 export {
   createClaudeBackend,

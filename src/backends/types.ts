@@ -1,5 +1,5 @@
 import type { ProxyError } from '../errors/index.js';
-import type { StopReason } from './stop-reason.js';
+import type { StopReason } from '../core/index.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
 import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
 import type { PlanReport } from '../plan/index.js';

@@ -13,7 +13,7 @@ import type { Route } from '../models/index.js';
 import type { ParkedClaim, TurnInterrupt, TurnResult } from '../run/index.js';
 import { ephemeral } from '../sessions/index.js';
 import { outputSchemaOf } from '../transcript/index.js';
-import type { ChatMessage } from '../validate/index.js';
+import type { Message } from '../core/index.js';
 import { observeTokens, transcriptFor, type ModelTranscript } from './fit.js';
 import { forward } from './forward.js';
 import { toolsFor, toSessionNote, type Stage } from './progress.js';
@@ -56,7 +56,7 @@ function ownLoginOutcome<O extends TurnOutcome>(s: Stage, login: string | undefi
  */
 export async function* runChain(
   s: Stage,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
   first: ModelTranscript,
   signal: AbortSignal,
   claim?: ParkedClaim,
@@ -111,7 +111,7 @@ export async function* runChain(
 /** A fallback model's own transcript of the conversation, or undefined (logged) when it does not fit. */
 function fallbackTranscript(
   s: Stage,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
   candidate: string,
   backend: Backend,
 ): ModelTranscript | undefined {

@@ -1,5 +1,5 @@
-import { charsToTokens, estimateTurnTokens, IMAGE_TOKENS } from '../transcript/index.js';
-import type { ChatMessage } from '../validate/index.js';
+import type { Message } from '../core/index.js';
+import { charsToTokens, estimateTurnTokens, IMAGE_TOKENS, isRemote } from '../transcript/index.js';
 import { transcriptFor } from './fit.js';
 import type { ConversationDeps, ConversationInput } from './types.js';
 
@@ -11,15 +11,14 @@ import type { ConversationDeps, ConversationInput } from './types.js';
 export function estimatePromptTokens(deps: ConversationDeps, keyId: string, input: ConversationInput): number {
   const route = deps.registry.resolve(input.model);
   let remote = 0;
-  const messages = input.messages.map((m): ChatMessage => {
-    if (m.role !== 'user' || !Array.isArray(m.content)) return m;
-    const content = m.content.filter((p) => {
-      const url = p.type === 'image_url' ? p.image_url.url : '';
-      if (!/^https?:\/\//i.test(url)) return true;
+  const messages = input.messages.map((m): Message => {
+    if (m.role !== 'user') return m;
+    const parts = m.parts.filter((p) => {
+      if (p.type !== 'image' || !isRemote(p.url)) return true;
       remote++;
       return false;
     });
-    return { ...m, content };
+    return { ...m, parts };
   });
   const t = transcriptFor(deps, keyId, messages, input.responseFormat, input.model, route.backend, input.tools);
   const tools = input.tools ? charsToTokens(JSON.stringify(input.tools.tools).length, t.rate) : 0;

@@ -1,4 +1,5 @@
 import type { Backend, Usage } from '../backends/index.js';
+import type { Message } from '../core/index.js';
 import type { Lease } from '../sessions/index.js';
 import { choiceInstruction, type ToolRequest } from '../tools/index.js';
 import {
@@ -11,7 +12,6 @@ import {
   type ResponseFormat,
   type Transcript,
 } from '../transcript/index.js';
-import type { ChatMessage } from '../validate/index.js';
 import type { ConversationDeps } from './types.js';
 
 /**
@@ -23,7 +23,7 @@ import type { ConversationDeps } from './types.js';
 export function transcriptFor(
   deps: ConversationDeps,
   keyId: string,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
   format: ResponseFormat | undefined,
   model: string,
   backend: Backend,

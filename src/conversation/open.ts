@@ -1,10 +1,10 @@
 import { estimateTokens, type Permit, type RateCounted } from '../admit/index.js';
 import type { Principal } from '../auth/index.js';
 import type { Usage } from '../backends/index.js';
+import type { Message } from '../core/index.js';
 import { ClientAbortedError, toProxyError, type ProxyError } from '../errors/index.js';
 import { stopReasonOf, toStopOutcome } from '../run/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages } from '../transcript/index.js';
-import type { ChatMessage } from '../validate/index.js';
 import { runChain } from './chain.js';
 import { transcriptFor, type ModelTranscript } from './fit.js';
 import { newProgress, toolsFor, type Progress, type Stage } from './progress.js';
@@ -67,10 +67,7 @@ function noteStop(p: Progress, signal: AbortSignal, usage: Usage | null): void {
 }
 
 /** Opening: the model routed and allowed, remote images fetched, the transcript made and its prompt counted. */
-async function open(
-  s: Stage,
-  signal: AbortSignal,
-): Promise<{ messages: ChatMessage[]; conversation: ModelTranscript }> {
+async function open(s: Stage, signal: AbortSignal): Promise<{ messages: Message[]; conversation: ModelTranscript }> {
   const { deps, principal, input, p } = s;
   const first = deps.registry.resolve(input.model);
   deps.admission.checkModel(principal, input.model);

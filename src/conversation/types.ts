@@ -1,5 +1,6 @@
 import type { Admission } from '../admit/index.js';
 import type { Backend, Detector, StopReason, Usage } from '../backends/index.js';
+import type { Message } from '../core/index.js';
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
@@ -12,7 +13,6 @@ import type { Store } from '../store/index.js';
 import type { ImageLimits, ResponseFormat, TokenCalibration } from '../transcript/index.js';
 import type { RunMode, TurnRunner } from '../run/index.js';
 import type { ToolRequest } from '../tools/index.js';
-import type { ChatMessage } from '../validate/index.js';
 
 /** Everything a conversation needs; built once by the composition root. */
 export interface ConversationDeps {
@@ -46,10 +46,10 @@ export interface ConversationDeps {
 /** Which wire format a request came in; recorded in its ledger row. */
 export type Endpoint = 'chat.completions' | 'responses' | 'messages';
 
-/** A validated request, in no wire format: the conversation (as OpenAI chat messages) and its settings. */
+/** A validated request, in no wire format: the conversation (the core's messages) and its settings. */
 export interface ConversationInput {
   model: string;
-  messages: ChatMessage[];
+  messages: Message[];
   responseFormat?: ResponseFormat | undefined;
   maxOutputTokens?: number | undefined;
   /** The client's functions and tool choice (none offered: undefined). */

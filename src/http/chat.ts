@@ -1,6 +1,6 @@
 import { endSlowStream, newCompletionId, writeChatJson, writeChatStream, type ChatMeta } from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
-import { checkOutputTokens, parseChatRequest } from '../validate/index.js';
+import { checkOutputTokens, parseChatRequest, toCoreMessages } from '../validate/index.js';
 import { createConversationRoute, type EndpointDeps, type WireAdapter } from './conversation-route.js';
 
 /** Chat Completions as a wire adapter: the request's messages and settings in, chunks or one body out. */
@@ -15,7 +15,7 @@ export function chatAdapter(deps: EndpointDeps): WireAdapter<ChatMeta> {
       const tools = parseToolRequest(body as Parameters<typeof parseToolRequest>[0]);
       const input = {
         model: request.model,
-        messages: request.messages,
+        messages: toCoreMessages(request.messages),
         responseFormat: request.response_format,
         maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
         tools,

@@ -1,10 +1,11 @@
+import type { Message } from '../core/index.js';
 import { invalidRequest, responseNotFound } from '../errors/index.js';
 import type { Store } from '../store/index.js';
 import {
   checkCallOutputs,
   describeType,
   callOfItem,
-  type ChatMessage,
+  fromStoredMessages,
   type ParsedResponsesRequest,
 } from '../validate/index.js';
 
@@ -16,8 +17,9 @@ import {
  * inputs and replies), then this input. The session pool resumes the CLI session that saw that
  * history, so only the new input reaches the CLI; if the session is gone it runs fresh.
  */
-export function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): ChatMessage[] {
-  const system: ChatMessage[] = p.body.instructions ? [{ role: 'system', content: p.body.instructions }] : [];
+export function toMessages(store: Store, keyId: string, p: ParsedResponsesRequest): Message[] {
+  const instructions = p.body.instructions;
+  const system: Message[] = instructions ? [{ role: 'system', parts: [{ type: 'text', text: instructions }] }] : [];
   const previous = p.body.previous_response_id;
   if (!previous) {
     checkCallOutputs(p.items, new Set());
@@ -26,29 +28,26 @@ export function toMessages(store: Store, keyId: string, p: ParsedResponsesReques
   // A response belongs to the key that made it: any other key is told it does not exist.
   const chain = store.responses.chain(keyId, previous);
   if (chain.length === 0) throw responseNotFound(previous, 'previous_response_id');
-  const history = chain.flatMap((r) => [...(r.messages as ChatMessage[]), ...toAssistant(r.outputText, r.toolCalls)]);
+  const history = chain.flatMap((r) => [...fromStoredMessages(r.messages), ...toAssistant(r.outputText, r.toolCalls)]);
   checkCallOutputs(
     p.items,
-    new Set(history.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []))),
+    new Set(history.flatMap((m) => m.parts.flatMap((c) => (c.type === 'tool_call' ? [c.id] : [])))),
   );
   return [...system, ...history, ...p.messages];
 }
 
 /** A stored reply as the assistant message it was: its text, and the calls of its output items. */
-function toAssistant(text: string, items: readonly Record<string, unknown>[]): ChatMessage[] {
+function toAssistant(text: string, items: readonly Record<string, unknown>[]): Message[] {
   const calls = items.flatMap((o) => callOfItem(o) ?? []);
   if (!text && calls.length === 0) return [];
-  if (calls.length === 0) return [{ role: 'assistant', content: text }];
   return [
     {
       role: 'assistant',
-      content: text || null,
-      tool_calls: calls.map((c) => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.name, arguments: c.arguments },
-      })),
-    } as ChatMessage,
+      parts: [
+        ...(text ? [{ type: 'text' as const, text }] : []),
+        ...calls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, arguments: c.arguments })),
+      ],
+    },
   ];
 }
 

@@ -1,6 +1,6 @@
 export { createTurnRunner, type ParkedClaim, type TurnRequest, type TurnResult, type TurnRunner } from './runner.js';
 // The planners, for their unit tests: the conversation core only runs turns through a `TurnRunner`.
-export { planTurn } from './plan.js';
+export { planParked, planTurn } from './plan.js';
 export { planClaimed, planToolTurn } from './plan-tools.js';
 export type {
   ParkedPlan,

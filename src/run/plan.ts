@@ -1,9 +1,9 @@
 import type { Turn } from '../backends/index.js';
+import { toolResultText, type Message, type ToolResultPart } from '../core/index.js';
 import { systemHash, type SessionPlan } from '../sessions/index.js';
 import type { Image } from '../transcript/index.js';
 import { sha256 } from '../ids/index.js';
 import type { ToolSpec } from '../tools/index.js';
-import type { ChatMessage } from '../validate/index.js';
 import { workerSlot, type WorkerFit } from '../workers/index.js';
 import type { SlotReset } from '../workspace/index.js';
 import type { ColdPlan, LivePlan, ParkedPlan, ParkedTurns, Pooled, RunDeps, RunInput, TurnBase } from './types.js';
@@ -177,7 +177,7 @@ export async function freshReset(deps: RunDeps, input: RunInput, pooled: Pooled)
 export function planParked(
   parked: ParkedTurns | undefined,
   keyId: string,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
 ): ParkedPlan | undefined {
   if (!parked) return undefined;
   const answered = trailingToolResults(messages);
@@ -186,38 +186,40 @@ export function planParked(
   return turn && answered ? { mode: 'parked', turn, results: answered.results } : undefined;
 }
 
+/** A user message that is only tool results answering calls by id: what a client sends back for a parked turn. */
+function resultsOnly(m: Message): ToolResultPart[] | undefined {
+  if (m.role !== 'user' || m.parts.length === 0) return undefined;
+  const results = m.parts.filter((p): p is ToolResultPart => p.type === 'tool_result' && p.name === undefined);
+  return results.length === m.parts.length ? results : undefined;
+}
+
 /**
  * The tool results that end the conversation: the last assistant message's tool call ids, when
- * every one of them is answered by the `tool` messages after it (and nothing else follows).
+ * every one of them is answered by the tool results after it (and nothing else follows).
  */
 function trailingToolResults(
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
 ): { ids: string[]; results: Map<string, string> } | undefined {
   let i = messages.length - 1;
   const results = new Map<string, string>();
-  while (i >= 0 && messages[i]!.role === 'tool') {
-    const m = messages[i] as ChatMessage & { role: 'tool'; tool_call_id: string; content: unknown };
-    results.set(m.tool_call_id, toolText(m.content));
+  while (i >= 0) {
+    const found = resultsOnly(messages[i]!);
+    if (!found) break;
+    // From the end, as the results are read back: the order the parked turn takes them in.
+    for (const r of [...found].reverse()) results.set(r.callId, toolResultText(r));
     i--;
   }
   const call = messages[i];
   if (call?.role !== 'assistant' || results.size === 0) return undefined;
-  const ids = ((call as { tool_calls?: { id: string }[] }).tool_calls ?? []).map((c) => c.id);
+  const ids = call.parts.flatMap((p) => (p.type === 'tool_call' && p.id !== '' ? [p.id] : []));
   if (ids.length === 0 || ids.some((id) => !results.has(id))) return undefined;
   return { ids, results };
 }
 
 /** The tool call ids the conversation carries results for. */
-function toolResultIds(messages: readonly ChatMessage[]): Set<string> {
+function toolResultIds(messages: readonly Message[]): Set<string> {
   const ids = new Set<string>();
-  for (const m of messages) if (m.role === 'tool') ids.add((m as { tool_call_id: string }).tool_call_id);
+  for (const m of messages)
+    for (const p of m.parts) if (p.type === 'tool_result' && p.name === undefined) ids.add(p.callId);
   return ids;
-}
-
-/** A tool message's content as text (a string, or text parts joined). */
-function toolText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content))
-    return content.map((p: { text?: unknown }) => (typeof p.text === 'string' ? p.text : '')).join('');
-  return '';
 }

@@ -1,6 +1,6 @@
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
 import { offeredTools, type ToolRequest } from '../tools/index.js';
-import type { ChatMessage } from '../validate/index.js';
+import type { Message } from '../core/index.js';
 import { planParked } from './plan.js';
 import { runTurn } from './turn.js';
 import type { ParkedPlan, ParkedTurns, RunDeps, RunInput, RunMode } from './types.js';
@@ -32,7 +32,7 @@ export interface TurnRunner {
   /** The client's functions are offered to the CLIs (olp's MCP bridge runs). */
   readonly servesTools: boolean;
   /** The key's turn parked on the calls whose results end these messages, claimed for this request. */
-  claimParked(keyId: string, messages: readonly ChatMessage[]): ParkedClaim | undefined;
+  claimParked(keyId: string, messages: readonly Message[]): ParkedClaim | undefined;
   /** Runs one turn; with a claim, the parked turn goes on (or is retired when the lease says otherwise). */
   run(request: TurnRequest, claim?: ParkedClaim): AsyncGenerator<BackendEvent, TurnResult>;
 }
@@ -50,7 +50,7 @@ export function createTurnRunner(deps: RunDeps): TurnRunner {
 function claimParked(
   parked: ParkedTurns | undefined,
   keyId: string,
-  messages: readonly ChatMessage[],
+  messages: readonly Message[],
 ): ParkedClaim | undefined {
   const plan = planParked(parked, keyId, messages);
   if (!plan || !parked) return undefined;

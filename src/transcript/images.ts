@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Message, Part } from '../core/index.js';
 import { invalidRequest } from '../errors/index.js';
 
 /**
@@ -75,7 +76,7 @@ function decodeDataUrl(url: string, part: string, maxBytes: number, kind: 'image
 
 /** Decodes and checks one image part: a data URL of PNG, JPEG, GIF or WebP within the size limit. */
 export function toImage(url: string, part: string, limits: ImageLimits): Image {
-  if (/^https?:\/\//i.test(url)) {
+  if (isRemote(url)) {
     refuse(
       part,
       limits.fetchRemote
@@ -112,39 +113,44 @@ export function checkImageTotals(images: readonly Image[], limits: ImageLimits):
   }
 }
 
+/** The bytes of one http(s) image, bounded in size and time, or a 400 naming its part. */
+async function fetchImage(url: string, part: string, limits: ImageLimits): Promise<Buffer> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
+  } catch (err) {
+    return refuse(part, `could not fetch the image (${(err as Error).message})`);
+  }
+  if (!res.ok) refuse(part, `fetching the image gave HTTP ${res.status}`);
+  if (Number(res.headers.get('content-length') ?? 0) > limits.maxBytes)
+    refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+  const body = Buffer.from(await res.arrayBuffer());
+  if (body.length > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
+  return body;
+}
+
 /**
  * Replaces http(s) image URLs with data URLs, when the operator allows fetching them; bounded in
  * size and time. Messages are copied, never changed in place.
  */
-export async function fetchRemoteImages<T>(messages: T[], limits: ImageLimits): Promise<T[]> {
-  if (!limits.fetchRemote) return messages;
+export async function fetchRemoteImages(messages: readonly Message[], limits: ImageLimits): Promise<Message[]> {
+  if (!limits.fetchRemote) return [...messages];
   return Promise.all(
-    messages.map(async (m, i) => {
-      const content = (m as { content?: unknown }).content;
-      if (!Array.isArray(content)) return m;
+    messages.map(async (m) => {
+      if (!m.parts.some((p) => p.type === 'image' && isRemote(p.url))) return m;
       const parts = await Promise.all(
-        content.map(async (p: { type?: string; image_url?: { url?: string } }, j: number) => {
-          const url = p?.type === 'image_url' ? p.image_url?.url : undefined;
-          if (!url || !/^https?:\/\//i.test(url)) return p;
-          const part = `messages.${i}.content.${j}`;
-          let res: Response;
-          try {
-            res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'follow' });
-          } catch (err) {
-            return refuse(part, `could not fetch the image (${(err as Error).message})`);
-          }
-          if (!res.ok) refuse(part, `fetching the image gave HTTP ${res.status}`);
-          if (Number(res.headers.get('content-length') ?? 0) > limits.maxBytes)
-            refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
-          const body = Buffer.from(await res.arrayBuffer());
-          if (body.length > limits.maxBytes) refuse(part, `the image is larger than ${limits.maxBytes} bytes`);
-          return {
-            ...p,
-            image_url: { ...p.image_url, url: `data:application/octet-stream;base64,${body.toString('base64')}` },
-          };
+        m.parts.map(async (p): Promise<Part> => {
+          if (p.type !== 'image' || !isRemote(p.url)) return p;
+          const body = await fetchImage(p.url, p.at, limits);
+          return { ...p, url: `data:application/octet-stream;base64,${body.toString('base64')}` };
         }),
       );
-      return { ...m, content: parts };
+      return { ...m, parts };
     }),
   );
+}
+
+/** An http(s) URL: an image the client did not send itself. */
+export function isRemote(url: string): boolean {
+  return /^https?:\/\//i.test(url);
 }

@@ -1,4 +1,5 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat-request.js';
+export { toCoreMessages } from './chat-messages.js';
 export { MAX_JSON_DEPTH } from './depth.js';
 export { checkOutputTokens, OUTPUT_TOKENS_CEILING } from './output-tokens.js';
 export { describeType, firstIssue } from './issues.js';
@@ -14,4 +15,5 @@ export {
   type ResponsesRequest,
 } from './responses-request.js';
 export { callOfItem } from './stored-calls.js';
+export { fromStoredMessages } from './stored-messages.js';
 export { parseMessagesRequest, type MessagesRequest, type ParsedMessagesRequest } from './messages-request.js';

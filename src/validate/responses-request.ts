@@ -1,5 +1,5 @@
 import { conversationNotFound, invalidRequest, unsupportedValue } from '../errors/index.js';
-import type { ChatMessage } from './chat-request.js';
+import type { Message as CoreMessage, Part, Role } from '../core/index.js';
 import { checkDepth } from './depth.js';
 import { firstIssue } from './issues.js';
 import {
@@ -24,15 +24,21 @@ export interface ParsedResponsesRequest {
   body: ResponsesRequest;
   items: InputItem[];
   /** The input as the conversation core takes it (without `instructions`). */
-  messages: ChatMessage[];
+  messages: CoreMessage[];
 }
 
 function textOf(parts: readonly { type: string; text?: string; refusal?: string }[]): string {
   return parts.map((p) => p.text ?? p.refusal ?? '').join('');
 }
 
-/** A Responses input item as a chat message (images as data-URL parts), and as a stored item. */
-function toMessage(m: Message, at: string): { item: InputItem; message: ChatMessage } {
+/** A message's speaker in the core's words: `developer` text is system text. */
+function roleOf(role: Message['role']): Role {
+  return role === 'developer' ? 'system' : role;
+}
+
+/** A Responses input message as the core's message (images keep their path), and as a stored item. */
+function toMessage(m: Message, at: string): { item: InputItem; message: CoreMessage } {
+  const role = roleOf(m.role);
   if (typeof m.content === 'string') {
     const item: InputItem = {
       type: 'message',
@@ -43,23 +49,20 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
           : { type: 'input_text', text: m.content },
       ],
     };
-    return { item, message: { role: m.role, content: m.content } as ChatMessage };
-  }
-  if (m.role === 'assistant') {
-    const text = textOf(m.content);
-    return {
-      item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] },
-      message: { role: 'assistant', content: text },
-    };
+    return { item, message: { role, parts: [{ type: 'text', text: m.content }] } };
   }
   if (m.role !== 'user') {
     const text = textOf(m.content);
+    const content =
+      m.role === 'assistant'
+        ? { type: 'output_text' as const, text, annotations: [] as [] }
+        : { type: 'input_text' as const, text };
     return {
-      item: { type: 'message', role: m.role, content: [{ type: 'input_text', text }] },
-      message: { role: m.role, content: text } as ChatMessage,
+      item: { type: 'message', role: m.role, content: [content] },
+      message: { role, parts: [{ type: 'text', text }] },
     };
   }
-  const parts: Extract<ChatMessage, { role: 'user' }>['content'] = [];
+  const parts: Part[] = [];
   const content: Extract<InputItem, { type: 'message' }>['content'] = [];
   m.content.forEach((part, i) => {
     if (part.type === 'input_text') {
@@ -72,7 +75,7 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
           `${at}.content.${i}`,
           'unsupported_content',
         );
-      parts.push({ type: 'image_url', image_url: { url: part.image_url } });
+      parts.push({ type: 'image', url: part.image_url, at: `${at}.content.${i}` });
       content.push({ type: 'input_image', image_url: part.image_url, detail: part.detail ?? 'auto' });
     } else {
       throw invalidRequest(
@@ -82,7 +85,7 @@ function toMessage(m: Message, at: string): { item: InputItem; message: ChatMess
       );
     }
   });
-  return { item: { type: 'message', role: 'user', content }, message: { role: 'user', content: parts } };
+  return { item: { type: 'message', role: 'user', content }, message: { role: 'user', parts } };
 }
 
 /**
@@ -111,11 +114,16 @@ const DROPPED_ITEMS: ReadonlySet<string> = new Set([
 ]);
 
 /** A call of the model's, added to the assistant message it belongs to: calls in a row (or after its text) are one. */
-function addCall(messages: ChatMessage[], id: string, name: string, args: string): void {
-  const call = { id, type: 'function' as const, function: { name, arguments: args } };
-  const last = messages.at(-1) as { role: string; tool_calls?: unknown[] } | undefined;
-  if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
-  else messages.push({ role: 'assistant', content: null, tool_calls: [call] } as ChatMessage);
+function addCall(messages: CoreMessage[], id: string, name: string, args: string): void {
+  const call: Part = { type: 'tool_call', id, name, arguments: args };
+  const last = messages.at(-1);
+  if (last?.role === 'assistant') last.parts.push(call);
+  else messages.push({ role: 'assistant', parts: [call] });
+}
+
+/** The client's result of one call, as the user message that carries it. */
+function resultMessage(callId: string, content: string): CoreMessage {
+  return { role: 'user', parts: [{ type: 'tool_result', callId, content }] };
 }
 
 /**
@@ -151,7 +159,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   const body = r.data;
   const list: unknown[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const items: InputItem[] = [];
-  const messages: ChatMessage[] = [];
+  const messages: CoreMessage[] = [];
   list.forEach((entry, i) => {
     const at = typeof body.input === 'string' ? 'input' : `input.${i}`;
     const type = (entry as { type?: unknown } | null)?.type;
@@ -178,14 +186,14 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       const output =
         typeof f.data.output === 'string' ? f.data.output : f.data.output.map((p) => p.text ?? '').join('');
       items.push({ type: f.data.type, call_id: f.data.call_id, output });
-      messages.push({ role: 'tool', tool_call_id: f.data.call_id, content: output });
+      messages.push(resultMessage(f.data.call_id, output));
       return;
     }
     if (typeof type === 'string' && SDK_TOOL_ITEMS.has(type)) {
       const { item, call, result } = parseSdkToolItem(entry, at);
       items.push(item);
       if (call) addCall(messages, call.id, call.name, call.args);
-      else messages.push({ role: 'tool', tool_call_id: item.call_id, content: result ?? '' });
+      else messages.push(resultMessage(item.call_id, result ?? ''));
       return;
     }
     // Items of another provider's making or of tools olp does not run: nothing the CLI can use.
@@ -205,7 +213,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     items.push(item);
     messages.push(msg);
   });
-  if (!messages.some((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'tool')) {
+  if (!messages.some((m) => m.role !== 'system')) {
     throw invalidRequest(
       "'input' must contain at least one user message, not only system or developer messages.",
       'input',

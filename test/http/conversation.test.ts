@@ -10,6 +10,7 @@ import request from 'supertest';
 import { parseConfig } from '../../src/config/index.js';
 import { openConversation, type ConversationEvent, type ConversationResult } from '../../src/conversation/index.js';
 import { createLogger } from '../../src/log/index.js';
+import { toCoreMessages } from '../../src/validate/index.js';
 import { composeDaemon } from '../../src/serve.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
 
@@ -73,7 +74,10 @@ describe('the conversation core, driven directly', () => {
     const m = meta();
     const conv = openConversation(core.conversation, principal, m);
     const { events, result } = await drain(
-      conv.run({ model: 'sonnet', messages: [{ role: 'user', content: 'core hello' }] }, new AbortController().signal),
+      conv.run(
+        { model: 'sonnet', messages: toCoreMessages([{ role: 'user', content: 'core hello' }]) },
+        new AbortController().signal,
+      ),
     );
     assert.equal(events[0]?.type, 'started');
     assert.equal(events.filter((e) => e.type === 'started').length, 1);
@@ -105,10 +109,10 @@ describe('the conversation core, driven directly', () => {
       conv.run(
         {
           model: 'claude-opus-4-8',
-          messages: [
+          messages: toCoreMessages([
             { role: 'system', content: '[[fake-claude:not-logged-in]]' },
             { role: 'user', content: 'fall back please' },
-          ],
+          ]),
         },
         new AbortController().signal,
       ),
@@ -124,10 +128,10 @@ describe('the conversation core, driven directly', () => {
   it('thinking commits a streamed Messages answer (no fallback after it, the error in-band); others fall back', async () => {
     const input = {
       model: 'claude-opus-4-8',
-      messages: [
-        { role: 'system' as const, content: '[[fake-claude:thinking-rate-limited]]' },
-        { role: 'user' as const, content: 'think, then fail' },
-      ],
+      messages: toCoreMessages([
+        { role: 'system', content: '[[fake-claude:thinking-rate-limited]]' },
+        { role: 'user', content: 'think, then fail' },
+      ]),
     };
     const messages = await drain(
       openConversation(core.conversation, principal, { ...meta(true), endpoint: 'messages' }).run(
@@ -162,7 +166,10 @@ describe('the conversation core, driven directly', () => {
     const m = meta();
     const conv = openConversation(core.conversation, principal, m);
     const { events, result } = await drain(
-      conv.run({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }, new AbortController().signal),
+      conv.run(
+        { model: 'no-such-model', messages: toCoreMessages([{ role: 'user', content: 'x' }]) },
+        new AbortController().signal,
+      ),
     );
     assert.deepEqual(events, []);
     assert.deepEqual([result.outcome, result.status, result.error?.code], ['rejected', 404, 'model_not_found']);
@@ -176,10 +183,10 @@ describe('the conversation core, driven directly', () => {
     const gen = conv.run(
       {
         model: 'sonnet',
-        messages: [
+        messages: toCoreMessages([
           { role: 'system', content: '[[fake:slow]]' },
           { role: 'user', content: 'a long enough message to get several slow deltas' },
-        ],
+        ]),
       },
       stop.signal,
     );

@@ -57,7 +57,7 @@ function reply(model: string, text: string): ConversationEvent[] {
  */
 export function scriptFor(input: ConversationInput): Script {
   const last = input.messages.filter((m) => m.role === 'user').at(-1);
-  const text = typeof last?.content === 'string' ? last.content : '';
+  const text = last?.parts.length === 1 && last.parts[0]!.type === 'text' ? last.parts[0]!.text : '';
   const marker = /\[\[fake:([a-z-]+)\]\]\s*/.exec(text);
   const said = text.replace(/\[\[fake:[a-z-]+\]\]\s*/, '');
   switch (marker?.[1]) {

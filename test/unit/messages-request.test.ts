@@ -11,7 +11,13 @@ import { createBackends } from '../../src/backends/index.js';
 import { toUserLine } from '../../src/backends/claude/invocation.js';
 import { parseConfig } from '../../src/config/index.js';
 import { toChain } from '../../src/sessions/index.js';
-import { DEFAULT_IMAGE_LIMITS, toPromptOf, toTranscript, type ImageLimits } from '../../src/transcript/index.js';
+import {
+  DEFAULT_IMAGE_LIMITS,
+  toPrompt,
+  toPromptOf,
+  toTranscript,
+  type ImageLimits,
+} from '../../src/transcript/index.js';
 
 const { backends } = createBackends(parseConfig({ readFile: false, env: {} }), {});
 const policyFor = (id: string, limits: ImageLimits) => backends.find((b) => b.id === id)!.transcriptPolicy(limits);
@@ -38,8 +44,8 @@ function rejects(body: unknown, param?: string | null, pattern?: RegExp): ProxyE
 describe('parseMessagesRequest: messages', () => {
   it('a string content is a user message; top-level system (string or cached text blocks) comes first', () => {
     assert.deepEqual(parse({ system: 'be brief', messages: [user('hi')] }).messages, [
-      { role: 'system', content: 'be brief' },
-      { role: 'user', content: 'hi' },
+      { role: 'system', parts: [{ type: 'text', text: 'be brief' }] },
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
     ]);
     const blocks = parse({
       system: [
@@ -48,14 +54,14 @@ describe('parseMessagesRequest: messages', () => {
       ],
       messages: [user('hi')],
     });
-    assert.deepEqual(blocks.messages[0], { role: 'system', content: 'one\ntwo' });
+    assert.deepEqual(blocks.messages[0], { role: 'system', parts: [{ type: 'text', text: 'one\ntwo' }] });
   });
 
   it('a system message inside messages (claude 2.1.332 sends one) is system text', () => {
     const r = parse({ messages: [{ role: 'system', content: [{ type: 'text', text: 'reminder' }] }, user('hi')] });
     assert.deepEqual(r.messages, [
-      { role: 'system', content: 'reminder' },
-      { role: 'user', content: 'hi' },
+      { role: 'system', parts: [{ type: 'text', text: 'reminder' }] },
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
     ]);
   });
 
@@ -71,10 +77,10 @@ describe('parseMessagesRequest: messages', () => {
     });
     assert.deepEqual(r.messages[0], {
       role: 'user',
-      content: [
+      parts: [
         { type: 'text', text: 'look' },
-        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
-        { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+        { type: 'image', url: `data:image/png;base64,${PNG}`, at: 'messages.0.content.1' },
+        { type: 'image', url: 'https://example.com/a.png', at: 'messages.0.content.2' },
       ],
     });
     rejects(
@@ -90,7 +96,7 @@ describe('parseMessagesRequest: messages', () => {
     );
   });
 
-  it('tool_use blocks become the assistant message tool calls; thinking blocks are left out', () => {
+  it('tool_use blocks become the assistant message tool calls, thinking its reasoning; redacted thinking is left out', () => {
     const r = parse({
       messages: [
         user('weather?'),
@@ -113,15 +119,26 @@ describe('parseMessagesRequest: messages', () => {
     assert.deepEqual(r.messages.slice(1), [
       {
         role: 'assistant',
-        content: 'Checking.',
-        tool_calls: [
-          { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-          { id: 'toolu_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+        parts: [
+          { type: 'reasoning', text: 'let me see', signature: 'sig' },
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_call', id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+          { type: 'tool_call', id: 'toolu_2', name: 'get_time', arguments: '{}' },
         ],
       },
-      { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
-      { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: noon' },
+      {
+        role: 'user',
+        parts: [
+          { type: 'tool_result', callId: 'toolu_1', content: 'sunny' },
+          { type: 'tool_result', callId: 'toolu_2', content: 'noon', isError: true },
+        ],
+      },
     ]);
+    // The model reads a failed result as it did when results were chat tool messages; the thinking is not sent.
+    const text = toPrompt(r.messages).text;
+    assert.match(text, /<tool_result id="toolu_1" name="get_weather">\nsunny\n<\/tool_result>/);
+    assert.match(text, /<tool_result id="toolu_2" name="get_time">\nError: noon\n<\/tool_result>/);
+    assert.doesNotMatch(text, /let me see/);
   });
 
   it("tool results come before the user's other content, in order; a result's image goes with that content", () => {
@@ -140,13 +157,22 @@ describe('parseMessagesRequest: messages', () => {
       ],
     });
     assert.deepEqual(
-      r.messages.slice(2).map((m) => m.role),
-      ['tool', 'user'],
+      r.messages[2]!.parts.map((p) => p.type),
+      ['text', 'tool_result', 'text', 'image'],
     );
-    const after = r.messages[3] as { content: { type: string }[] };
+    assert.deepEqual(r.messages[2]!.parts[3], {
+      type: 'image',
+      url: `data:image/png;base64,${PNG}`,
+      at: 'messages.2.content.1.content.0',
+    });
+    // Rendered as before: the result its own turn, then the user's text with the image's line, and the image.
+    const t = toTranscript(r.messages, policyFor('claude', DEFAULT_IMAGE_LIMITS));
     assert.deepEqual(
-      after.content.map((p) => p.type),
-      ['text', 'text', 'image_url'],
+      t.turns.slice(2).map((x) => [x.role, x.text, x.images?.length ?? 0]),
+      [
+        ['tool', '<tool_result id="t1" name="Read">\n\n</tool_result>', 0],
+        ['user', 'and then?\n(an image returned by tool call t1)', 1],
+      ],
     );
   });
 
@@ -165,7 +191,13 @@ describe('parseMessagesRequest: messages', () => {
         ]),
       ],
     });
-    assert.deepEqual(r.messages[2], { role: 'tool', tool_call_id: 't1', content: '(tool WebFetch is available)' });
+    assert.deepEqual(r.messages[2], {
+      role: 'user',
+      parts: [
+        { type: 'tool_result', callId: 't1', content: '(tool WebFetch is available)' },
+        { type: 'text', text: 'Tool loaded.' },
+      ],
+    });
     const offered = parseToolRequest(r.chatTools);
     assert.deepEqual(
       offered?.tools.map((t) => t.name),
@@ -173,7 +205,7 @@ describe('parseMessagesRequest: messages', () => {
     );
   });
 
-  it('an assistant message of thinking only is left out whole', () => {
+  it('an assistant message of thinking only is reasoning alone: no turn of the transcript', () => {
     const r = parse({
       messages: [
         user('a'),
@@ -181,9 +213,13 @@ describe('parseMessagesRequest: messages', () => {
         user('b'),
       ],
     });
+    assert.deepEqual(r.messages[1], { role: 'assistant', parts: [{ type: 'reasoning', text: 't', signature: 's' }] });
     assert.deepEqual(
-      r.messages.map((m) => m.role),
-      ['user', 'user'],
+      toTranscript(r.messages).turns.map((t) => [t.role, t.text]),
+      [
+        ['user', 'a'],
+        ['user', 'b'],
+      ],
     );
   });
 
@@ -202,10 +238,10 @@ describe('parseMessagesRequest: messages', () => {
     });
     assert.deepEqual(r.messages[0], {
       role: 'user',
-      content: [
+      parts: [
         { type: 'text', text: 'the doc' },
         { type: 'text', text: 'plain bytes' },
-        { type: 'file', file: { file_data: `data:application/pdf;base64,${PDF}` } },
+        { type: 'document', url: `data:application/pdf;base64,${PDF}`, at: 'messages.0.content.2' },
       ],
     });
     for (const source of [

@@ -18,7 +18,7 @@ const { backends } = createBackends(parseConfig({ readFile: false, env: {} }), {
 function policyFor(id: string, limits: ImageLimits): TranscriptPolicy {
   return backends.find((b) => b.id === id)!.transcriptPolicy(limits);
 }
-import { parseChatRequest } from '../../src/validate/index.js';
+import { parseChatRequest, toCoreMessages } from '../../src/validate/index.js';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -458,7 +458,7 @@ describe('normalising message lists per backend', () => {
       it(`${backend}: ${c.name}`, () => {
         const want = expectFor(c, backend);
         const run = () => {
-          const messages = parseChatRequest({ model: 'm', messages: c.messages }).messages;
+          const messages = toCoreMessages(parseChatRequest({ model: 'm', messages: c.messages }).messages);
           const t = toTranscript(messages, policyFor(backend, DEFAULT_IMAGE_LIMITS));
           return toPromptOf(t.system, t.turns);
         };
@@ -480,13 +480,15 @@ describe('normalising message lists per backend', () => {
   }
 
   it('the normaliser is pure: its input is unchanged', () => {
-    const messages = parseChatRequest({
-      model: 'm',
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'x' }, img(png)] },
-        { role: 'assistant', content: null, tool_calls: [call('a.b')] },
-      ],
-    }).messages;
+    const messages = toCoreMessages(
+      parseChatRequest({
+        model: 'm',
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'x' }, img(png)] },
+          { role: 'assistant', content: null, tool_calls: [call('a.b')] },
+        ],
+      }).messages,
+    );
     const before = JSON.stringify(messages);
     toTranscript(messages, policyFor('claude', DEFAULT_IMAGE_LIMITS));
     assert.equal(JSON.stringify(messages), before);

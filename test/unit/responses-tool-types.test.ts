@@ -102,12 +102,8 @@ describe('Responses input item types', () => {
         { type: 'function_call_output', call_id: 'c1', output: 'ok' },
       ],
       [
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ma__spawn_agent', arguments: '{}' } }],
-        },
-        { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+        { role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'ma__spawn_agent', arguments: '{}' }] },
+        { role: 'user', parts: [{ type: 'tool_result', callId: 'c1', content: 'ok' }] },
       ],
     ],
     [
@@ -119,10 +115,9 @@ describe('Responses input item types', () => {
       [
         {
           role: 'assistant',
-          content: null,
-          tool_calls: [{ id: 'c2', type: 'function', function: { name: 'apply_patch', arguments: '{"input":"P"}' } }],
+          parts: [{ type: 'tool_call', id: 'c2', name: 'apply_patch', arguments: '{"input":"P"}' }],
         },
-        { role: 'tool', tool_call_id: 'c2', content: 'done' },
+        { role: 'user', parts: [{ type: 'tool_result', callId: 'c2', content: 'done' }] },
       ],
     ],
   ];
@@ -154,7 +149,7 @@ describe('Responses input item types', () => {
   for (const item of dropped)
     it(`${item.type}: left out`, () => {
       const p = parseResponsesRequest({ model: 'sonnet', input: [item, user] });
-      assert.deepEqual(p.messages, [{ role: 'user', content: 'go on' }]);
+      assert.deepEqual(p.messages, [{ role: 'user', parts: [{ type: 'text', text: 'go on' }] }]);
     });
 
   it('any other item type: 400 naming it', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toPrompt, withResponseFormat } from '../../src/transcript/index.js';
-import { parseChatRequest } from '../../src/validate/index.js';
+import { parseChatRequest, toCoreMessages } from '../../src/validate/index.js';
 
-const prompt = (messages: unknown[]) => toPrompt(parseChatRequest({ model: 'm', messages }).messages);
+const prompt = (messages: unknown[]) => toPrompt(toCoreMessages(parseChatRequest({ model: 'm', messages }).messages));
 
 describe('transcript rendering', () => {
   it('sends a lone user message verbatim, system and developer messages as the system prompt', () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { createTurnRunner, planClaimed } from '../../src/run/index.js';
 import type { ParkedTurns, RunDeps, RunInput, ToolParkedTurn } from '../../src/run/index.js';
 import type { SessionPlan } from '../../src/sessions/index.js';
-import type { ChatMessage } from '../../src/validate/index.js';
+import { toCoreMessages, type ChatMessage } from '../../src/validate/index.js';
 
 /** A registry holding one turn of key k1 parked on call c1, recording what is parked and retired. */
 function registry() {
@@ -29,7 +29,7 @@ function registry() {
   return { turn, parked, retired, waiting: () => waiting };
 }
 
-const answered: ChatMessage[] = [
+const answered = toCoreMessages([
   { role: 'user', content: 'go' },
   {
     role: 'assistant',
@@ -37,7 +37,7 @@ const answered: ChatMessage[] = [
     tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
   },
   { role: 'tool', tool_call_id: 'c1', content: 'done' },
-] as ChatMessage[];
+] as ChatMessage[]);
 
 describe('TurnRunner', () => {
   it('serves tools only with the bridge', () => {

@@ -563,19 +563,19 @@ describe('the Agents SDK tool items in a Responses input', () => {
     assert.deepEqual(p.messages.slice(1), [
       {
         role: 'assistant',
-        content: null,
-        tool_calls: [
-          {
-            id: 'c1',
-            type: 'function',
-            function: { name: 'shell', arguments: '{"commands":["ls","pwd"],"timeout_ms":100}' },
-          },
+        parts: [
+          { type: 'tool_call', id: 'c1', name: 'shell', arguments: '{"commands":["ls","pwd"],"timeout_ms":100}' },
         ],
       },
       {
-        role: 'tool',
-        tool_call_id: 'c1',
-        content: 'Command 1 exited with code 0.\nstdout:\na\n\n\nCommand 2 timed out.\n(no output)',
+        role: 'user',
+        parts: [
+          {
+            type: 'tool_result',
+            callId: 'c1',
+            content: 'Command 1 exited with code 0.\nstdout:\na\n\n\nCommand 2 timed out.\n(no output)',
+          },
+        ],
       },
     ]);
     assert.deepEqual(
@@ -588,12 +588,11 @@ describe('the Agents SDK tool items in a Responses input', () => {
       { type: 'apply_patch_call', call_id: 'c2', status: 'completed', operation: { type: 'delete_file', path: 'x' } },
       { type: 'apply_patch_call_output', call_id: 'c2', status: 'failed' },
     ]);
-    const [call, result] = p.messages.slice(1) as { tool_calls?: { function: unknown }[]; content?: unknown }[];
-    assert.deepEqual(call!.tool_calls![0]!.function, {
-      name: 'apply_patch',
-      arguments: '{"type":"delete_file","path":"x"}',
-    });
-    assert.equal(result!.content, 'The patch failed.');
+    const [call, result] = p.messages.slice(1);
+    assert.deepEqual(call!.parts, [
+      { type: 'tool_call', id: 'c2', name: 'apply_patch', arguments: '{"type":"delete_file","path":"x"}' },
+    ]);
+    assert.deepEqual(result!.parts, [{ type: 'tool_result', callId: 'c2', content: 'The patch failed.' }]);
   });
   it('an output answering no call is a 400; a bad operation names its field', () => {
     const p = parse([{ type: 'shell_call_output', call_id: 'c9', output: [] }]);

@@ -1,5 +1,5 @@
 import type { PlanReport } from '../../plan/index.js';
-import { END_TURN, type StopReason } from '../stop-reason.js';
+import { END_TURN, type StopReason } from '../../core/index.js';
 import type { BackendEvent, ToolStep, Usage } from '../types.js';
 import { toUsage } from './usage.js';
 

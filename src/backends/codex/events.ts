@@ -1,6 +1,6 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import { END_TURN } from '../stop-reason.js';
+import { END_TURN } from '../../core/index.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { LIMIT_TEXT } from '../../plan/index.js';
 import { spentReport, toCodexError } from './errors.js';

@@ -1,7 +1,7 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import type { PlanReport } from '../../plan/index.js';
-import { END_TURN } from '../stop-reason.js';
+import { END_TURN } from '../../core/index.js';
 import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
 import { spentReport, toCodexError } from './errors.js';
 import { createToolCalls } from './tool-calls.js';

@@ -1,0 +1,15 @@
+export {
+  textsOf,
+  toolResultText,
+  type DocumentPart,
+  type ImagePart,
+  type Message,
+  type OtherPart,
+  type Part,
+  type ReasoningPart,
+  type Role,
+  type TextPart,
+  type ToolCallPart,
+  type ToolResultPart,
+} from './messages.js';
+export { END_TURN, type StopReason } from './stop-reason.js';
