@@ -1,7 +1,7 @@
 import { endSlowStream, newCompletionId, writeChatJson, writeChatStream, type ChatMeta } from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { checkOutputTokens, parseChatRequest, toCoreMessages } from '../validate/index.js';
-import { createConversationRoute, type EndpointDeps, type WireAdapter } from './conversation-route.js';
+import { createConversationRoute, streamOrBody, type EndpointDeps, type WireAdapter } from './conversation-route.js';
 
 /** Chat Completions as a wire adapter: the request's messages and settings in, chunks or one body out. */
 export function chatAdapter(deps: EndpointDeps): WireAdapter<ChatMeta> {
@@ -31,11 +31,7 @@ export function chatAdapter(deps: EndpointDeps): WireAdapter<ChatMeta> {
       };
       return { input, stream: request.stream === true, wire };
     },
-    async write(res, events, a) {
-      if (a.stream) return writeChatStream(res, events, a.wire);
-      await writeChatJson(res, events, a.wire);
-      return undefined;
-    },
+    write: streamOrBody(writeChatStream, writeChatJson),
     endSlow: endSlowStream,
   };
 }

@@ -110,3 +110,15 @@ async function stopSlowReader(
   await events.return(undefined);
   if (reason.type === 'client_read_timeout') end(res, reason.error);
 }
+
+/** An adapter's `write` from its format's two writers: a stream's (which may find a slow reader) and one body's. */
+export function streamOrBody<W>(
+  stream: (res: Response, events: Events, wire: W) => Promise<ClientTooSlowError | undefined>,
+  body: (res: Response, events: Events, wire: W) => Promise<void>,
+): WireAdapter<W>['write'] {
+  return async (res, events, a) => {
+    if (a.stream) return stream(res, events, a.wire);
+    await body(res, events, a.wire);
+    return undefined;
+  };
+}

@@ -11,7 +11,7 @@ import {
 } from '../respond/index.js';
 import { parseToolRequest } from '../tools/index.js';
 import { checkOutputTokens, parseMessagesRequest } from '../validate/index.js';
-import { createConversationRoute, type EndpointDeps, type WireAdapter } from './conversation-route.js';
+import { createConversationRoute, streamOrBody, type EndpointDeps, type WireAdapter } from './conversation-route.js';
 import { ctx } from './context.js';
 import { reportDropped } from './responses.js';
 
@@ -65,11 +65,7 @@ export function messagesAdapter(deps: MessagesDeps): WireAdapter<MessagesMeta> {
       };
       return { input, stream, wire };
     },
-    async write(res, events, a) {
-      if (a.stream) return writeMessagesStream(res, events, a.wire);
-      await writeMessagesJson(res, events, a.wire);
-      return undefined;
-    },
+    write: streamOrBody(writeMessagesStream, writeMessagesJson),
     endSlow: endSlowMessagesStream,
   };
 }

@@ -26,6 +26,22 @@ after(async () => {
 });
 
 const SAID = 'alpha STOPHERE beta';
+/** A message long enough that a CLI slowed to 40 ms a delta is still answering at the sequence. */
+const LONG = `${SAID} ${'and then a great deal more '.repeat(6)}`;
+
+/** A streamed chat completion's text, cut at `STOPHERE`. */
+async function streamCut(client: OpenAI, messages: OpenAI.ChatCompletionMessageParam[]): Promise<string> {
+  const r = await client.chat.completions.create({ model: 'sonnet', messages, stop: ['STOPHERE'], stream: true });
+  let text = '';
+  for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
+  return text;
+}
+
+/** A daemon whose fake claude says its reply slowly, with live workers when asked. */
+function slowDaemon(workers = false): Promise<TestDaemon> {
+  const config = workers ? { workers: true, prestart: false } : {};
+  return startTestDaemon({ config, claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' } });
+}
 const BEFORE = 'Hello from fake claude. You said: alpha ';
 
 describe('stop sequences', () => {
@@ -86,19 +102,10 @@ describe('stop sequences', () => {
   });
 
   it('a streamed reply cut at its sequence stops the CLI mid-turn; its row charges what was sent', async () => {
-    const slow = await startTestDaemon({ claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' } });
+    const slow = await slowDaemon();
     try {
       const client = new OpenAI({ baseURL: slow.baseURL, apiKey: slow.token, maxRetries: 0 });
-      const long = `${SAID} ${'and then a great deal more '.repeat(6)}`;
-      const r = await client.chat.completions.create({
-        model: 'sonnet',
-        messages: [{ role: 'user', content: long }],
-        stop: ['STOPHERE'],
-        stream: true,
-      });
-      let text = '';
-      for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
-      assert.equal(text, BEFORE);
+      assert.equal(await streamCut(client, [{ role: 'user', content: LONG }]), BEFORE);
       const [pid] = recordedPids(slow.recordDir).runs;
       assert.deepEqual(await waitGone([pid!]), [], 'the CLI is stopped');
       // The fake CLI notes when it printed its result: it never got that far.
@@ -121,10 +128,7 @@ describe('stop sequences', () => {
 
 describe('a stop sequence on a live CLI', () => {
   it("interrupts the worker's turn instead of ending it: its usage stands, and it answers the next turn warm", async () => {
-    const w = await startTestDaemon({
-      config: { workers: true, prestart: false },
-      claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
-    });
+    const w = await slowDaemon(true);
     try {
       const client = new OpenAI({ baseURL: w.baseURL, apiKey: w.token, maxRetries: 0 });
       const first = [{ role: 'user' as const, content: 'hello there' }];
@@ -133,16 +137,9 @@ describe('a stop sequence on a live CLI', () => {
       const second = [
         ...first,
         { role: 'assistant' as const, content: said },
-        { role: 'user' as const, content: `${SAID} ${'and then a great deal more '.repeat(6)}` },
+        { role: 'user' as const, content: LONG },
       ];
-      const r = await client.chat.completions.create({
-        model: 'sonnet',
-        messages: second,
-        stop: ['STOPHERE'],
-        stream: true,
-      });
-      let text = '';
-      for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
+      const text = await streamCut(client, second);
       assert.equal(text, BEFORE);
       const runs = () => w.logs.filter((l) => l.event === 'request').map((l) => String(l.run));
       await waitFor(() => runs().length === 2, undefined, 'two request lines');
@@ -171,21 +168,11 @@ describe('a stop sequence on a live CLI', () => {
 
 describe('a stop sequence on the first turn of a conversation live workers serve', () => {
   it("interrupts the cold CLI's turn, which is kept as the slot's worker for the next turn", async () => {
-    const w = await startTestDaemon({
-      config: { workers: true, prestart: false },
-      claudeEnv: { FAKE_CLAUDE_DELAY_MS: '40' },
-    });
+    const w = await slowDaemon(true);
     try {
       const client = new OpenAI({ baseURL: w.baseURL, apiKey: w.token, maxRetries: 0 });
-      const first = [{ role: 'user' as const, content: `${SAID} ${'and then a great deal more '.repeat(6)}` }];
-      const r = await client.chat.completions.create({
-        model: 'sonnet',
-        messages: first,
-        stop: ['STOPHERE'],
-        stream: true,
-      });
-      let text = '';
-      for await (const chunk of r) text += chunk.choices[0]?.delta.content ?? '';
+      const first = [{ role: 'user' as const, content: LONG }];
+      const text = await streamCut(client, first);
       assert.equal(text, BEFORE);
       const next = [
         ...first,
