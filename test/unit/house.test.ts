@@ -44,7 +44,6 @@ const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/detect.ts#createDetector',
   'run/background.ts#launch',
   'serve.ts#composeLocked',
-  'tools/parked.ts#createParkedTurns',
 ];
 
 const MAX_LINES = 250;
