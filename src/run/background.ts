@@ -36,6 +36,31 @@ export function afterTurn(
   if (deps.prestart && live.spare && !withTools) setImmediate(() => startSpare(deps, input, pool));
 }
 
+/** Whether a live CLI's output says it is up within READY_MS (false: it failed, ended or was slow). */
+async function waitReady(
+  backend: RunInput['backend'],
+  proc: RunningProcess,
+  lines: AsyncIterator<string>,
+  life: AbortController,
+): Promise<boolean> {
+  const timer = setTimeout(() => stopProcess(life, 'done'), READY_MS);
+  try {
+    for (;;) {
+      const step = await lines.next();
+      if (step.done) return false;
+      const up = backend.live!.ready(step.value);
+      if (up !== undefined) {
+        proc.hold();
+        return up;
+      }
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Starts a live CLI off the response path, in a workspace of the slot, and registers it with the
  * pool as `starting` until its output says it is up (`live.ready`). Never throws.
@@ -99,22 +124,7 @@ function launch(
       turns: 0,
       state: how.spare ? 'spare' : 'starting',
     };
-    const ready = (async () => {
-      const timer = setTimeout(() => stopProcess(life, 'done'), READY_MS);
-      try {
-        for (;;) {
-          const step = await lines.next();
-          if (step.done) return false;
-          const up = backend.live!.ready(step.value);
-          if (up !== undefined) {
-            proc.hold();
-            return up;
-          }
-        }
-      } finally {
-        clearTimeout(timer);
-      }
-    })().catch(() => false);
+    const ready = waitReady(backend, proc, lines, life);
     if (how.spare) pool.addSpare({ worker, backend: backend.id, ready, isReady: false });
     else pool.addStarting(worker, ready);
     log.debug(
