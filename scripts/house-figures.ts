@@ -11,9 +11,9 @@
 //   folders from the outside in, the way a request travels (src/README.md; ARCHITECTURE §1 and §12): the CLI
 //   entry, the composition root, the wire adapters, the conversation core, the run stage, the live CLIs, the
 //   process. A folder may import folders after it; an import of one before it is an arrow up. Where the
-//   order a request runs in and the shapes it carries disagree, the shapes decide: auth, validate and
-//   transcript run early, but Principal, ChatRequest and Prompt are carried by the stages below, so those
-//   folders sit after them; metrics observes the conversation's result, so it sits right after
+//   order a request runs in and the shapes it carries disagree, the shapes decide: auth and
+//   transcript run early, but Principal and Prompt are carried by the stages below, so those folders sit
+//   after them (the wire formats map into the core's own messages, in core/, so wire/ sits where it runs); metrics observes the conversation's result, so it sits right after
 //   conversation/. The shared base (BASE) follows every stage, in its own order. A folder in neither list is
 //   reported as unplaced. Counted once per pair of folders, with the number of importing files.
 // - module-level lets: `let` / `export let` declarations at column 0 (mutable module state).
@@ -41,7 +41,8 @@ export const STAGES = [
   '', // src/serve.ts: the composition root
   'http', // routes and wire adapters
   'page', // the usage page the server serves
-  'respond', // writing the core's events back as SSE or JSON (the adapters' other half)
+  'wire', // one folder per wire format (chat, responses, messages): its schema, its mapping into the
+  // core's input and the writer of its events; the route around them is http's
   'conversation', // open, admit, fallback chain, lease, the one ledger row
   'metrics', // observes the conversation's result
   'admit',
@@ -57,7 +58,6 @@ export const STAGES = [
   'tools', // the MCP tool bridge and parked turns
   'plan', // plan windows and overage
   'transcript', // messages → prompt
-  'validate', // request bodies → ChatRequest
   'auth', // bearer key → Principal
 ];
 /** Used by every stage; ordered among themselves the same way. */

@@ -13,10 +13,15 @@ import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
 import { routeDirect } from './direct.js';
-import { createChatRoute } from './chat.js';
 import type { EndpointDeps } from './conversation-route.js';
-import { createResponsesRoute, createStoredResponseRoutes } from './responses.js';
-import { createCountTokensRoute, createMessagesRoute, type MessagesDeps } from './messages.js';
+import { createStoredResponseRoutes } from './stored-responses.js';
+import {
+  createChatRoute,
+  createCountTokensRoute,
+  createMessagesRoute,
+  createResponsesRoute,
+  type MessagesDeps,
+} from './wire-routes.js';
 import { checkMessagesHeaders } from './messages-headers.js';
 import { createAuth, createHealthRoute, createModelsRoutes, type RouteDeps } from './routes.js';
 

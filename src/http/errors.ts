@@ -12,7 +12,7 @@ import {
 } from '../errors/index.js';
 import { ctx, type RequestContext } from './context.js';
 import { bounded } from '../log/index.js';
-import { toAnthropicError } from '../respond/index.js';
+import { toAnthropicError } from '../wire/index.js';
 import { capBody, readOffLimit } from './read-off.js';
 
 /**

@@ -7,7 +7,7 @@ import type { Backend, Detector } from '../backends/index.js';
 import type { ModelInfo, ModelRegistry } from '../models/index.js';
 import type { Store } from '../store/index.js';
 import { ctx } from './context.js';
-import { mapModel } from './messages.js';
+import { mapModel } from '../wire/index.js';
 import type { Lifecycle } from './lifecycle.js';
 
 export interface RouteDeps {

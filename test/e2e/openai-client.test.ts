@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { toChatCompletion, toChunk, toUsageChunk } from '../../src/respond/index.js';
+import { toChatCompletion, toChunk, toUsageChunk } from '../../src/wire/index.js';
 import { readRecord, recordedPids, waitGone } from '../support/procs.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { MAX_ITEM_REFERENCES } from '../../src/http/responses.js';
-import { toFinalResponse, toResponse, type ResponseMeta } from '../../src/respond/index.js';
+import { MAX_ITEM_REFERENCES } from '../../src/wire/index.js';
+import { toFinalResponse, toResponse, type ResponseMeta } from '../../src/wire/index.js';
 import { readRecord, recordedPids } from '../support/procs.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 

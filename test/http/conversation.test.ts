@@ -10,7 +10,7 @@ import request from 'supertest';
 import { parseConfig } from '../../src/config/index.js';
 import { openConversation, type ConversationEvent, type ConversationResult } from '../../src/conversation/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { toCoreMessages } from '../../src/validate/index.js';
+import { toCoreMessages } from '../../src/wire/index.js';
 import { composeDaemon } from '../../src/serve.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from '../support/paths.js';
 

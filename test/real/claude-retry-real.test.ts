@@ -104,6 +104,13 @@ function assertStreamed(
     assert.deepEqual(r, { text: answer, done: true }, 'the retry said the same again: the stream went on');
     return;
   }
+  // On a busy machine the CLI may not have passed the cut attempt's deltas on before the cut
+  // (the stand-in gives them 50 ms): nothing of it reached the client, so the retry's answer is
+  // the whole reply, and still never glued to the other text.
+  if (!r.error && !r.text.includes(OTHER.slice(0, 12))) {
+    assert.deepEqual(r, { text: answer, done: true }, 'no text of the cut attempt was sent');
+    return;
+  }
   assert.equal(r.error?.code, 'backend_retry_mid_stream', JSON.stringify(r));
   assert.equal(r.done, false);
   assert.equal(r.text, OTHER.slice(0, 12), 'only what the cut attempt had sent');

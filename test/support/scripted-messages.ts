@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import express from 'express';
 import type { ConversationEvent, ConversationResult } from '../../src/conversation/index.js';
 import { errorHeaders, type ProxyError } from '../../src/errors/index.js';
-import { toAnthropicError, writeMessagesJson, writeMessagesStream } from '../../src/respond/index.js';
+import { toAnthropicError, writeMessagesJson, writeMessagesStream } from '../../src/wire/index.js';
 import { listenLoopback } from './listen.js';
 
 /** A number is a pause (ms) between events. */

@@ -7,7 +7,7 @@ import {
   toChatStreamEnd,
   toChatStreamEvents,
   type ChatCompletionChunk,
-} from '../../src/respond/index.js';
+} from '../../src/wire/index.js';
 
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
   outcome: 'ok',

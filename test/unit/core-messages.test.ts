@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { Message } from '../../src/core/index.js';
-import { toMessages } from '../../src/http/responses-input.js';
+import { toMessages } from '../../src/wire/responses/input.js';
 import { planParked, type ParkedTurns, type ToolParkedTurn } from '../../src/run/index.js';
 import { openStore } from '../../src/store/index.js';
 import { toPrompt } from '../../src/transcript/index.js';
@@ -16,7 +16,7 @@ import {
   parseMessagesRequest,
   parseResponsesRequest,
   toCoreMessages,
-} from '../../src/validate/index.js';
+} from '../../src/wire/index.js';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 const PNG_URL = `data:image/png;base64,${PNG}`;

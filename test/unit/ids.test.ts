@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newRequestId } from '../../src/http/app.js';
 import { randomText } from '../../src/ids/index.js';
-import { newCompletionId } from '../../src/respond/index.js';
+import { newCompletionId } from '../../src/wire/index.js';
 
 describe('ids', () => {
   it('request ids are req_ and 32 hex digits, and do not repeat across refills of the pool', () => {

@@ -30,7 +30,7 @@ import {
   toMessagesStreamEnd,
   toMessagesStreamEvents,
   type MessagesStreamEvent,
-} from '../../src/respond/index.js';
+} from '../../src/wire/index.js';
 import { startScriptedMessages, type MessagesScript, type ScriptedMessages } from '../support/scripted-messages.js';
 import { ROOT } from '../support/paths.js';
 

@@ -18,7 +18,7 @@ const { backends } = createBackends(parseConfig({ readFile: false, env: {} }), {
 function policyFor(id: string, limits: ImageLimits): TranscriptPolicy {
   return backends.find((b) => b.id === id)!.transcriptPolicy(limits);
 }
-import { parseChatRequest, toCoreMessages } from '../../src/validate/index.js';
+import { parseChatRequest, toCoreMessages } from '../../src/wire/index.js';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',

@@ -11,7 +11,7 @@ import {
   toResponseStreamEvents,
   type ResponseMeta,
   type ResponseStreamEvent,
-} from '../../src/respond/index.js';
+} from '../../src/wire/index.js';
 
 const meta: ResponseMeta = {
   id: 'resp_1',

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { openStore, type StoredResponse } from '../../src/store/index.js';
-import { callOfItem } from '../../src/validate/index.js';
+import { callOfItem } from '../../src/wire/index.js';
 
 const dirs: string[] = [];
 after(() => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isProxyError } from '../../src/errors/index.js';
 import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
-import { parseResponsesRequest, toChatTools } from '../../src/validate/index.js';
+import { parseResponsesRequest, toChatTools } from '../../src/wire/index.js';
 
 const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { StopReason } from '../../src/backends/index.js';
 import { createStopMatcher } from '../../src/conversation/index.js';
-import { toAnthropicStop, toChatFinishReason, toIncompleteReason } from '../../src/respond/index.js';
+import { toAnthropicStop, toChatFinishReason, toIncompleteReason } from '../../src/wire/index.js';
 
 /** Feeds the pieces through a matcher; returns what went on (a `|` where each push's output ends) and the match. */
 function feed(sequences: string[], pieces: string[]): { out: string; matched?: string } {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { toPrompt, withResponseFormat } from '../../src/transcript/index.js';
-import { parseChatRequest, toCoreMessages } from '../../src/validate/index.js';
+import { parseChatRequest, toCoreMessages } from '../../src/wire/index.js';
 
 const prompt = (messages: unknown[]) => toPrompt(toCoreMessages(parseChatRequest({ model: 'm', messages }).messages));
 

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { createTurnRunner, planClaimed } from '../../src/run/index.js';
 import type { ParkedTurns, RunDeps, RunInput, ToolParkedTurn } from '../../src/run/index.js';
 import type { SessionPlan } from '../../src/sessions/index.js';
-import { toCoreMessages, type ChatMessage } from '../../src/validate/index.js';
+import { toCoreMessages, type ChatMessage } from '../../src/wire/index.js';
 
 /** A registry holding one turn of key k1 parked on call c1, recording what is parked and retired. */
 function registry() {

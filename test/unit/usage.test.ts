@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type OpenAI from 'openai';
 import { toClaudeUsage } from '../../src/backends/index.js';
-import { toCompletionUsage } from '../../src/respond/index.js';
+import { toCompletionUsage } from '../../src/wire/index.js';
 
 describe('claude usage → OpenAI usage (ARCHITECTURE section 6)', () => {
   it('prompt_tokens sums the three disjoint input counts; cached_tokens is the cache read', () => {

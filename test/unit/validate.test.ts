@@ -8,7 +8,7 @@ import {
   parseChatRequest,
   parseResponsesRequest,
   toChatTools,
-} from '../../src/validate/index.js';
+} from '../../src/wire/index.js';
 
 const ok = { model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] };
 

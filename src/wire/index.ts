@@ -1,0 +1,39 @@
+export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat/request.js';
+export { toCoreMessages } from './chat/messages.js';
+export { MAX_JSON_DEPTH } from './depth.js';
+export { checkOutputTokens, OUTPUT_TOKENS_CEILING } from './output-tokens.js';
+export { describeType, firstIssue } from './issues.js';
+export {
+  checkCallOutputs,
+  parseResponsesRequest,
+  qualifiedName,
+  toChatTools,
+  type ResponsesTools,
+  type ToolWire,
+  type InputItem,
+  type ParsedResponsesRequest,
+  type ResponsesRequest,
+} from './responses/request.js';
+export { callOfItem } from './responses/stored-calls.js';
+export { fromStoredMessages } from './responses/stored-messages.js';
+export { parseMessagesRequest, type MessagesRequest, type ParsedMessagesRequest } from './messages/request.js';
+export * from './chat/shapes.js';
+export * from './stop-reasons.js';
+export { createSseWriter, ClientTooSlowError, endSlowStream, type SseWriter } from './sse.js';
+export * from './chat/events.js';
+export { collectReply, setHeaders, type Events } from './reply.js';
+export * from './chat/write.js';
+export * from './responses/write.js';
+export * from './messages/write.js';
+export {
+  DROPPED_HEADER,
+  reportDropped,
+  streamOrBody,
+  type Accepted,
+  type Asker,
+  type WireAdapter,
+  type WireDeps,
+} from './adapter.js';
+export { chatAdapter } from './chat/adapter.js';
+export { mapModel, messagesAdapter, toMessagesInput, type MessagesWireDeps } from './messages/adapter.js';
+export { MAX_ITEM_REFERENCES, responsesAdapter, type ResponsesWireDeps } from './responses/adapter.js';
