@@ -42,7 +42,6 @@ const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/codex/events.ts#createCodexParser',
   'backends/codex/live.ts#createAppServerParser',
   'backends/detect.ts#createDetector',
-  'serve.ts#composeLocked',
 ];
 
 const MAX_LINES = 250;
