@@ -49,7 +49,7 @@ export function createConversationRoute<W>(deps: EndpointDeps, adapter: WireAdap
 }
 
 /** The request's run stop: the client's disconnect stops it; so does olp, for a client too slow to read. */
-export function disconnectSignal(res: Response): RunStop {
+function disconnectSignal(res: Response): RunStop {
   const stop = createRunStop();
   res.on('close', () => {
     if (!res.writableFinished) stop.stop({ type: 'client_disconnect' });

@@ -25,15 +25,7 @@ export { collectReply, setHeaders, type Events } from './reply.js';
 export * from './chat/write.js';
 export * from './responses/write.js';
 export * from './messages/write.js';
-export {
-  DROPPED_HEADER,
-  reportDropped,
-  streamOrBody,
-  type Accepted,
-  type Asker,
-  type WireAdapter,
-  type WireDeps,
-} from './adapter.js';
+export type { WireAdapter, WireDeps } from './adapter.js';
 export { chatAdapter } from './chat/adapter.js';
 export { mapModel, messagesAdapter, toMessagesInput, type MessagesWireDeps } from './messages/adapter.js';
 export { MAX_ITEM_REFERENCES, responsesAdapter, type ResponsesWireDeps } from './responses/adapter.js';
