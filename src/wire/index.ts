@@ -1,5 +1,6 @@
 export { parseChatRequest, type ChatRequest, type ChatMessage } from './chat/request.js';
 export { toCoreMessages } from './chat/messages.js';
+export { parseChatTools, type ChatTools } from './chat/tools.js';
 export { MAX_JSON_DEPTH } from './depth.js';
 export { checkOutputTokens, OUTPUT_TOKENS_CEILING } from './output-tokens.js';
 export { describeType, firstIssue } from './issues.js';
@@ -7,7 +8,7 @@ export {
   checkCallOutputs,
   parseResponsesRequest,
   qualifiedName,
-  toChatTools,
+  toToolOffer,
   type ResponsesTools,
   type ToolWire,
   type InputItem,

@@ -4,7 +4,7 @@ import { authorizationOf } from '../../src/auth/index.js';
 import { ProxyError } from '../../src/errors/index.js';
 import { mapModel } from '../../src/wire/index.js';
 import { ANTHROPIC_ERRORS, toAnthropicError } from '../../src/wire/index.js';
-import { parseToolRequest } from '../../src/tools/index.js';
+import { toolRequest } from '../../src/tools/index.js';
 import { MAX_JSON_DEPTH, parseMessagesRequest } from '../../src/wire/index.js';
 import { errorHeaders, invalidRequest, planLimitReached } from '../../src/errors/index.js';
 import { createBackends } from '../../src/backends/index.js';
@@ -198,7 +198,7 @@ describe('parseMessagesRequest: messages', () => {
         { type: 'text', text: 'Tool loaded.' },
       ],
     });
-    const offered = parseToolRequest(r.chatTools);
+    const offered = toolRequest(r.tools);
     assert.deepEqual(
       offered?.tools.map((t) => t.name),
       ['ToolSearch', 'WebFetch'],
@@ -390,7 +390,7 @@ describe('parseMessagesRequest: fields', () => {
       mcp_servers: [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }],
     });
     assert.deepEqual(r.dropped, ['web_search_20250305', 'bash_20250124', `mcp__${'x'.repeat(70)}`, 'mcp_servers']);
-    const t = parseToolRequest(r.chatTools)!;
+    const t = toolRequest(r.tools)!;
     assert.deepEqual(
       t.tools.map((x) => x.name),
       ['Bash', 'Read'],
@@ -401,8 +401,7 @@ describe('parseMessagesRequest: fields', () => {
 
   it('tool_choice: auto, any → required, tool → that function, none; disable_parallel_tool_use', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object', properties: {} } }];
-    const choice = (tool_choice: unknown) =>
-      parseToolRequest(parse({ messages: [user('hi')], tools, tool_choice }).chatTools);
+    const choice = (tool_choice: unknown) => toolRequest(parse({ messages: [user('hi')], tools, tool_choice }).tools);
     assert.equal(choice({ type: 'auto' })!.choice, 'auto');
     assert.equal(choice({ type: 'any' })!.choice, 'required');
     assert.deepEqual(choice({ type: 'tool', name: 'f' })!.choice, { name: 'f' });
@@ -411,6 +410,22 @@ describe('parseMessagesRequest: fields', () => {
     assert.equal(choice({ type: 'auto' })!.parallel, true);
     assert.throws(() => choice({ type: 'tool', name: 'g' }), /no function named 'g'/);
     rejects({ ...base, messages: [user('hi')], tools, tool_choice: { type: 'sometimes' } }, 'tool_choice.type');
+  });
+
+  it("a tool's faults are named in the Messages shape (its input_schema, its index)", () => {
+    const bad = (tools: unknown[]) => {
+      try {
+        toolRequest(parse({ messages: [user('hi')], tools }).tools);
+      } catch (err) {
+        return err as ProxyError;
+      }
+      assert.fail('expected a 400');
+    };
+    const ok = { name: 'ok', input_schema: { type: 'object' } };
+    const schema = bad([ok, { name: 'f', input_schema: { type: 'string' } }]);
+    assert.equal(schema.param, 'tools.1.input_schema');
+    assert.match(schema.message, /'tools\.1\.input_schema'|type: "object"/);
+    assert.equal(bad([ok, { ...ok }]).param, 'tools.1.name');
   });
 
   it('output_format json_schema becomes the core response format', () => {

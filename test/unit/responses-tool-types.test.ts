@@ -3,15 +3,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isProxyError } from '../../src/errors/index.js';
-import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
-import { parseResponsesRequest, toChatTools } from '../../src/wire/index.js';
+import { offeredTools, toolRequest } from '../../src/tools/index.js';
+import { parseResponsesRequest, toToolOffer } from '../../src/wire/index.js';
 
 const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
 
 /** The names the model is offered, the wire entries by name, and the types left out. */
 function fate(tools: unknown[]) {
-  const r = toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools }).body);
-  const t = parseToolRequest(r.chat);
+  const r = toToolOffer(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools }).body);
+  const t = toolRequest(r.offer);
   return { offered: t ? offeredTools(t).map((x) => x.name) : [], wire: Object.fromEntries(r.wire), dropped: r.dropped };
 }
 
@@ -65,7 +65,7 @@ describe('Responses tool types', () => {
     });
 
   it('a custom tool is offered as a function of one string, its grammar in its description', () => {
-    const r = toChatTools(
+    const r = toToolOffer(
       parseResponsesRequest({
         model: 'sonnet',
         input: 'hi',
@@ -79,7 +79,7 @@ describe('Responses tool types', () => {
         ],
       }).body,
     );
-    const spec = parseToolRequest(r.chat)!.tools[0]!;
+    const spec = toolRequest(r.offer)!.tools[0]!;
     assert.deepEqual(spec.parameters.required, ['input']);
     assert.match(spec.description!, /^Edits files\.[^]*lark grammar:\nstart: begin_patch$/);
   });

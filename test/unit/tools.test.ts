@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log/index.js';
-import { choiceInstruction, createToolBridge, offeredTools, parseToolRequest } from '../../src/tools/index.js';
+import { choiceInstruction, createToolBridge, offeredTools } from '../../src/tools/index.js';
+import { parseChatTools } from '../../src/wire/index.js';
 import { waitFor } from '../support/wait.js';
 
 const fn = (name: string, parameters?: unknown) => ({
@@ -10,9 +11,9 @@ const fn = (name: string, parameters?: unknown) => ({
   function: { name, ...(parameters ? { parameters } : {}) },
 });
 
-describe('parseToolRequest', () => {
+describe('parseChatTools', () => {
   it('reads tools, tool_choice and parallel_tool_calls; none offers nothing', () => {
-    const t = parseToolRequest({
+    const t = parseChatTools({
       tools: [fn('a', { type: 'object', properties: { x: { type: 'string' } } }), fn('b')],
       tool_choice: { type: 'function', function: { name: 'b' } },
       parallel_tool_calls: false,
@@ -29,16 +30,16 @@ describe('parseToolRequest', () => {
       'no parameters: an empty object schema',
     );
     assert.match(choiceInstruction(t)!, /"b"/);
-    assert.equal(parseToolRequest({ tools: [fn('a')], tool_choice: 'none' }), undefined);
-    assert.equal(parseToolRequest({}), undefined);
+    assert.equal(parseChatTools({ tools: [fn('a')], tool_choice: 'none' }), undefined);
+    assert.equal(parseChatTools({}), undefined);
     assert.equal(
-      choiceInstruction(parseToolRequest({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'),
+      choiceInstruction(parseChatTools({ tools: [fn('a')], tool_choice: 'required' })!)?.includes('must'),
       true,
     );
   });
 
   it('allowed_tools offers only the functions it names, with its mode', () => {
-    const t = parseToolRequest({
+    const t = parseChatTools({
       tools: [fn('a'), fn('b'), fn('c')],
       tool_choice: {
         type: 'allowed_tools',
@@ -57,7 +58,7 @@ describe('parseToolRequest', () => {
     );
     assert.equal(t.choice, 'required');
     assert.match(choiceInstruction(t)!, /must answer by calling/);
-    const auto = parseToolRequest({
+    const auto = parseChatTools({
       tools: [fn('a'), fn('b')],
       tool_choice: {
         type: 'allowed_tools',
@@ -68,7 +69,7 @@ describe('parseToolRequest', () => {
   });
 
   it('maps the legacy functions / function_call the same way', () => {
-    const t = parseToolRequest({
+    const t = parseChatTools({
       functions: [{ name: 'legacy', description: 'd' }],
       function_call: { name: 'legacy' },
     })!;
@@ -78,7 +79,7 @@ describe('parseToolRequest', () => {
   it('refuses what OpenAI refuses, naming the param', () => {
     const param = (req: Record<string, unknown>) => {
       try {
-        parseToolRequest(req);
+        parseChatTools(req);
       } catch (err) {
         return (err as { param?: string }).param;
       }

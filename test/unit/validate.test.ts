@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProxyError } from '../../src/errors/index.js';
-import { offeredTools, parseToolRequest } from '../../src/tools/index.js';
+import { offeredTools, toolRequest } from '../../src/tools/index.js';
 import {
   MAX_JSON_DEPTH,
   checkCallOutputs,
   parseChatRequest,
   parseResponsesRequest,
-  toChatTools,
+  toToolOffer,
 } from '../../src/wire/index.js';
 
 const ok = { model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] };
@@ -470,9 +470,7 @@ describe('Responses tool_choice in the Responses shape', () => {
     { type: 'function', name: 'b' },
   ];
   const parse = (tool_choice: unknown) =>
-    parseToolRequest(
-      toChatTools(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body).chat,
-    );
+    toolRequest(toToolOffer(parseResponsesRequest({ model: 'sonnet', input: 'hi', tools, tool_choice }).body).offer);
   it('allowed_tools {mode, tools: [{type, name}]} offers only those, with the mode', () => {
     const t = parse({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] })!;
     assert.deepEqual([offeredTools(t).map((x) => x.name), t.choice], [['b'], 'required']);
@@ -480,15 +478,15 @@ describe('Responses tool_choice in the Responses shape', () => {
   });
   it('the Agents SDK tools are named by type alone: {type: "shell"} forces the shell function', () => {
     const sdk = (tool_choice: unknown) =>
-      parseToolRequest(
-        toChatTools(
+      toolRequest(
+        toToolOffer(
           parseResponsesRequest({
             model: 'sonnet',
             input: 'hi',
             tools: [{ type: 'shell', environment: { type: 'local' } }, { type: 'apply_patch' }],
             tool_choice,
           }).body,
-        ).chat,
+        ).offer,
       )!;
     assert.deepEqual(sdk({ type: 'shell' }).choice, { name: 'shell' });
     const t = sdk({ type: 'allowed_tools', mode: 'required', tools: [{ type: 'apply_patch' }] });

@@ -1,10 +1,10 @@
-import { parseToolRequest } from '../../tools/index.js';
 import { streamOrBody, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
 import { endSlowStream } from '../sse.js';
 import { toCoreMessages } from './messages.js';
 import { parseChatRequest } from './request.js';
 import { newCompletionId } from './shapes.js';
+import { type ChatTools, parseChatTools } from './tools.js';
 import { writeChatJson, writeChatStream, type ChatMeta } from './write.js';
 
 /** Chat Completions as a wire adapter: the request's messages and settings in, chunks or one body out. */
@@ -16,7 +16,7 @@ export function chatAdapter(deps: WireDeps): WireAdapter<ChatMeta> {
       const cap = deps.registry.outputCap(request.model);
       checkOutputTokens(request.max_tokens, 'max_tokens', request.model, cap);
       checkOutputTokens(request.max_completion_tokens, 'max_completion_tokens', request.model, cap);
-      const tools = parseToolRequest(body as Parameters<typeof parseToolRequest>[0]);
+      const tools = parseChatTools(body as ChatTools);
       const input = {
         model: request.model,
         messages: toCoreMessages(request.messages),

@@ -1,6 +1,6 @@
 import type { ConversationInput } from '../../conversation/index.js';
 import { modelAllowed } from '../../admit/index.js';
-import { parseToolRequest } from '../../tools/index.js';
+import { toolRequest } from '../../tools/index.js';
 import { reportDropped, streamOrBody, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
 import { newMessageId } from '../responses/shapes.js';
@@ -34,7 +34,7 @@ export function toMessagesInput(
       responseFormat: parsed.responseFormat,
       // Honoured as chat's max_tokens is: claude's output cap; codex has no setting for it.
       maxOutputTokens: parsed.body.max_tokens,
-      tools: parseToolRequest(parsed.chatTools),
+      tools: toolRequest(parsed.tools),
       stopSequences: parsed.body.stop_sequences,
     },
     dropped: parsed.dropped,

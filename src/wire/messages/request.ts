@@ -1,5 +1,6 @@
 import type { Message } from '../../core/index.js';
 import { invalidRequest } from '../../errors/index.js';
+import { type OfferedFunction, TOOL_NAME, type ToolOffer } from '../../tools/index.js';
 import { checkDepth } from '../depth.js';
 import { firstIssue } from '../issues.js';
 import { fromAssistant, fromUser } from './blocks.js';
@@ -11,15 +12,12 @@ export type { MessagesRequest } from './schema.js';
 export interface ParsedMessagesRequest {
   body: MessagesRequest;
   messages: Message[];
-  /** The tools and tool choice in the chat shape `parseToolRequest` reads. */
-  chatTools: { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown };
+  /** The tools and tool choice, for the core's `toolRequest` to check. */
+  tools: ToolOffer;
   responseFormat?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
   /** Tool types (and `mcp_servers`) the model is not offered, as olp cannot run them, and tools named past olp's rule. */
   dropped: string[];
 }
-
-/** The tool names olp offers: OpenAI's rule, as src/tools keeps it. */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The text of a `system` field or a system message (a string or text blocks). */
 function systemText(content: string | readonly { type: string; text?: string }[], at: string): string {
@@ -52,13 +50,13 @@ function checkToolResults(messages: readonly Message[], at: readonly string[]): 
 }
 
 /**
- * Anthropic tools in the chat shape: a custom tool (no `type`, or `custom`) is a function whose
+ * Anthropic tools as olp offers them: a custom tool (no `type`, or `custom`) is a function whose
  * parameters are its `input_schema`; a server tool (`web_search_20250305`, code execution, …) or an
  * Anthropic-defined client tool (`bash_…`, `text_editor_…`, `computer_…`) is left out and named in
  * `dropped`, as the Responses adapter does with hosted tools.
  */
-function toChatTools(body: MessagesRequest, dropped: string[]): ParsedMessagesRequest['chatTools'] {
-  const tools = (body.tools ?? []).flatMap((t) => {
+function toToolOffer(body: MessagesRequest, dropped: string[]): ToolOffer {
+  const functions = (body.tools ?? []).flatMap((t, i): OfferedFunction[] => {
     if (t.type !== undefined && t.type !== 'custom') {
       const type = t.type.slice(0, 40);
       if (!dropped.includes(type)) dropped.push(type);
@@ -73,29 +71,24 @@ function toChatTools(body: MessagesRequest, dropped: string[]): ParsedMessagesRe
     const raw = t as { description?: unknown; input_schema?: unknown };
     return [
       {
-        type: 'function',
-        function: {
-          name: t.name,
-          ...(raw.description !== undefined ? { description: raw.description } : {}),
-          ...(raw.input_schema !== undefined ? { parameters: raw.input_schema } : {}),
-        },
+        at: `tools.${i}`,
+        name: t.name,
+        description: raw.description,
+        parameters: raw.input_schema,
+        schemaField: 'input_schema',
       },
     ];
   });
   const c = body.tool_choice;
   const choice =
-    c === undefined
-      ? undefined
-      : c.type === 'any'
-        ? 'required'
-        : c.type === 'tool'
-          ? { type: 'function', function: { name: c.name } }
-          : c.type;
+    c === undefined ? 'auto' : c.type === 'any' ? 'required' : c.type === 'tool' ? { name: c.name } : c.type;
   const serial = c && 'disable_parallel_tool_use' in c && c.disable_parallel_tool_use === true;
   return {
-    ...(body.tools ? { tools } : {}),
-    ...(choice !== undefined ? { tool_choice: choice } : {}),
-    ...(serial ? { parallel_tool_calls: false } : {}),
+    functions: body.tools ? functions : undefined,
+    listAt: 'tools',
+    choice,
+    choiceAt: 'tool_choice',
+    parallel: !serial,
   };
 }
 
@@ -132,11 +125,11 @@ export function parseMessagesRequest(raw: unknown): ParsedMessagesRequest {
   if (!messages.some((m) => m.role === 'user'))
     throw invalidRequest("'messages' has no user content olp can send (every block was left out).", 'messages');
   const dropped: string[] = [];
-  const chatTools = toChatTools(body, dropped);
+  const tools = toToolOffer(body, dropped);
   // Remote MCP servers are Anthropic's to connect to: their tools are not offered here either.
   if (body.mcp_servers?.length) dropped.push('mcp_servers');
   const responseFormat = body.output_format
     ? { type: 'json_schema' as const, json_schema: { name: 'output', schema: body.output_format.schema } }
     : undefined;
-  return { body, messages, chatTools, ...(responseFormat ? { responseFormat } : {}), dropped };
+  return { body, messages, tools, ...(responseFormat ? { responseFormat } : {}), dropped };
 }

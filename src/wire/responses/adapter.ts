@@ -1,4 +1,4 @@
-import { parseToolRequest } from '../../tools/index.js';
+import { toolRequest } from '../../tools/index.js';
 import type { Store } from '../../store/index.js';
 import { reportDropped, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
@@ -6,7 +6,7 @@ import { ClientTooSlowError, endSlowStream } from '../sse.js';
 import { resolveReferences, toMessages } from './input.js';
 
 export { MAX_ITEM_REFERENCES } from './input.js';
-import { parseResponsesRequest, toChatTools, type ParsedResponsesRequest } from './request.js';
+import { parseResponsesRequest, toToolOffer, type ParsedResponsesRequest } from './request.js';
 import { newMessageId, newResponseId } from './shapes.js';
 import type { ResponseMeta } from './shapes.js';
 import { writeResponseJson, writeResponseStream } from './write.js';
@@ -84,13 +84,13 @@ export function responsesAdapter(deps: ResponsesWireDeps): WireAdapter<Responses
       const parsed = parseResponsesRequest(resolveReferences(deps.store, principal.keyId, body, deps.bodyLimit));
       const b = parsed.body;
       checkOutputTokens(b.max_output_tokens, 'max_output_tokens', b.model, deps.registry.outputCap(b.model));
-      const offered = toChatTools(b);
+      const offered = toToolOffer(b);
       const input = {
         model: b.model,
         messages: toMessages(deps.store, principal.keyId, parsed),
         responseFormat: toResponseFormat(b.text?.format),
         maxOutputTokens: b.max_output_tokens ?? undefined,
-        tools: parseToolRequest(offered.chat),
+        tools: toolRequest(offered.offer),
       };
       reportDropped(who, offered.dropped);
       const meta = {

@@ -55,7 +55,7 @@ export type ResponseToolCallItem =
   | ResponseFunctionShellToolCall
   | ResponseApplyPatchToolCall;
 
-/** How a tool offered under one name goes back to the client (see the Responses adapter's toChatTools). */
+/** How a tool offered under one name goes back to the client (see the Responses adapter's toToolOffer). */
 export type CallWire =
   | { type: 'custom'; name: string; namespace?: string }
   | { type: 'function'; name: string; namespace: string }

@@ -17,7 +17,7 @@ export type { InputItem, ResponsesRequest } from './schema.js';
 import { qualifiedName } from './tools.js';
 import { parseSdkToolItem, SDK_TOOL_ITEMS } from './sdk-tools.js';
 
-export { qualifiedName, toChatTools, type ResponsesTools, type ToolWire } from './tools.js';
+export { qualifiedName, toToolOffer, type ResponsesTools, type ToolWire } from './tools.js';
 
 /** A validated Responses request: the fields olp uses, the input as messages and as items. */
 export interface ParsedResponsesRequest {
@@ -176,7 +176,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       if (!f.success) throw invalidRequest(...firstIssue(f.error, at));
       const { call_id, name, input, namespace } = f.data;
       items.push({ type: 'custom_tool_call', call_id, name, input, ...(namespace ? { namespace } : {}) });
-      // The model was offered it as a function of one string (see toChatTools).
+      // The model was offered it as a function of one string (see toToolOffer).
       addCall(messages, call_id, namespace ? qualifiedName(namespace, name) : name, JSON.stringify({ input }));
       return;
     }

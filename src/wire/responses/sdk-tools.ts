@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidRequest } from '../../errors/index.js';
+import type { ToolSpec } from '../../tools/index.js';
 import { firstIssue } from '../issues.js';
 import type { InputItem } from './schema.js';
 
@@ -8,41 +9,35 @@ import type { InputItem } from './schema.js';
 // model made and the same call echoed back or replayed), and their results as text the model reads.
 
 /** The function a `shell` tool is offered as. */
-export const SHELL_FUNCTION = {
-  type: 'function',
-  function: {
-    name: 'shell',
-    description:
-      "Runs shell commands on the user's machine, in order, and returns each one's stdout, stderr and exit code.",
-    parameters: {
-      type: 'object',
-      properties: {
-        commands: { type: 'array', items: { type: 'string' }, description: 'The commands to run, in order.' },
-        timeout_ms: { type: 'integer', description: 'How long the commands may run, in milliseconds.' },
-      },
-      required: ['commands'],
-      additionalProperties: false,
+export const SHELL_FUNCTION: ToolSpec = {
+  name: 'shell',
+  description:
+    "Runs shell commands on the user's machine, in order, and returns each one's stdout, stderr and exit code.",
+  parameters: {
+    type: 'object',
+    properties: {
+      commands: { type: 'array', items: { type: 'string' }, description: 'The commands to run, in order.' },
+      timeout_ms: { type: 'integer', description: 'How long the commands may run, in milliseconds.' },
     },
+    required: ['commands'],
+    additionalProperties: false,
   },
 };
 
 /** The function an `apply_patch` tool is offered as. */
-export const APPLY_PATCH_FUNCTION = {
-  type: 'function',
-  function: {
-    name: 'apply_patch',
-    description:
-      "Creates, updates or deletes one file on the user's machine. For create_file and update_file, `diff` is a V4A diff: hunks opened by `@@` (with a line of context after it for an update), lines prefixed with ' ' (context), '-' (removed) or '+' (added); a new file's diff is all '+' lines.",
-    parameters: {
-      type: 'object',
-      properties: {
-        type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] },
-        path: { type: 'string', description: 'The file, relative to the working directory.' },
-        diff: { type: 'string', description: 'The V4A diff (not for delete_file).' },
-      },
-      required: ['type', 'path'],
-      additionalProperties: false,
+export const APPLY_PATCH_FUNCTION: ToolSpec = {
+  name: 'apply_patch',
+  description:
+    "Creates, updates or deletes one file on the user's machine. For create_file and update_file, `diff` is a V4A diff: hunks opened by `@@` (with a line of context after it for an update), lines prefixed with ' ' (context), '-' (removed) or '+' (added); a new file's diff is all '+' lines.",
+  parameters: {
+    type: 'object',
+    properties: {
+      type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] },
+      path: { type: 'string', description: 'The file, relative to the working directory.' },
+      diff: { type: 'string', description: 'The V4A diff (not for delete_file).' },
     },
+    required: ['type', 'path'],
+    additionalProperties: false,
   },
 };
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { invalidRequest, unsupportedValue } from '../../errors/index.js';
+import { type OfferedChoice, type OfferedFunction, TOOL_NAME, type ToolOffer } from '../../tools/index.js';
 import type { ResponsesRequest } from './schema.js';
 import { APPLY_PATCH_FUNCTION, isLocalShell, SHELL_FUNCTION } from './sdk-tools.js';
 
@@ -14,17 +15,14 @@ export type ToolWire =
   | { type: 'function'; name: string; namespace: string }
   | { type: 'shell' | 'apply_patch'; name: string; namespace?: undefined };
 
-/** The request's tools in the chat shape, how each goes back to the client, and the types not offered. */
+/** The request's tools as olp offers them, how each goes back to the client, and the types not offered. */
 export interface ResponsesTools {
-  chat: { tools?: unknown; tool_choice?: unknown; parallel_tool_calls?: unknown };
+  offer: ToolOffer;
   /** By the name the model is offered. */
   wire: ReadonlyMap<string, ToolWire>;
   /** Tool types olp cannot run for the client, left out of what the model is offered (in order, once each). */
   dropped: string[];
 }
-
-/** OpenAI's rule for tool names (olp's MCP bridge keeps to it too). */
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The name a namespace's function (or custom tool) is offered under: `<namespace>__<name>`, or, when
@@ -32,7 +30,7 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function qualifiedName(namespace: string, name: string): string {
   const joined = `${namespace}__${name}`;
-  if (NAME.test(joined)) return joined;
+  if (TOOL_NAME.test(joined)) return joined;
   const hash = createHash('sha256').update(`${namespace}\u0000${name}`).digest('hex').slice(0, 8);
   return `${`${namespace}__${name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55)}_${hash}`;
 }
@@ -78,14 +76,14 @@ type RawTool = {
   environment?: unknown;
 };
 
-/** One function or custom tool as a chat function tool, and its wire entry (under `namespace`, if any). */
-function offer(
+/** One function or custom tool as a function olp offers, and its wire entry (under `namespace`, if any). */
+function offerFunction(
   tool: RawTool,
   at: string,
   namespace: string | undefined,
   wire: Map<string, ToolWire>,
-): Record<string, unknown> {
-  if (typeof tool.name !== 'string' || !NAME.test(tool.name))
+): OfferedFunction {
+  if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name))
     throw invalidRequest(
       `Invalid '${at}.name': expected 1 to 64 letters, digits, underscores or dashes.`,
       `${at}.name`,
@@ -96,57 +94,48 @@ function offer(
     wire.set(name, { type: 'custom', name: tool.name, ...(namespace ? { namespace } : {}) });
     const about = typeof tool.description === 'string' ? `${tool.description}\n\n` : '';
     return {
-      type: 'function',
-      function: {
-        name,
-        description: `${about}Call it with one string, \`input\`. ${formatText(tool.format)}`,
-        parameters: {
-          type: 'object',
-          properties: { input: { type: 'string', description: 'The whole input, as one string.' } },
-          required: ['input'],
-          additionalProperties: false,
-        },
+      at,
+      name,
+      description: `${about}Call it with one string, \`input\`. ${formatText(tool.format)}`,
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: 'The whole input, as one string.' } },
+        required: ['input'],
+        additionalProperties: false,
       },
     };
   }
   if (namespace) wire.set(name, { type: 'function', name: tool.name, namespace });
-  return {
-    type: 'function',
-    function: {
-      name,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      ...(tool.parameters !== undefined ? { parameters: tool.parameters } : {}),
-    },
-  };
+  return { at, name, description: tool.description, parameters: tool.parameters };
 }
 
 /**
- * The request's tools in the chat shape `parseToolRequest` reads. Responses tools are flat
+ * The request's tools as olp offers them (for the core's `toolRequest`). Responses tools are flat
  * (`{type, name, description, parameters}`); a `namespace`'s functions are offered under qualified
  * names, a `custom` (freeform) tool as a function of one string `input`, the Agents SDK's `shell`
  * (local) and `apply_patch` as functions of their actions. Tool types olp cannot run for the client
  * (hosted search, code interpreter, image generation, remote MCP, computer use, a hosted container
  * shell, a client-side tool search) are left out and named in `dropped`: the model is not offered them.
  */
-export function toChatTools(body: ResponsesRequest): ResponsesTools {
+export function toToolOffer(body: ResponsesRequest): ResponsesTools {
   const wire = new Map<string, ToolWire>();
   const dropped: string[] = [];
-  const tools: Record<string, unknown>[] = [];
+  const tools: OfferedFunction[] = [];
   (body.tools ?? []).forEach((t, i) => {
     const tool = t as RawTool | null;
     const at = `tools.${i}`;
     if (!tool || typeof tool !== 'object') throw invalidRequest(`Invalid type for '${at}': expected an object.`, at);
-    if (tool.type === 'function' || tool.type === 'custom') tools.push(offer(tool, at, undefined, wire));
+    if (tool.type === 'function' || tool.type === 'custom') tools.push(offerFunction(tool, at, undefined, wire));
     else if (tool.type === 'apply_patch' || (tool.type === 'shell' && isLocalShell(tool))) {
       // The client runs these itself: the model is offered a function, its calls go back as the tool's own items.
       const fn = tool.type === 'shell' ? SHELL_FUNCTION : APPLY_PATCH_FUNCTION;
-      tools.push(fn);
-      wire.set(fn.function.name, { type: tool.type, name: fn.function.name });
+      tools.push({ at, ...fn });
+      wire.set(fn.name, { type: tool.type, name: fn.name });
     } else if (tool.type === 'namespace') {
       if (typeof tool.name !== 'string' || !tool.name)
         throw invalidRequest(`Missing required parameter: '${at}.name'.`, `${at}.name`);
       // A namespace's name is part of every call's name: OpenAI's rule for tool names.
-      if (!NAME.test(tool.name))
+      if (!TOOL_NAME.test(tool.name))
         throw invalidRequest(
           `Invalid '${at}.name': expected 1 to 64 letters, digits, underscores or dashes.`,
           `${at}.name`,
@@ -155,7 +144,7 @@ export function toChatTools(body: ResponsesRequest): ResponsesTools {
         throw invalidRequest(`Invalid type for '${at}.tools': expected an array of tools.`, `${at}.tools`);
       (tool.tools as RawTool[]).forEach((inner, j) => {
         if (inner?.type === 'function' || inner?.type === 'custom')
-          tools.push(offer(inner, `${at}.tools.${j}`, tool.name as string, wire));
+          tools.push(offerFunction(inner, `${at}.tools.${j}`, tool.name as string, wire));
         // Namespaces hold functions and custom tools, one level deep (OpenAI refuses another inside).
         else if (inner?.type === 'namespace')
           throw invalidRequest(
@@ -168,16 +157,14 @@ export function toChatTools(body: ResponsesRequest): ResponsesTools {
       throw invalidRequest(`Missing required parameter: '${at}.type'.`, `${at}.type`);
     else if (!dropped.includes(tool.type)) dropped.push(tool.type.slice(0, 40));
   });
-  const toolChoice = toChatToolChoice(body.tool_choice);
-  return {
-    chat: {
-      ...(body.tools ? { tools } : {}),
-      ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
-      ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
-    },
-    wire,
-    dropped,
+  const offer: ToolOffer = {
+    functions: body.tools ? tools : undefined,
+    listAt: 'tools',
+    choice: toChoice(body.tool_choice),
+    choiceAt: 'tool_choice',
+    parallel: body.parallel_tool_calls !== false,
   };
+  return { offer, wire, dropped };
 }
 
 const CHOICES = `'none', 'auto', 'required', {"type": "function" | "custom", "name": …}, {"type": "shell" | "apply_patch"} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
@@ -197,17 +184,18 @@ function chosenName(tool: { type?: unknown; name?: unknown; namespace?: unknown 
 }
 
 /**
- * A Responses `tool_choice` in the chat shape the tools module reads, checked in the Responses
- * shape (so a 400 quotes what this endpoint takes): a named function or custom tool is `{type,
+ * A Responses `tool_choice` in olp's terms, checked in the Responses shape (so a 400 quotes
+ * what this endpoint takes): a named function or custom tool is `{type,
  * name}`, allowed tools `{type: "allowed_tools", mode, tools: [{type, name}]}`. A hosted tool
  * olp does not offer cannot be forced.
  */
-function toChatToolChoice(raw: unknown): unknown {
-  if (raw === undefined || raw === null || raw === 'none' || raw === 'auto' || raw === 'required') return raw;
+function toChoice(raw: unknown): OfferedChoice {
+  if (raw === undefined || raw === null) return 'auto';
+  if (raw === 'none' || raw === 'auto' || raw === 'required') return raw;
   const choice = raw as { type?: unknown; name?: unknown; namespace?: unknown; mode?: unknown; tools?: unknown };
   const named = choice && typeof choice === 'object' ? chosenName(choice) : undefined;
   if ((choice?.type === 'function' || choice?.type === 'custom' || BY_TYPE.test(String(choice?.type))) && named)
-    return { type: 'function', function: { name: named } };
+    return { name: named };
   if (choice && typeof choice === 'object' && choice.type === 'allowed_tools') {
     if (choice.mode !== 'auto' && choice.mode !== 'required')
       throw invalidRequest("Invalid value for 'tool_choice.mode': expected 'auto' or 'required'.", 'tool_choice.mode');
@@ -225,10 +213,10 @@ function toChatToolChoice(raw: unknown): unknown {
           `Missing required parameter: 'tool_choice.tools.${i}.name'.`,
           `tool_choice.tools.${i}.name`,
         );
-      return [{ type: 'function', function: { name } }];
+      return [name];
     });
     if (tools.length === 0) return 'none';
-    return { type: 'allowed_tools', allowed_tools: { mode: choice.mode, tools } };
+    return { allowed: tools, mode: choice.mode };
   }
   if (choice && typeof choice === 'object' && typeof choice.type === 'string' && HOSTED.test(choice.type))
     throw unsupportedValue(

@@ -1,0 +1,106 @@
+import { invalidRequest } from '../errors/index.js';
+import type { ToolChoice, ToolRequest, ToolSpec } from './spec.js';
+
+/** A function as a wire format offers it, in olp's terms but not yet checked. */
+export interface OfferedFunction {
+  /** Where the function sits in the request, for errors (`tools[0].function`, `tools.0`). */
+  at: string;
+  name: unknown;
+  description?: unknown;
+  parameters?: unknown;
+  /** The wire format's name for the arguments' schema (`parameters`, `input_schema`). */
+  schemaField?: string;
+}
+
+/** What the model may do with the offered functions, before the names are checked against them. */
+export type OfferedChoice = ToolChoice | { allowed: string[]; mode: 'auto' | 'required' };
+
+/** A request's tools, mapped out of its wire format; `toolRequest` checks them the same for every format. */
+export interface ToolOffer {
+  /** The request's list of tools (`tools`, `functions`); undefined when it has none. */
+  functions: OfferedFunction[] | undefined;
+  /** The param naming the list, for errors. */
+  listAt: string;
+  choice: OfferedChoice;
+  /** The param naming the choice (`tool_choice`, `function_call`), for errors. */
+  choiceAt: string;
+  parallel: boolean;
+}
+
+/** OpenAI's rule for function names (olp offers every format's tools by it). */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The request's tools as the core takes them, checked as OpenAI checks functions (a 400 naming the
+ * param): undefined when none are offered, or the choice is `none` (the model then sees none).
+ */
+export function toolRequest(offer: ToolOffer): ToolRequest | undefined {
+  const { functions, choice, parallel } = offer;
+  if (functions === undefined) {
+    if (choice !== 'none' && choice !== 'auto')
+      throw invalidRequest(
+        `Invalid value for '${offer.choiceAt}': '${offer.choiceAt}' is only allowed when '${offer.listAt}' are specified.`,
+        offer.choiceAt,
+      );
+    return undefined;
+  }
+  if (functions.length > 128)
+    throw invalidRequest(
+      `Invalid '${offer.listAt}': at most 128 tools may be offered, got ${functions.length}.`,
+      offer.listAt,
+    );
+  const seen = new Set<string>();
+  const tools = functions.map((fn) => toSpec(fn, offer.listAt, seen));
+  if (typeof choice === 'object' && 'allowed' in choice) {
+    for (const name of choice.allowed) {
+      if (!seen.has(name))
+        throw invalidRequest(
+          `Invalid value for '${offer.choiceAt}': it allows a function named '${name}', ` +
+            `and none of that name was given in '${offer.listAt}'.`,
+          offer.choiceAt,
+        );
+    }
+    return { tools: tools.filter((t) => choice.allowed.includes(t.name)), choice: choice.mode, parallel };
+  }
+  if (typeof choice === 'object' && !seen.has(choice.name))
+    throw invalidRequest(
+      `Invalid value for '${offer.choiceAt}': no function named '${choice.name}' was given in '${offer.listAt}'.`,
+      offer.choiceAt,
+    );
+  if (choice === 'none' || tools.length === 0) return undefined;
+  return { tools, choice, parallel };
+}
+
+/** One offered function, checked: its name by OpenAI's rule and once only, its schema an object schema. */
+function toSpec(fn: OfferedFunction, listAt: string, seen: Set<string>): ToolSpec {
+  const { at } = fn;
+  if (typeof fn.name !== 'string' || !TOOL_NAME.test(fn.name))
+    throw invalidRequest(
+      `Invalid '${at}.name': expected 1 to 64 letters, digits, underscores or dashes.`,
+      `${at}.name`,
+    );
+  if (seen.has(fn.name))
+    throw invalidRequest(`Invalid '${listAt}': the function name '${fn.name}' is used twice.`, `${at}.name`);
+  seen.add(fn.name);
+  if (fn.description !== undefined && typeof fn.description !== 'string')
+    throw invalidRequest(`Invalid type for '${at}.description': expected a string.`, `${at}.description`);
+  const schemaAt = `${at}.${fn.schemaField ?? 'parameters'}`;
+  const parameters = fn.parameters ?? { type: 'object', properties: {} };
+  if (!parameters || typeof parameters !== 'object' || Array.isArray(parameters))
+    throw invalidRequest(
+      `Invalid schema for function '${fn.name}': '${schemaAt}' must be a JSON Schema object.`,
+      schemaAt,
+    );
+  const type = (parameters as { type?: unknown }).type;
+  if (type !== undefined && type !== 'object')
+    throw invalidRequest(
+      `Invalid schema for function '${fn.name}': schema must be a JSON Schema of 'type: "object"', ` +
+        `got 'type: ${JSON.stringify(type)}'.`,
+      schemaAt,
+    );
+  return {
+    name: fn.name,
+    ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+    parameters: { type: 'object', ...(parameters as Record<string, unknown>) },
+  };
+}
