@@ -212,7 +212,12 @@ async function* runOn(
     const requestId = index === 0 ? meta.requestId : `${meta.requestId}-f${index}`;
     const run = { keyId: principal.keyId, requestId, backend: route.backend, turn, lease, signal, log: meta.log };
     gen = deps.runner.run({ ...run, tools, interrupt }, claim);
-    const ended = yield* forward(s, gen, model, route.backend.id, stoppedAtSequence, interrupt);
+    const stopped = (sequence: string, outcome?: Ended, droppedCalls: readonly string[] = []) => {
+      // Calls the client never gets can never be answered: the turn parked on them goes now.
+      if (droppedCalls.length > 0) deps.runner.dropCalls(principal.keyId, droppedCalls);
+      return stoppedAtSequence(sequence, outcome);
+    };
+    const ended = yield* forward(s, gen, model, route.backend.id, stopped, interrupt);
     const outcome = ownLoginOutcome(s, login?.name, route.backend.id, ended);
     p.session = toSessionNote(lease, outcome.sessionId);
     p.run = outcome.run ?? p.run;

@@ -27,7 +27,7 @@ export async function* forward<R extends { ok: boolean }>(
   gen: AsyncGenerator<BackendEvent, R>,
   model: string,
   backend: string,
-  stopped: (sequence: string, outcome?: R) => R,
+  stopped: (sequence: string, outcome?: R, droppedCalls?: readonly string[]) => R,
   interrupt?: TurnInterrupt,
 ): AsyncGenerator<ConversationEvent, R> {
   const f = new Forwarding(s, model, backend);
@@ -46,7 +46,7 @@ export async function* forward<R extends { ok: boolean }>(
   }
   if (f.stoppedAt !== undefined && draining) return stopped(f.stoppedAt, step.value);
   yield* f.end(step.value.ok);
-  return f.stoppedAt !== undefined ? stopped(f.stoppedAt, step.value) : step.value;
+  return f.stoppedAt !== undefined ? stopped(f.stoppedAt, step.value, f.droppedCalls) : step.value;
 }
 
 /** What `forward` knows of one turn's events as they pass (see there). */
@@ -71,6 +71,8 @@ class Forwarding {
   stoppedAt: string | undefined;
   /** The reply's text as sent, while a stop sequence may still cut it (what the slot keeps then). */
   sent = '';
+  /** The ids of the model's calls that came after the stop sequence: the client never gets them. */
+  readonly droppedCalls: string[] = [];
 
   constructor(
     private readonly s: Stage,
@@ -92,6 +94,7 @@ class Forwarding {
     if (this.stoppedAt !== undefined) {
       // Cut at a stop sequence, the turn being interrupted: its end is awaited, nothing more sent.
       if (ev.type === 'plan') yield* this.pass(ev);
+      else if (ev.type === 'tool_call') this.droppedCalls.push(ev.id);
     } else if (ev.type === 'thinking' && !this.thinks) {
       // not for this format
     } else if (ev.type === 'abandoned') this.abandoned(ev);
@@ -164,7 +167,10 @@ class Forwarding {
   }
 
   private *deliver(ev: BackendEvent, counted: boolean): Generator<ConversationEvent> {
-    if (this.stoppedAt !== undefined && ev.type !== 'plan') return;
+    if (this.stoppedAt !== undefined && ev.type !== 'plan') {
+      if (ev.type === 'tool_call') this.droppedCalls.push(ev.id);
+      return;
+    }
     if (ev.type === 'text' && this.fences) {
       const text = this.fences.push(ev.text);
       if (this.fit) this.whole += text;

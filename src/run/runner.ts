@@ -35,6 +35,11 @@ export interface TurnRunner {
   claimParked(keyId: string, messages: readonly Message[]): ParkedClaim | undefined;
   /** Runs one turn; with a claim, the parked turn goes on (or is retired when the lease says otherwise). */
   run(request: TurnRequest, claim?: ParkedClaim): AsyncGenerator<BackendEvent, TurnResult>;
+  /**
+   * The client never got these calls (its reply ended at a stop sequence before them): the turn
+   * parked on them can never go on, and is retired now rather than when it expires.
+   */
+  dropCalls(keyId: string, callIds: readonly string[]): void;
 }
 
 /** The run stage behind its one door, over the daemon's processes, workers and parked turns. */
@@ -43,6 +48,7 @@ export function createTurnRunner(deps: RunDeps): TurnRunner {
     servesTools: deps.tools !== undefined,
     claimParked: (keyId, messages) => claimParked(deps.parked, keyId, messages),
     run: (request, claim) => runRequested(deps, request, claim),
+    dropCalls: (keyId, callIds) => deps.parked?.retireAnswered(keyId, new Set(callIds), 'unanswerable'),
   };
 }
 

@@ -83,19 +83,26 @@ class ParkedTurnRegistry<T extends ParkedTurn> {
   }
 
   /**
-   * Retires the key's parked turns that a request shows will never be continued: it carries the
-   * client's result for one of their calls, and is not their continuation (that one was taken).
+   * Retires the key's parked turns that will never be continued: a request carries the client's
+   * result for one of their calls and is not their continuation (that one was taken:
+   * `superseded`), or the client never got one of their calls (`unanswerable`).
    */
-  retireAnswered(keyId: string, answered: ReadonlySet<string>): void {
+  retireAnswered(
+    keyId: string,
+    answered: ReadonlySet<string>,
+    reason: 'superseded' | 'unanswerable' = 'superseded',
+  ): void {
     if (answered.size === 0) return;
     for (const [k, p] of [...this.parked]) {
       if (p.turn.keyId !== keyId || !p.turn.callIds.some((id) => answered.has(id))) continue;
       this.drop(k);
       this.logger.info(
-        { event: 'parked_turn_retired', calls: p.turn.callIds.length, reason: 'superseded' },
-        'retired a parked tool-call turn its conversation has moved past',
+        { event: 'parked_turn_retired', calls: p.turn.callIds.length, reason },
+        reason === 'superseded'
+          ? 'retired a parked tool-call turn its conversation has moved past'
+          : 'retired a parked tool-call turn whose calls the client never got',
       );
-      void p.turn.retire('superseded');
+      void p.turn.retire(reason === 'superseded' ? 'superseded' : 'done');
     }
   }
 

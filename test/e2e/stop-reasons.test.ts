@@ -126,6 +126,45 @@ describe('stop sequences', () => {
   });
 });
 
+describe('a stop sequence before the model calls the tools', () => {
+  const WEATHER: OpenAI.ChatCompletionTool = {
+    type: 'function',
+    function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  };
+  const content = `[[fake-say-first:alpha STOPHERE beta]] [[fake-tools:[{"name":"get_weather","arguments":{"city":"Paris"}}]]]`;
+  for (const stream of [false, true]) {
+    it(`${stream ? 'streamed' : 'in one body'}: the reply ends there, without the calls, and no turn waits on them`, async () => {
+      const before = recordedPids(t.recordDir).runs.length;
+      const body = {
+        model: 'sonnet',
+        messages: [{ role: 'user' as const, content }],
+        tools: [WEATHER],
+        stop: 'STOPHERE',
+      };
+      let text: string;
+      if (stream) {
+        text = '';
+        const r = await openai.chat.completions.create({ ...body, stream: true });
+        for await (const chunk of r) {
+          assert.equal(chunk.choices[0]?.delta.tool_calls, undefined);
+          if (chunk.choices[0]?.finish_reason) assert.equal(chunk.choices[0].finish_reason, 'stop');
+          text += chunk.choices[0]?.delta.content ?? '';
+        }
+      } else {
+        const r = await openai.chat.completions.create(body);
+        assert.equal(r.choices[0]!.finish_reason, 'stop');
+        assert.equal(r.choices[0]!.message.tool_calls, undefined);
+        text = r.choices[0]!.message.content ?? '';
+      }
+      assert.equal(text, 'alpha ');
+      const pids = recordedPids(t.recordDir).runs.slice(before);
+      assert.equal(pids.length, 1);
+      // Not parked until --tool-park-timeout: the calls can never be answered, so the CLI goes now.
+      assert.deepEqual(await waitGone(pids), [], 'the CLI is stopped');
+    });
+  }
+});
+
 describe('a stop sequence on a live CLI', () => {
   it("interrupts the worker's turn instead of ending it: its usage stands, and it answers the next turn warm", async () => {
     const w = await slowDaemon(true);
