@@ -34,7 +34,8 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e3e7ed;font-
 svg{display:block;width:100%;height:11rem}
 svg rect.day{fill:#2f6fde}svg rect.day.today{fill:#1b4aa0}
 svg line{stroke:#d5dbe3}svg text{fill:#64707d;font-size:11px}
-.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;
+  clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap}
 ul.plain{list-style:none;padding:0;margin:0}ul.plain li{padding:.3rem 0}
 .tag{display:inline-block;font-size:.75rem;padding:0 .4rem;border-radius:.6rem;background:#e3e7ed;margin-left:.3rem}
 .tag.off{background:#fde8e8;color:#8a1c1c}.tag.near{background:#fff0c2}.tag.full{background:#fde8e8;color:#8a1c1c}

@@ -1,6 +1,60 @@
 // The usage page's HTML (GET /olp/): the key form, a member's own bill, and the owner's family,
 // CLIs and key management (hidden until an owner's key is given). No inline script or style.
 
+/** A table with its header row and an empty body that the script fills. */
+function table(open: string, heads: string[], bodyId: string): string {
+  const ths = heads.map((h) => `<th>${h}</th>`).join('');
+  return `${open}<thead><tr>${ths}</tr></thead><tbody id="${bodyId}"></tbody></table>`;
+}
+
+/** Today's or this month's card: tokens, requests, the budget bar and the empty note. */
+function billCard(part: string, title: string, empty: string): string {
+  return (
+    `<div class="card"><h2>${title}</h2>` +
+    `<p><span id="${part}-tokens" class="big">0</span> tokens</p>` +
+    `<p><span id="${part}-requests">0</span> requests</p>` +
+    `<div class="bar"><div id="${part}-bar"></div></div>` +
+    `<p class="muted" id="${part}-budget"></p>` +
+    `<p class="empty" id="${part}-empty" hidden>${empty}</p></div>`
+  );
+}
+
+/** Where the script shows what olp said about one field of the form. */
+const fieldError = (param: string): string => `<span class="field-error" data-param="${param}"></span>`;
+
+/** A labelled input of the new-key form, with its error spot. */
+const input = (label: string, name: string, attrs: string): string =>
+  `<label>${label} <input name="${name}" ${attrs}></label>${fieldError(name)}`;
+
+const HEADER =
+  '<header><div><h1 id="hello">olp usage</h1><p class="muted" id="served-by"></p></div>' +
+  '<button id="forget" class="quiet" hidden>Forget key</button></header>';
+
+const KEY_LABEL =
+  '<label for="key">Your olp key ' +
+  '<span class="muted">(several instances: each one\'s owner key, separated by spaces)</span></label>';
+
+const CHART_TABLE = table(
+  '<table id="chart-table"><caption>Tokens and requests per day</caption>',
+  ['day', 'tokens', 'requests'],
+  'chart-rows',
+);
+const MODELS_TABLE = table('<table id="models-table">', ['model', 'requests', 'tokens in', 'tokens out'], 'models');
+const CONVERSATIONS_TABLE = table('<table id="conv-table">', ['started', 'last message', 'turns'], 'conversations');
+const MEMBERS_TABLE = table(
+  '<table id="members-table" class="stack">',
+  ['name', 'instance', 'role', 'login', 'today', 'daily budget', 'this month', 'monthly budget'],
+  'members',
+);
+
+const TOKEN_ROW =
+  '<div class="row"><input id="token-value" readonly aria-label="new key">' +
+  '<button id="copy" type="button">Copy</button>' +
+  '<button id="token-done" type="button" class="quiet">Done</button></div>';
+
+const ROLE_SELECT =
+  '<select name="role"><option value="member">member</option><option value="owner">owner</option></select>';
+
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -12,10 +66,10 @@ export const PAGE_HTML = `<!doctype html>
 <script src="/olp/app.js" defer></script>
 </head>
 <body>
-<header><div><h1 id="hello">olp usage</h1><p class="muted" id="served-by"></p></div><button id="forget" class="quiet" hidden>Forget key</button></header>
+${HEADER}
 <p id="login-refused" class="card notice refused" role="alert" hidden></p>
 <form id="login">
-  <label for="key">Your olp key <span class="muted">(several instances: each one's owner key, separated by spaces)</span></label>
+  ${KEY_LABEL}
   <input id="key" type="password" autocomplete="off" placeholder="olpk_…" required>
   <button type="submit">Show my usage</button>
   <p class="hint">The key stays in this tab only (never in the address or a cookie).</p>
@@ -23,27 +77,27 @@ export const PAGE_HTML = `<!doctype html>
 <p id="error" role="alert" hidden></p>
 <main id="bill" hidden>
   <section class="cards">
-    <div class="card"><h2>Today</h2><p><span id="today-tokens" class="big">0</span> tokens</p><p><span id="today-requests">0</span> requests</p><div class="bar"><div id="today-bar"></div></div><p class="muted" id="today-budget"></p><p class="empty" id="today-empty" hidden>Nothing yet today</p></div>
-    <div class="card"><h2>This month</h2><p><span id="month-tokens" class="big">0</span> tokens</p><p><span id="month-requests">0</span> requests</p><div class="bar"><div id="month-bar"></div></div><p class="muted" id="month-budget"></p><p class="empty" id="month-empty" hidden>Nothing yet this month</p></div>
+    ${billCard('today', 'Today', 'Nothing yet today')}
+    ${billCard('month', 'This month', 'Nothing yet this month')}
   </section>
   <section><h2>Last 30 days</h2>
     <div id="chart-box"><svg id="chart" role="img" aria-label="tokens per day, last 30 days"></svg></div>
     <p class="empty" id="chart-empty" hidden>Nothing in the last 30 days</p>
-    <div class="sr-only"><table id="chart-table"><caption>Tokens and requests per day</caption><thead><tr><th>day</th><th>tokens</th><th>requests</th></tr></thead><tbody id="chart-rows"></tbody></table></div>
+    <div class="sr-only">${CHART_TABLE}</div>
   </section>
   <section><h2>By model</h2>
-    <table id="models-table"><thead><tr><th>model</th><th>requests</th><th>tokens in</th><th>tokens out</th></tr></thead><tbody id="models"></tbody></table>
+    ${MODELS_TABLE}
     <p class="empty" id="models-empty" hidden>No answered requests yet</p>
     <div id="failures" hidden><p id="failures-count"></p><ul id="failure-codes"></ul></div>
   </section>
   <section><h2>Recent conversations</h2>
-    <table id="conv-table"><thead><tr><th>started</th><th>last message</th><th>turns</th></tr></thead><tbody id="conversations"></tbody></table>
+    ${CONVERSATIONS_TABLE}
     <p class="empty" id="conv-empty" hidden>No conversations yet</p>
   </section>
   <section><h2>Claude plan</h2><ul id="plan" class="plain"></ul></section>
   <section id="family" hidden>
     <h2>Family</h2>
-    <table id="members-table" class="stack"><thead><tr><th>name</th><th>instance</th><th>role</th><th>login</th><th>today</th><th>daily budget</th><th>this month</th><th>monthly budget</th></tr></thead><tbody id="members"></tbody></table>
+    ${MEMBERS_TABLE}
     <h2>CLIs and load</h2><ul id="health" class="plain"></ul>
     <h2>Plan windows</h2><ul id="plans" class="plain"></ul>
   </section>
@@ -51,17 +105,17 @@ export const PAGE_HTML = `<!doctype html>
     <h2>Keys <span class="muted" id="keys-where"></span></h2>
     <div id="token-box" class="card notice" hidden role="status">
       <p><strong id="token-for"></strong>: the new key is shown only now. Copy it and give it to its person.</p>
-      <div class="row"><input id="token-value" readonly aria-label="new key"><button id="copy" type="button">Copy</button><button id="token-done" type="button" class="quiet">Done</button></div>
+      ${TOKEN_ROW}
     </div>
     <p class="field-error" id="keys-error" role="alert"></p>
     <ul id="keylist" class="plain"></ul>
     <form id="create" class="card" novalidate>
       <h3>Add a person</h3>
-      <label>Name <input name="name" required maxlength="64" autocomplete="off"></label><span class="field-error" data-param="name"></span>
-      <label>Role <select name="role"><option value="member">member</option><option value="owner">owner</option></select></label><span class="field-error" data-param="role"></span>
-      <label>Login <input name="login" placeholder="this machine's" autocomplete="off"></label><span class="field-error" data-param="login"></span>
-      <label>Tokens a day <input name="dailyTokens" inputmode="numeric" placeholder="no limit"></label><span class="field-error" data-param="dailyTokens"></span>
-      <label>Tokens a month <input name="monthlyTokens" inputmode="numeric" placeholder="no limit"></label><span class="field-error" data-param="monthlyTokens"></span>
+      ${input('Name', 'name', 'required maxlength="64" autocomplete="off"')}
+      <label>Role ${ROLE_SELECT}</label>${fieldError('role')}
+      ${input('Login', 'login', 'placeholder="this machine\'s" autocomplete="off"')}
+      ${input('Tokens a day', 'dailyTokens', 'inputmode="numeric" placeholder="no limit"')}
+      ${input('Tokens a month', 'monthlyTokens', 'inputmode="numeric" placeholder="no limit"')}
       <p class="field-error" data-param=""></p>
       <button type="submit">Create key</button>
     </form>

@@ -3,7 +3,8 @@ import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.js';
 
 /** The page's own scripts and styles only, and fetches to olp itself. */
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const FILES = {
   html: { type: 'text/html; charset=utf-8', body: PAGE_HTML },

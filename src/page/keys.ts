@@ -8,13 +8,19 @@ let myName = '';
 const ownerKey = () => typedKeys[0];
 // Empty is no limit (null); anything but a whole number is undefined, never NaN: JSON turns NaN
 // into null, which would lift the limit instead of refusing the typo.
-const numberOrNull = (v) => { const s = v.replace(/[ ,_]/g, ''); return s === '' ? null : /^[0-9]+$/.test(s) ? Number(s) : undefined; };
+const numberOrNull = (v) => {
+  const s = v.replace(/[ ,_]/g, '');
+  return s === '' ? null : /^[0-9]+$/.test(s) ? Number(s) : undefined;
+};
 /** The form's token limits, or undefined after showing the error next to the first unreadable one. */
 function readLimits(form) {
   const out = {};
   for (const f of ['dailyTokens', 'monthlyTokens']) {
     out[f] = numberOrNull(form.elements[f].value);
-    if (out[f] === undefined) { showFieldError(form, { param: f, message: 'a whole number of tokens, or empty for no limit' }); return undefined; }
+    if (out[f] === undefined) {
+      showFieldError(form, { param: f, message: 'a whole number of tokens, or empty for no limit' });
+      return undefined;
+    }
   }
   return out;
 }
@@ -32,30 +38,47 @@ function showToken(name, token) {
 }
 function limitsText(k) {
   const p = k.policy, u = k.usage;
-  return 'today ' + fmt(u.tokens_today) + (p.dailyTokens ? ' of ' + fmt(p.dailyTokens) : '') + ' tokens, this month ' + fmt(u.tokens_this_month) + (p.monthlyTokens ? ' of ' + fmt(p.monthlyTokens) : '') +
+  return 'today ' + fmt(u.tokens_today) + (p.dailyTokens ? ' of ' + fmt(p.dailyTokens) : '') +
+    ' tokens, this month ' + fmt(u.tokens_this_month) + (p.monthlyTokens ? ' of ' + fmt(p.monthlyTokens) : '') +
     (p.models ? '; models: ' + p.models.join(', ') : '') + (p.rpm ? '; ' + p.rpm + ' a minute' : '');
 }
-function button(label, act, name, cls) { const b = text('button', label, cls); b.type = 'button'; b.dataset.act = act; b.dataset.name = name; return b; }
+function button(label, act, name, cls) {
+  const b = text('button', label, cls);
+  b.type = 'button';
+  b.dataset.act = act;
+  b.dataset.name = name;
+  return b;
+}
 function keyItem(k) {
   const li = document.createElement('li');
   li.dataset.key = k.name;
   li.append(text('strong', k.name), text('span', k.role, 'tag'));
   if (k.name === myName) li.append(text('span', 'you', 'tag'));
   if (!k.policy.enabled) li.append(text('span', 'disabled', 'tag off'));
-  li.append(text('p', (k.login === 'machine' ? "this machine's login" : 'login ' + k.login) + (k.token_hint ? ', key ' + k.token_hint : ''), 'muted'));
+  li.append(text('p', (k.login === 'machine' ? "this machine's login" : 'login ' + k.login) +
+    (k.token_hint ? ', key ' + k.token_hint : ''), 'muted'));
   li.append(text('p', limitsText(k)));
   const actions = text('div', '', 'actions');
   actions.append(button('Limits', 'limits', k.name, 'quiet'));
   // olp refuses to let a key disable or revoke itself (the page would lock its owner out).
-  if (k.name !== myName) actions.append(button(k.policy.enabled ? 'Disable' : 'Enable', k.policy.enabled ? 'disable' : 'enable', k.name, 'quiet'));
+  if (k.name !== myName) actions.append(button(k.policy.enabled ? 'Disable' : 'Enable',
+    k.policy.enabled ? 'disable' : 'enable', k.name, 'quiet'));
   actions.append(button('Rotate', 'rotate', k.name, 'quiet'));
   if (k.name !== myName) actions.append(button('Revoke', 'revoke', k.name, 'danger'));
   li.append(actions);
   const form = document.createElement('form');
   form.hidden = true; form.className = 'limits'; form.noValidate = true;
   const error = (param) => { const e = text('span', '', 'field-error'); e.dataset.param = param; return e; };
-  const field = (label, name, value) => { const l = text('label', label); const i = document.createElement('input'); i.name = name; i.inputMode = 'numeric'; i.placeholder = 'no limit'; i.value = value == null ? '' : String(value); l.append(i); return [l, error(name)]; };
-  form.append(...field('Tokens a day', 'dailyTokens', k.policy.dailyTokens), ...field('Tokens a month', 'monthlyTokens', k.policy.monthlyTokens), text('button', 'Save'), error(''));
+  const field = (label, name, value) => {
+    const l = text('label', label);
+    const i = document.createElement('input');
+    i.name = name; i.inputMode = 'numeric'; i.placeholder = 'no limit';
+    i.value = value == null ? '' : String(value);
+    l.append(i);
+    return [l, error(name)];
+  };
+  form.append(...field('Tokens a day', 'dailyTokens', k.policy.dailyTokens),
+    ...field('Tokens a month', 'monthlyTokens', k.policy.monthlyTokens), text('button', 'Save'), error(''));
   form.querySelector('button').type = 'submit';
   form.addEventListener('submit', (e) => { e.preventDefault(); saveLimits(k, form); });
   li.append(form);
@@ -70,18 +93,27 @@ async function saveLimits(k, form) {
   try { await api('/olp/keys/' + encodeURIComponent(k.name), ownerKey(), 'PATCH', { policy }); await refresh(); }
   catch (err) { showFieldError(form, err); }
 }
-const CONFIRM = { revoke: (n) => 'Revoke ' + n + '? This cannot be undone', rotate: (n) => 'Give ' + n + ' a new key? The old one stops working' };
+const CONFIRM = {
+  revoke: (n) => 'Revoke ' + n + '? This cannot be undone',
+  rotate: (n) => 'Give ' + n + ' a new key? The old one stops working'
+};
 async function act(btn) {
   const name = btn.dataset.name, act = btn.dataset.act, path = '/olp/keys/' + encodeURIComponent(name);
   if (act === 'limits') { const f = btn.closest('li').querySelector('form'); f.hidden = !f.hidden; return; }
   if (CONFIRM[act] && btn.dataset.armed !== 'true') {
-    btn.dataset.armed = 'true'; btn.dataset.label = btn.textContent; btn.textContent = CONFIRM[act](name); btn.classList.add('armed');
-    setTimeout(() => { if (btn.isConnected) { btn.dataset.armed = ''; btn.textContent = btn.dataset.label; btn.classList.remove('armed'); } }, 8000);
+    btn.dataset.armed = 'true'; btn.dataset.label = btn.textContent;
+    btn.textContent = CONFIRM[act](name); btn.classList.add('armed');
+    setTimeout(() => {
+      if (btn.isConnected) {
+        btn.dataset.armed = ''; btn.textContent = btn.dataset.label; btn.classList.remove('armed');
+      }
+    }, 8000);
     return;
   }
   $('keys-error').textContent = '';
   try {
-    if (act === 'disable' || act === 'enable') await api(path, ownerKey(), 'PATCH', { policy: { enabled: act === 'enable' } });
+    if (act === 'disable' || act === 'enable') await api(path, ownerKey(), 'PATCH',
+      { policy: { enabled: act === 'enable' } });
     if (act === 'rotate') {
       const r = await api(path + '/rotate', ownerKey(), 'POST');
       // One's own key: the old token is dead from now on, so the page (and a reload) goes on with the new one.
@@ -92,19 +124,26 @@ async function act(btn) {
     await refresh();
   } catch (err) { $('keys-error').textContent = name + ': ' + err.message; }
 }
-const VERBS = { key_created: 'added', key_updated: 'changed', key_rotated: 'gave a new key to', key_revoked: 'revoked' };
-const FIELDS = { dailyTokens: 'tokens a day', monthlyTokens: 'tokens a month', rpm: 'requests a minute', concurrency: 'requests at once', expiresAt: 'expires' };
+const VERBS = {
+  key_created: 'added', key_updated: 'changed', key_rotated: 'gave a new key to', key_revoked: 'revoked'
+};
+const FIELDS = {
+  dailyTokens: 'tokens a day', monthlyTokens: 'tokens a month', rpm: 'requests a minute',
+  concurrency: 'requests at once', expiresAt: 'expires'
+};
 function changeWords(changes) {
   const flat = { ...changes, ...(changes.policy || {}) };
   delete flat.policy;
   return Object.entries(flat).map(([f, v]) => f === 'enabled' ? (v ? 'enabled' : 'disabled')
-    : (FIELDS[f] || f) + ' ' + (v === null ? 'no limit' : typeof v === 'number' ? fmt(v) : Array.isArray(v) ? v.join(', ') : String(v))).join(', ');
+    : (FIELDS[f] || f) + ' ' + (v === null ? 'no limit' : typeof v === 'number' ? fmt(v)
+      : Array.isArray(v) ? v.join(', ') : String(v))).join(', ');
 }
 async function recentChanges() {
   try {
     const r = await api('/olp/admin-actions?limit=50', ownerKey());
     const list = (Array.isArray(r) ? r : r.data || []).slice(0, 8);
-    $('changes').replaceChildren(...list.map((a) => text('li', when(a.at) + ': ' + a.actor + ' ' + (VERBS[a.action] || a.action) + ' ' + a.target +
+    $('changes').replaceChildren(...list.map((a) => text('li',
+      when(a.at) + ': ' + a.actor + ' ' + (VERBS[a.action] || a.action) + ' ' + a.target +
       (a.action === 'key_updated' && a.changes ? ' (' + changeWords(a.changes) + ')' : ''))));
     $('changes-box').hidden = list.length === 0;
   } catch { $('changes-box').hidden = true; }
@@ -124,7 +163,11 @@ $('create').addEventListener('submit', async (e) => {
   if (!limits) return;
   const policy = {};
   for (const [n, v] of Object.entries(limits)) if (v !== null) policy[n] = v;
-  const body = { name: f.namedItem('name').value.trim(), role: f.role.value, ...(f.login.value.trim() ? { login: f.login.value.trim() } : {}), ...(Object.keys(policy).length ? { policy } : {}) };
+  const body = {
+    name: f.namedItem('name').value.trim(), role: f.role.value,
+    ...(f.login.value.trim() ? { login: f.login.value.trim() } : {}),
+    ...(Object.keys(policy).length ? { policy } : {})
+  };
   try {
     const r = await api('/olp/keys', ownerKey(), 'POST', body);
     e.target.reset(); showFieldError(e.target, { message: '' });

@@ -14,8 +14,12 @@ function budgetCell(used, limit) {
 }
 function memberRow(k, tag) {
   const share = Math.max(shareOf(k.today.tokens, k.today.budget), shareOf(k.month.tokens, k.month.budget));
-  const tr = row([k.name, tag, k.role + (k.enabled === false ? ' · disabled' : ''), (k.login === 'machine' ? "this machine's" : k.login) + (k.login_refused ? ' · refused by ' + Object.keys(k.login_refused).map((c) => PROVIDERS[c] || c).join(', ') : ''),
-    fmt(k.today.tokens), budgetCell(k.today.tokens, k.today.budget), fmt(k.month.tokens), budgetCell(k.month.tokens, k.month.budget)], MEMBER_LABELS);
+  const tr = row([k.name, tag, k.role + (k.enabled === false ? ' · disabled' : ''),
+    (k.login === 'machine' ? "this machine's" : k.login) + (k.login_refused
+      ? ' · refused by ' + Object.keys(k.login_refused).map((c) => PROVIDERS[c] || c).join(', ')
+      : ''),
+    fmt(k.today.tokens), budgetCell(k.today.tokens, k.today.budget),
+    fmt(k.month.tokens), budgetCell(k.month.tokens, k.month.budget)], MEMBER_LABELS);
   tr.className = [level(share), k.enabled === false ? 'off' : '', k.login_refused ? 'refused' : ''].join(' ').trim();
   if (level(share)) tr.title = share >= 1 ? 'budget spent' : 'close to the budget';
   if (k.login_refused) tr.title = refusedWords(k.login_refused) + ': renew it with olp logins rotate ' + k.login;
@@ -24,15 +28,22 @@ function memberRow(k, tag) {
 const count = (n, one, many) => plural(n, one, many);
 function healthLines(health, at) {
   const lines = [];
-  if (health.status === 'draining') lines.push(at + 'stopping (draining): finishing the answers under way, taking no new questions');
+  if (health.status === 'draining') lines.push(at +
+    'stopping (draining): finishing the answers under way, taking no new questions');
   for (const [id, b] of Object.entries(health.backends || {})) {
-    const state = b.ready ? 'ready' : !b.found ? 'not installed' : b.login === 'not_logged_in' ? 'not logged in' : 'not ready';
+    const state = b.ready ? 'ready'
+      : !b.found ? 'not installed'
+      : b.login === 'not_logged_in' ? 'not logged in'
+      : 'not ready';
     lines.push(at + (CLI_NAMES[id] || id) + ': ' + state + (b.version ? ', version ' + b.version : ''));
   }
   const cli = health.cli;
-  if (cli) lines.push(at + (cli.running === 1 ? '1 conversation is' : fmt(cli.running) + ' conversations are') + ' being answered, ' + fmt(cli.queued) + ' waiting (room for ' + fmt(cli.maxConcurrent) + ' at once)');
-  if (health.workers && health.workers.max) lines.push(at + count((health.workers.live || []).length, 'CLI') + ' kept warm for quick replies (room for ' + fmt(health.workers.max) + ')');
-  if (health.parked && health.parked.turns) lines.push(at + count(health.parked.turns, 'tool call') + ' waiting for its app');
+  if (cli) lines.push(at + (cli.running === 1 ? '1 conversation is' : fmt(cli.running) + ' conversations are') +
+    ' being answered, ' + fmt(cli.queued) + ' waiting (room for ' + fmt(cli.maxConcurrent) + ' at once)');
+  if (health.workers && health.workers.max) lines.push(at + count((health.workers.live || []).length, 'CLI') +
+    ' kept warm for quick replies (room for ' + fmt(health.workers.max) + ')');
+  if (health.parked && health.parked.turns) lines.push(at + count(health.parked.turns, 'tool call') +
+    ' waiting for its app');
   return lines;
 }
 // A draining instance answers /health with 503 and the same owner JSON: still worth showing.
@@ -56,7 +67,8 @@ async function family(keys) {
     lines.push(...healthLines(health, at));
     for (const p of all.plans || []) { const li = planLine(p.backend, p.login, p); li.prepend(at); plans.push(li); }
   }
-  if (instances.length > 1) members.push(row(['all ' + instances.length + ' instances', '', '', '', fmt(total.today), '', fmt(total.month), ''], MEMBER_LABELS));
+  if (instances.length > 1) members.push(row(['all ' + instances.length + ' instances', '', '', '',
+    fmt(total.today), '', fmt(total.month), ''], MEMBER_LABELS));
   $('members').replaceChildren(...members);
   $('members-table').classList.toggle('one-instance', instances.length === 1);
   $('health').replaceChildren(...lines.map((l) => text('li', l)));

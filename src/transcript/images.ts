@@ -81,7 +81,8 @@ export function toImage(url: string, part: string, limits: ImageLimits): Image {
       part,
       limits.fetchRemote
         ? 'remote images must be fetched before decoding'
-        : 'remote image URLs are not fetched by this server (send the image as a data: URL, or ask the operator to enable imageFetch)',
+        : 'remote image URLs are not fetched by this server ' +
+            '(send the image as a data: URL, or ask the operator to enable imageFetch)',
     );
   }
   const data = decodeDataUrl(url, part, limits.maxBytes, 'image');

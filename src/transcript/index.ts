@@ -94,6 +94,7 @@ export function withResponseFormat(prompt: Prompt, format: ResponseFormat | unde
   const rule =
     format.type === 'json_object'
       ? 'Reply with one valid JSON object and nothing else: no prose, no code fences.'
-      : `Reply with one valid JSON value that conforms to the JSON schema named "${format.json_schema.name}" below, and nothing else: no prose, no code fences.\n${JSON.stringify(format.json_schema.schema ?? {})}`;
+      : `Reply with one valid JSON value that conforms to the JSON schema named "${format.json_schema.name}" ` +
+        `below, and nothing else: no prose, no code fences.\n${JSON.stringify(format.json_schema.schema ?? {})}`;
   return { ...prompt, system: prompt.system ? `${prompt.system}\n\n${rule}` : rule };
 }

@@ -76,7 +76,8 @@ export function tryFitContext(
     return {
       ok: false,
       error: contextLengthExceeded(
-        `about ${all} tokens against a limit of ${limitTokens} for this model; shorten the conversation${overflow === 'refuse' ? ' (or ask the operator to set contextOverflow to trim)' : ''}`,
+        `about ${all} tokens against a limit of ${limitTokens} for this model; shorten the conversation` +
+          (overflow === 'refuse' ? ' (or ask the operator to set contextOverflow to trim)' : ''),
       ),
     };
   }
@@ -90,7 +91,8 @@ export function tryFitContext(
     return {
       ok: false,
       error: contextLengthExceeded(
-        `the last message alone is about ${tokens} tokens, over the ${budget} a trimmed conversation may take for this model (${TRIM_FRACTION * 100} % of its ${limitTokens})`,
+        `the last message alone is about ${tokens} tokens, over the ${budget} a trimmed conversation may take ` +
+          `for this model (${TRIM_FRACTION * 100} % of its ${limitTokens})`,
       ),
     };
   return { ok: true, transcript: { system: t.system, turns, omitted: t.turns.length - turns.length }, tokens };

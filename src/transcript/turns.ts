@@ -18,7 +18,10 @@ export interface CallText {
   args: string;
 }
 
-/** A JSON value as text with its object keys sorted: the same data, whatever order it was written in, is the same text. */
+/**
+ * A JSON value as text with its object keys sorted: the same data, whatever order it was written
+ * in, is the same text.
+ */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
@@ -54,9 +57,11 @@ export function followable(calls: readonly CallText[]): CallText[] {
  */
 export function toAssistantTurn(texts: readonly string[], calls: readonly CallText[]): Turn | undefined {
   const parts = texts.filter((x) => x !== '').map(neutralise);
-  for (const call of followable(calls))
+  for (const call of followable(calls)) {
+    const id = call.id ? ` id="${neutralise(call.id)}"` : '';
     parts.push(
-      `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">\n${neutralise(canonicalArgs(call.args))}\n</tool_call>`,
+      `<tool_call${id} name="${neutralise(call.name)}">\n${neutralise(canonicalArgs(call.args))}\n</tool_call>`,
     );
+  }
   return parts.length > 0 ? { role: 'assistant', text: parts.join('\n') } : undefined;
 }
