@@ -39,7 +39,8 @@ export function toolRequest(offer: ToolOffer): ToolRequest | undefined {
   if (functions === undefined) {
     if (choice !== 'none' && choice !== 'auto')
       throw invalidRequest(
-        `Invalid value for '${offer.choiceAt}': '${offer.choiceAt}' is only allowed when '${offer.listAt}' are specified.`,
+        `Invalid value for '${offer.choiceAt}': '${offer.choiceAt}' is only allowed when '${offer.listAt}' are ` +
+          `specified.`,
         offer.choiceAt,
       );
     return undefined;

@@ -12,8 +12,17 @@ export const MAX_JSON_DEPTH = 128;
 
 // A too-deep value is reported at the field a client wrote: a schema or a tool's parameters
 // whole, else the input item or message, else the top-level field.
-const PARAM =
-  /^(response_format\.json_schema\.schema|text\.format\.schema|(?:tools|functions)\.\d+(?:\.function)?\.parameters|(?:messages|input|tools|functions)\.\d+|[^.]+)/;
+const PARAM = new RegExp(
+  '^(' +
+    [
+      'response_format\\.json_schema\\.schema',
+      'text\\.format\\.schema',
+      '(?:tools|functions)\\.\\d+(?:\\.function)?\\.parameters',
+      '(?:messages|input|tools|functions)\\.\\d+',
+      '[^.]+',
+    ].join('|') +
+    ')',
+);
 
 /**
  * Whether a value nests deeper than `limit`; without recursion, so any depth is safe. Every body
@@ -66,7 +75,8 @@ export function checkDepth(body: unknown, limit = MAX_JSON_DEPTH): void {
   // Tool fields are named as the tools module names them (`tools[0].function.parameters`).
   const param = dotted.replace(/^(tools|functions)\.(\d+)/, '$1[$2]');
   throw invalidRequest(
-    `Invalid value for '${param}': it nests objects and arrays more than ${limit} levels deep, olp's limit for a request.`,
+    `Invalid value for '${param}': it nests objects and arrays more than ${limit} levels deep, olp's limit for ` +
+      `a request.`,
     param,
   );
 }

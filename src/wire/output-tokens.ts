@@ -8,7 +8,10 @@ import { invalidRequest } from '../errors/index.js';
  */
 export const OUTPUT_TOKENS_CEILING = 128_000;
 
-/** A reply's token cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens`): an integer from `min` to the ceiling. */
+/**
+ * A reply's token cap (`max_tokens`, `max_completion_tokens`, `max_output_tokens`): an integer
+ * from `min` to the ceiling.
+ */
 export function outputTokens(min = 1) {
   return z
     .number()

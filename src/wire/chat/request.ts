@@ -156,12 +156,14 @@ function checkToolResults(messages: readonly ChatMessage[]): void {
       if (m.function_call) callNames.add(m.function_call.name);
     } else if (m.role === 'tool' && !callIds.has(m.tool_call_id)) {
       throw invalidRequest(
-        `Invalid value for 'messages.${i}.tool_call_id': a 'tool' message must answer a tool call of an earlier assistant message, and no earlier message has a tool call with this id.`,
+        `Invalid value for 'messages.${i}.tool_call_id': a 'tool' message must answer a tool call of an earlier ` +
+          `assistant message, and no earlier message has a tool call with this id.`,
         `messages.${i}.tool_call_id`,
       );
     } else if (m.role === 'function' && !callNames.has(m.name)) {
       throw invalidRequest(
-        `Invalid value for 'messages.${i}.name': a 'function' message must answer a function_call of an earlier assistant message, and none calls a function of this name.`,
+        `Invalid value for 'messages.${i}.name': a 'function' message must answer a function_call of an earlier ` +
+          `assistant message, and none calls a function of this name.`,
         `messages.${i}.name`,
       );
     }

@@ -15,7 +15,10 @@ export interface ParsedMessagesRequest {
   /** The tools and tool choice, for the core's `toolRequest` to check. */
   tools: ToolOffer;
   responseFormat?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown> } };
-  /** Tool types (and `mcp_servers`) the model is not offered, as olp cannot run them, and tools named past olp's rule. */
+  /**
+   * Tool types (and `mcp_servers`) the model is not offered, as olp cannot run them, and tools
+   * named past olp's rule.
+   */
   dropped: string[];
 }
 
@@ -42,7 +45,8 @@ function checkToolResults(messages: readonly Message[], at: readonly string[]): 
       if (p.type === 'tool_call') calls.add(p.id);
       else if (p.type === 'tool_result' && !calls.has(p.callId))
         throw invalidRequest(
-          `Invalid value for '${at[i]}': a 'tool_result' block's tool_use_id must name a 'tool_use' block of an earlier assistant message, and none has the id '${p.callId.slice(0, 80)}'.`,
+          `Invalid value for '${at[i]}': a 'tool_result' block's tool_use_id must name a 'tool_use' block of an ` +
+            `earlier assistant message, and none has the id '${p.callId.slice(0, 80)}'.`,
           at[i],
         );
     }

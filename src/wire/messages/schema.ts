@@ -57,7 +57,10 @@ const toolResult = z
 /** A document: its `source` is read in messages-request.ts (plain text as text, a base64 PDF as a document). */
 const document = z.object({ type: z.literal('document'), source: z.object({ type: z.string() }).loose() }).loose();
 
-/** Blocks no CLI is sent: thinking (kept as the core's reasoning, never rendered), and server tools' calls and results. */
+/**
+ * Blocks no CLI is sent: thinking (kept as the core's reasoning, never rendered), and server
+ * tools' calls and results.
+ */
 export const DROPPED_BLOCKS = [
   'thinking',
   'redacted_thinking',

@@ -74,7 +74,8 @@ export function resolveReferences(store: Store, keyId: string, body: unknown, li
   if (ids.length === 0) return body;
   if (ids.length > MAX_ITEM_REFERENCES) {
     throw invalidRequest(
-      `Invalid value for 'input': at most ${MAX_ITEM_REFERENCES} items of type 'item_reference' per request, got ${ids.length}.`,
+      `Invalid value for 'input': at most ${MAX_ITEM_REFERENCES} items of type 'item_reference' per request, ` +
+        `got ${ids.length}.`,
       'input',
     );
   }
@@ -88,7 +89,8 @@ export function resolveReferences(store: Store, keyId: string, body: unknown, li
     bytes += hit.bytes;
     if (bytes > limitBytes)
       throw invalidRequest(
-        `Invalid value for 'input': the items it references add up to more than ${limitBytes} bytes (olp's --body-limit).`,
+        `Invalid value for 'input': the items it references add up to more than ${limitBytes} bytes (olp's ` +
+          `--body-limit).`,
         'input',
       );
     if (hit.item.type === 'message') return { type: 'message', role: 'assistant', content: hit.item.content };

@@ -71,7 +71,8 @@ function toMessage(m: Message, at: string): { item: InputItem; message: CoreMess
     } else if (part.type === 'input_image') {
       if (!part.image_url)
         throw invalidRequest(
-          `Invalid value for '${at}.content.${i}': olp takes images as data URLs in 'image_url'; file_id images are not supported.`,
+          `Invalid value for '${at}.content.${i}': olp takes images as data URLs in 'image_url'; file_id images ` +
+            `are not supported.`,
           `${at}.content.${i}`,
           'unsupported_content',
         );
@@ -139,12 +140,14 @@ function checkUnserved(body: Record<string, unknown>): void {
   if (body.prompt !== undefined && body.prompt !== null)
     throw unsupportedValue(
       'prompt',
-      "Invalid value for 'prompt': olp keeps no reusable prompts; send the prompt's text as 'instructions' and 'input'.",
+      "Invalid value for 'prompt': olp keeps no reusable prompts; send the prompt's text as 'instructions' and " +
+        "'input'.",
     );
   if (body.background === true)
     throw unsupportedValue(
       'background',
-      "Invalid value for 'background': olp does not run responses in the background; send the request without it (with stream: true for long replies).",
+      "Invalid value for 'background': olp does not run responses in the background; send the request without " +
+        'it (with stream: true for long replies).',
     );
 }
 
@@ -201,7 +204,9 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
     if (type !== undefined && type !== 'message') {
       throw unsupportedValue(
         `${at}.type`,
-        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', ${[...SDK_TOOL_ITEMS].map((t) => `'${t}'`).join(', ')} and 'item_reference', and leaves out ${[...DROPPED_ITEMS].map((t) => `'${t}'`).join(', ')} (got '${String(type).slice(0, 40)}').`,
+        `Invalid value for '${at}.type': olp takes input items of type 'message', 'function_call', ` +
+          `'function_call_output', 'custom_tool_call', 'custom_tool_call_output', ${quoted(SDK_TOOL_ITEMS)} ` +
+          `and 'item_reference', and leaves out ${quoted(DROPPED_ITEMS)} (got '${String(type).slice(0, 40)}').`,
       );
     }
     const m = message.safeParse(entry, { reportInput: true });
@@ -234,9 +239,16 @@ export function checkCallOutputs(items: readonly InputItem[], earlier: ReadonlyS
     if (item.type.endsWith('_call')) calls.add(item.call_id);
     else if (item.type.endsWith('_call_output') && !calls.has(item.call_id)) {
       throw invalidRequest(
-        `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a 'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation 'previous_response_id' continues.`,
+        `No tool call found for function call output with call_id '${item.call_id.slice(0, 80)}': a ` +
+          `'function_call_output' must answer a 'function_call' earlier in 'input' or in the conversation ` +
+          "'previous_response_id' continues.",
         `input.${i}.call_id`,
       );
     }
   });
+}
+
+/** Each name in quotes, joined by commas (for an error's list of what is taken). */
+function quoted(names: Iterable<string>): string {
+  return [...names].map((t) => `'${t}'`).join(', ');
 }

@@ -28,7 +28,9 @@ export const SHELL_FUNCTION: ToolSpec = {
 export const APPLY_PATCH_FUNCTION: ToolSpec = {
   name: 'apply_patch',
   description:
-    "Creates, updates or deletes one file on the user's machine. For create_file and update_file, `diff` is a V4A diff: hunks opened by `@@` (with a line of context after it for an update), lines prefixed with ' ' (context), '-' (removed) or '+' (added); a new file's diff is all '+' lines.",
+    "Creates, updates or deletes one file on the user's machine. For create_file and update_file, `diff` is a " +
+    "V4A diff: hunks opened by `@@` (with a line of context after it for an update), lines prefixed with ' ' " +
+    "(context), '-' (removed) or '+' (added); a new file's diff is all '+' lines.",
   parameters: {
     type: 'object',
     properties: {

@@ -148,7 +148,8 @@ export function toToolOffer(body: ResponsesRequest): ResponsesTools {
         // Namespaces hold functions and custom tools, one level deep (OpenAI refuses another inside).
         else if (inner?.type === 'namespace')
           throw invalidRequest(
-            `Invalid value for '${at}.tools.${j}.type': a namespace holds function and custom tools, not another namespace.`,
+            `Invalid value for '${at}.tools.${j}.type': a namespace holds function and custom tools, not ` +
+              `another namespace.`,
             `${at}.tools.${j}.type`,
           );
         else if (!dropped.includes(String(inner?.type))) dropped.push(String(inner?.type).slice(0, 40));
@@ -167,7 +168,9 @@ export function toToolOffer(body: ResponsesRequest): ResponsesTools {
   return { offer, wire, dropped };
 }
 
-const CHOICES = `'none', 'auto', 'required', {"type": "function" | "custom", "name": …}, {"type": "shell" | "apply_patch"} or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
+const CHOICES =
+  `'none', 'auto', 'required', {"type": "function" | "custom", "name": …}, {"type": "shell" | "apply_patch"} ` +
+  `or {"type": "allowed_tools", "mode": "auto" | "required", "tools": [{"type": "function" | "custom", "name": …}, …]}`;
 
 /** Tool types of OpenAI's that run on its side or on the client's machine by their own protocol. */
 const HOSTED =
@@ -206,7 +209,8 @@ function toChoice(raw: unknown): OfferedChoice {
       );
     const tools = (choice.tools as unknown[]).flatMap((entry, i) => {
       const tool = entry as { type?: unknown; name?: unknown; namespace?: unknown } | null;
-      if (!tool || (tool.type !== 'function' && tool.type !== 'custom' && !BY_TYPE.test(String(tool.type)))) return []; // hosted
+      const offered = tool?.type === 'function' || tool?.type === 'custom' || BY_TYPE.test(String(tool?.type));
+      if (!tool || !offered) return []; // hosted
       const name = chosenName(tool);
       if (!name)
         throw invalidRequest(
@@ -221,7 +225,8 @@ function toChoice(raw: unknown): OfferedChoice {
   if (choice && typeof choice === 'object' && typeof choice.type === 'string' && HOSTED.test(choice.type))
     throw unsupportedValue(
       'tool_choice',
-      `Invalid value for 'tool_choice': olp cannot force the hosted tool '${choice.type.slice(0, 40)}' (it runs neither web search nor other hosted tools for the client); use 'auto' or name a function or custom tool.`,
+      `Invalid value for 'tool_choice': olp cannot force the hosted tool '${choice.type.slice(0, 40)}' (it runs ` +
+        `neither web search nor other hosted tools for the client); use 'auto' or name a function or custom tool.`,
     );
   throw invalidRequest(`Invalid value for 'tool_choice': expected ${CHOICES}.`, 'tool_choice');
 }
