@@ -1,7 +1,7 @@
 import type { ConversationEvent, ConversationResult } from '../../conversation/index.js';
 import { assertNever } from '../never.js';
 import { toChunk, toUsageChunk, type ChatCompletionChunk } from './shapes.js';
-import { toChatFinishReason } from '../stop-reasons.js';
+import { toChatFinishReason } from './stop-reason.js';
 
 /** What one step means on a chat stream: the headers when the stream starts here, then its chunks. */
 export interface MappedChunks {

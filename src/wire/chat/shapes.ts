@@ -1,6 +1,6 @@
 import { randomText } from '../../ids/index.js';
 import type { Usage } from '../../backends/index.js';
-import type { ChatFinishReason } from '../stop-reasons.js';
+import type { ChatFinishReason } from './stop-reason.js';
 
 // Wire shapes, named as the openai SDK names them (tests check them with `satisfies`).
 

@@ -3,7 +3,7 @@ import { toErrorBody } from '../../errors/index.js';
 import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type MappedChunks } from './events.js';
 import { collectReply, setHeaders, type Events } from '../reply.js';
 import { toChatCompletion } from './shapes.js';
-import { toChatFinishReason } from '../stop-reasons.js';
+import { toChatFinishReason } from './stop-reason.js';
 
 import { createSseWriter, streamReply, type ClientTooSlowError, type SseWriter } from '../sse.js';
 

@@ -2,7 +2,7 @@ import type { ConversationEvent, ConversationResult } from '../../conversation/i
 import { toAnthropicError } from './errors.js';
 import { toAnthropicToolId, toAnthropicUsage, type AnthropicMessage, type AnthropicUsage } from './shapes.js';
 import { assertNever } from '../never.js';
-import { toAnthropicStop } from '../stop-reasons.js';
+import { toAnthropicStop } from './stop-reason.js';
 
 /** One Anthropic stream event: its `type` is also its SSE event name. */
 export type MessagesStreamEvent =

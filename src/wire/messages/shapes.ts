@@ -1,5 +1,5 @@
 import type { StopReason, Usage } from '../../backends/index.js';
-import { toAnthropicStop, type AnthropicStopReason } from '../stop-reasons.js';
+import { toAnthropicStop, type AnthropicStopReason } from './stop-reason.js';
 
 // Anthropic Messages wire shapes, named after the @anthropic-ai/sdk types they mirror (`Message`,
 // `Usage`, `ContentBlock`, `StopReason`), prefixed so they do not read as olp's own messages. The

@@ -14,7 +14,7 @@ export type {
   ResponseToolCallItem,
 } from './calls.js';
 import type { ToolCall } from '../chat/shapes.js';
-import { toIncompleteReason, type IncompleteReason } from '../stop-reasons.js';
+import { toIncompleteReason, type IncompleteReason } from './stop-reason.js';
 
 // Responses API wire shapes, named as the openai SDK names them (tests check assignability).
 
