@@ -39,7 +39,6 @@ const ALLOWED_ENV_READERS: string[] = [];
 const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/codex/events.ts#createCodexParser',
   'backends/codex/live.ts#createAppServerParser',
-  'backends/detect.ts#createDetector',
 ];
 
 const MAX_LINES = 250;
