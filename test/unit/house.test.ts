@@ -37,11 +37,8 @@ const ALLOWED_ENV_READERS: string[] = [];
  * function still to split into named steps (CONVENTIONS 30); none may be added.
  */
 const ALLOWED_LONG_FUNCTIONS: string[] = [
-  'backends/claude/events.ts#createClaudeParser',
-  'backends/claude/events.ts#push',
   'backends/codex/events.ts#createCodexParser',
   'backends/codex/live.ts#createAppServerParser',
-  'backends/detect.ts#createDetector',
 ];
 
 const MAX_LINES = 250;

@@ -172,7 +172,20 @@ export function toToolStep(
 }
 
 /** A `stream_event` line's event. */
-type StreamEvent = NonNullable<Line['event']>;
+export type StreamEvent = NonNullable<Line['event']>;
+
+/** A content block of an `assistant` line's whole message. */
+export type Content = NonNullable<NonNullable<Line['message']>['content']>[number];
+
+/** The thinking event of a whole message's non-empty `thinking` block; undefined for any other block. */
+export function thinkingOf(c: Content): BackendEvent | undefined {
+  if (c.type !== 'thinking' || typeof c.thinking !== 'string' || c.thinking === '') return undefined;
+  return {
+    type: 'thinking',
+    text: c.thinking,
+    ...(typeof c.signature === 'string' && c.signature !== '' ? { signature: c.signature } : {}),
+  };
+}
 
 /** The text of a non-empty `text_delta`; undefined for any other event. */
 export function textDeltaOf(ev: StreamEvent): string | undefined {
