@@ -2,8 +2,8 @@ import type { ToolRequest, ToolSpec } from './spec.js';
 
 export { createToolBridge, type ToolBridge, type BridgeSession, type PendingCall } from './bridge.js';
 export { createParkedTurns, type ParkedTurns, type ParkedTurn } from './parked.js';
-export type { ToolChoice, ToolRequest, ToolSpec } from './spec.js';
-export { toolRequest, TOOL_NAME, type OfferedChoice, type OfferedFunction, type ToolOffer } from './offer.js';
+export type { OfferedChoice, OfferedFunction, ToolChoice, ToolOffer, ToolRequest, ToolSpec } from './spec.js';
+export { toolRequest, TOOL_NAME } from './offer.js';
 
 /** The tools the model is offered for a choice: only the named one for a named choice. */
 export function offeredTools(t: ToolRequest): ToolSpec[] {

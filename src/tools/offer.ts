@@ -1,31 +1,5 @@
 import { invalidRequest } from '../errors/index.js';
-import type { ToolChoice, ToolRequest, ToolSpec } from './spec.js';
-
-/** A function as a wire format offers it, in olp's terms but not yet checked. */
-export interface OfferedFunction {
-  /** Where the function sits in the request, for errors (`tools[0].function`, `tools.0`). */
-  at: string;
-  name: unknown;
-  description?: unknown;
-  parameters?: unknown;
-  /** The wire format's name for the arguments' schema (`parameters`, `input_schema`). */
-  schemaField?: string;
-}
-
-/** What the model may do with the offered functions, before the names are checked against them. */
-export type OfferedChoice = ToolChoice | { allowed: string[]; mode: 'auto' | 'required' };
-
-/** A request's tools, mapped out of its wire format; `toolRequest` checks them the same for every format. */
-export interface ToolOffer {
-  /** The request's list of tools (`tools`, `functions`); undefined when it has none. */
-  functions: OfferedFunction[] | undefined;
-  /** The param naming the list, for errors. */
-  listAt: string;
-  choice: OfferedChoice;
-  /** The param naming the choice (`tool_choice`, `function_call`), for errors. */
-  choiceAt: string;
-  parallel: boolean;
-}
+import type { OfferedFunction, ToolOffer, ToolRequest, ToolSpec } from './spec.js';
 
 /** OpenAI's rule for function names (olp offers every format's tools by it). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -35,38 +9,34 @@ export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * param): undefined when none are offered, or the choice is `none` (the model then sees none).
  */
 export function toolRequest(offer: ToolOffer): ToolRequest | undefined {
-  const { functions, choice, parallel } = offer;
+  const { functions, choice, parallel, choiceAt, listAt } = offer;
   if (functions === undefined) {
     if (choice !== 'none' && choice !== 'auto')
       throw invalidRequest(
-        `Invalid value for '${offer.choiceAt}': '${offer.choiceAt}' is only allowed when '${offer.listAt}' are ` +
-          `specified.`,
-        offer.choiceAt,
+        `Invalid value for '${choiceAt}': '${choiceAt}' is only allowed when '${listAt}' are specified.`,
+        choiceAt,
       );
     return undefined;
   }
   if (functions.length > 128)
-    throw invalidRequest(
-      `Invalid '${offer.listAt}': at most 128 tools may be offered, got ${functions.length}.`,
-      offer.listAt,
-    );
+    throw invalidRequest(`Invalid '${listAt}': at most 128 tools may be offered, got ${functions.length}.`, listAt);
   const seen = new Set<string>();
-  const tools = functions.map((fn) => toSpec(fn, offer.listAt, seen));
+  const tools = functions.map((fn) => toSpec(fn, listAt, seen));
   if (typeof choice === 'object' && 'allowed' in choice) {
     for (const name of choice.allowed) {
       if (!seen.has(name))
         throw invalidRequest(
-          `Invalid value for '${offer.choiceAt}': it allows a function named '${name}', ` +
-            `and none of that name was given in '${offer.listAt}'.`,
-          offer.choiceAt,
+          `Invalid value for '${choiceAt}': it allows a function named '${name}', ` +
+            `and none of that name was given in '${listAt}'.`,
+          choiceAt,
         );
     }
     return { tools: tools.filter((t) => choice.allowed.includes(t.name)), choice: choice.mode, parallel };
   }
   if (typeof choice === 'object' && !seen.has(choice.name))
     throw invalidRequest(
-      `Invalid value for '${offer.choiceAt}': no function named '${choice.name}' was given in '${offer.listAt}'.`,
-      offer.choiceAt,
+      `Invalid value for '${choiceAt}': no function named '${choice.name}' was given in '${listAt}'.`,
+      choiceAt,
     );
   if (choice === 'none' || tools.length === 0) return undefined;
   return { tools, choice, parallel };
