@@ -13,15 +13,8 @@ export const MAX_JSON_DEPTH = 128;
 // A too-deep value is reported at the field a client wrote: a schema or a tool's parameters
 // whole, else the input item or message, else the top-level field.
 const PARAM = new RegExp(
-  '^(' +
-    [
-      'response_format\\.json_schema\\.schema',
-      'text\\.format\\.schema',
-      '(?:tools|functions)\\.\\d+(?:\\.function)?\\.parameters',
-      '(?:messages|input|tools|functions)\\.\\d+',
-      '[^.]+',
-    ].join('|') +
-    ')',
+  String.raw`^(response_format\.json_schema\.schema|text\.format\.schema|` +
+    String.raw`(?:tools|functions)\.\d+(?:\.function)?\.parameters|(?:messages|input|tools|functions)\.\d+|[^.]+)`,
 );
 
 /**

@@ -4,7 +4,6 @@ import { createChatStreamState, toChatStreamEnd, toChatStreamEvents, type Mapped
 import { collectReply, setHeaders, type Events } from '../reply.js';
 import { toChatCompletion } from './shapes.js';
 import { toChatFinishReason } from './stop-reason.js';
-
 import { createSseWriter, streamReply, type ClientTooSlowError, type SseWriter } from '../sse.js';
 
 export interface ChatMeta {
