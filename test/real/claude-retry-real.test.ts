@@ -198,7 +198,11 @@ describe(`real claude ${REAL_CLAUDE_VERSION}: the provider stream cut mid-messag
           if (ev.type === 'response.completed' || ev.type === 'response.failed') end = ev.response;
         }
         assertCut();
-        if (other) {
+        // As in assertStreamed: a busy CLI may not have passed the cut attempt on before the cut.
+        if (other && !text.includes(OTHER.slice(0, 12))) {
+          assert.equal(end?.status, 'completed', 'no text of the cut attempt was sent');
+          assert.equal(text, standInReply(`responses streamed cut ${how} ${other}`));
+        } else if (other) {
           assert.equal(end?.status, 'failed');
           assert.match(end?.error?.message ?? '', /started the answer again/);
           assert.equal(text, OTHER.slice(0, 12));
