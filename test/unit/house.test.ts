@@ -39,8 +39,6 @@ const ALLOWED_ENV_READERS: string[] = [];
 const ALLOWED_LONG_FUNCTIONS: string[] = [
   'backends/claude/events.ts#createClaudeParser',
   'backends/claude/events.ts#push',
-  'backends/codex/events.ts#createCodexParser',
-  'backends/codex/live.ts#createAppServerParser',
   'backends/detect.ts#createDetector',
 ];
 
