@@ -1,9 +1,10 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import { END_TURN } from '../../core/index.js';
+import { END_TURN, type StopReason } from '../../core/index.js';
 import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
 import { spentReport } from './errors.js';
 import { Attempt } from './attempt.js';
+import { INTERRUPT_ID, toTurnInterrupt } from './live-invocation.js';
 import { toCodexOutcome } from './outcome.js';
 import { type RateLimits, toCodexPlanReport } from './rate-limits.js';
 import { toRawAppServerUsage } from './usage.js';
@@ -50,6 +51,9 @@ interface Params {
  * `toolStep`; the turn waits on the call until the bridge answers it, then goes on to its
  * `turn/completed`). A retry takes back only what came after the last call started: codex keeps
  * a started call (see createToolCalls). Shapes: test/fixtures/reference/codex-0.171.0-app-server-*tool-call*.jsonl.
+ *
+ * olp may interrupt the turn (at the client's stop sequence: `interrupt`, see toTurnInterrupt):
+ * its `turn/completed` then says `interrupted`, and the turn ends ok, as `interrupted`.
  */
 export function createAppServerParser(model?: string): EventParser {
   return new AppServerTurn(model);
@@ -69,6 +73,8 @@ class AppServerTurn implements EventParser {
   private status: string | undefined;
   private failed: string | undefined;
   private lastError: string | undefined;
+  /** olp asked codex to interrupt this turn. */
+  private interrupted = false;
 
   constructor(private readonly model: string | undefined) {}
 
@@ -82,6 +88,13 @@ class AppServerTurn implements EventParser {
 
   continueAfterTools(): void {
     this.attempt.continueAfterTools();
+  }
+
+  /** The turn/interrupt request for this turn; '' while its ids are not known yet (nothing to ask then). */
+  interrupt(): string {
+    if (!this.threadId || !this.turnId) return '';
+    this.interrupted = true;
+    return toTurnInterrupt(this.threadId, this.turnId);
   }
 
   push(raw: string): BackendEvent[] {
@@ -115,7 +128,7 @@ class AppServerTurn implements EventParser {
 
   finish(exit: ExitInfo): TurnOutcome {
     const { total, threadId, failed, lastError, model } = this;
-    const stopReason = this.status === 'completed' ? END_TURN : undefined;
+    const stopReason = this.stopReason();
     return toCodexOutcome(
       stopReason,
       { total, threadId, failed, lastError, summary: this.reader.summary(), model },
@@ -123,13 +136,23 @@ class AppServerTurn implements EventParser {
     );
   }
 
+  /** How the turn ended well: completed, or interrupted when olp asked; undefined when it did not. */
+  private stopReason(): StopReason | undefined {
+    if (this.status === 'completed') return END_TURN;
+    return this.status === 'interrupted' && this.interrupted ? { type: 'interrupted' } : undefined;
+  }
+
   /** An event of this turn (or of no turn in particular). */
   private ours(id: string | undefined): boolean {
     return this.turnId === undefined || id === undefined || id === this.turnId;
   }
 
-  /** The answer to our turn/start: the turn's id, or why there is no turn. */
+  /**
+   * The answer to our turn/start: the turn's id, or why there is no turn. The answer to an
+   * interrupt is no turn's: `{}`, or an error when it came too late (read by the next turn).
+   */
   private answer(msg: Message): BackendEvent[] {
+    if (msg.id === INTERRUPT_ID) return [];
     if (msg.result?.turn?.id) this.turnId = msg.result.turn.id;
     else if (msg.error) {
       this.failed = msg.error.message ?? 'turn/start failed';
@@ -167,8 +190,16 @@ class AppServerTurn implements EventParser {
     return this.text(item.id ?? 'message', item.text);
   }
 
+  /**
+   * The thread's running total as of this turn. Two updates restate an old total and are not
+   * taken (0.171, captured): the one replayed after thread/resume (tagged with an earlier turn,
+   * it comes before this turn is known), and the one codex sends when olp interrupts the turn
+   * (the total as of the last reply it finished, which the interrupted one is not in). A turn
+   * interrupted with no total of its own then has no usage: the ledger estimates what was sent.
+   */
   private tokenUsage(p: Params): BackendEvent[] {
-    if (p.turnId !== undefined && this.turnId !== undefined && p.turnId !== this.turnId) return [];
+    if (this.interrupted || this.turnId === undefined || (p.turnId !== undefined && p.turnId !== this.turnId))
+      return [];
     if (p.tokenUsage?.total) this.total = toRawAppServerUsage(p.tokenUsage.total);
     return [];
   }
