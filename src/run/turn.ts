@@ -76,7 +76,7 @@ export async function* runTurn(deps: RunDeps, input: RunInput): AsyncGenerator<B
         continue;
       }
       settled = true;
-      commitTurn(input, outcome, total, { reply, calls, reported });
+      commitTurn(input, outcome, total, { reply, calls, reported }, plan.usageBase);
       return outcome;
     }
   } catch (err) {
@@ -145,12 +145,16 @@ function commitTurn(
   outcome: TurnOutcome,
   total: TurnOutcome,
   seen: { reply: string; calls: CallText[]; reported: string | undefined },
+  usageBase: SessionPlan['usageBase'],
 ): void {
   let { reply } = seen;
   // A turn interrupted at a stop sequence: the client has the reply up to it, and so the slot.
   if (outcome.ok && outcome.stopReason.type === 'interrupted' && input.interrupt?.kept !== undefined)
     reply = input.interrupt.kept;
-  const rawUsage = input.backend.cumulativeUsage && total.usage ? { rawUsage: total.usage.raw } : {};
+  // A running total to subtract next time: this turn's, or (a turn that reported none, such as an
+  // interrupted codex turn) the one before it still.
+  const base = total.usage?.raw ?? usageBase;
+  const rawUsage = input.backend.cumulativeUsage && base ? { rawUsage: { ...base } } : {};
   const called = outcome.ok && outcome.stopReason.type === 'tool_use' ? { calls: seen.calls.filter(Boolean) } : {};
   const sessionId = outcome.sessionId ?? seen.reported;
   input.lease.commit(

@@ -1,7 +1,8 @@
 // codex workers on the real binary (pinned devDependency) against a loopback stand-in for the
 // OpenAI Responses API: after a cold `codex exec` turn, `codex app-server` loads the thread and
 // answers the conversation's next turns, with the history, the developer instructions and each
-// turn's own usage; a failed turn retires it.
+// turn's own usage; a stop sequence interrupts a worker's turn and the worker answers the next;
+// a failed turn retires it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +11,7 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { assertUnderstood } from '../support/real.js';
 import { REAL_CODEX } from '../support/paths.js';
 import { isAlive, leftoverWorkspaces } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
 import {
   codexStandInConfig,
   CODEX_STAND_IN_ENV,
@@ -62,6 +64,11 @@ async function codexWorker(): Promise<Live> {
   throw new Error('no codex worker came up');
 }
 
+/** The usage ledger's rows, oldest first. */
+function rows() {
+  return [...t.daemon.store.usage.export({ scope: { all: true } })];
+}
+
 function runModes(): string[] {
   return t.logs
     .filter((l) => l.event === 'request' && l.path === '/v1/chat/completions')
@@ -92,6 +99,51 @@ describe('real codex app-server as a live worker', () => {
     }
     assert.deepEqual(runModes().slice(modesBefore), ['cold', 'warm', 'warm', 'warm']);
     assert.ok(worker && isAlive(worker.pid));
+  });
+
+  it("a stop sequence mid-stream interrupts the worker's turn (turn/interrupt); the same worker answers the next turn warm", async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'a codex chat to be cut short' }];
+    const r1 = await client.chat.completions.create({ model: 'codex', messages });
+    messages.push(
+      { role: 'assistant', content: r1.choices[0]!.message.content! },
+      { role: 'user', content: 'alpha STOPHERE beta and then a good deal more text' },
+    );
+    const worker = await codexWorker();
+    const modesBefore = runModes().length;
+    const rowsBefore = rows().length;
+    // 150 ms between 6-character deltas: the interrupt lands mid-stream.
+    api.deltas = true;
+    api.deltaMs = 150;
+    let text = '';
+    try {
+      const stream = await client.chat.completions.create({
+        model: 'codex',
+        messages,
+        stop: ['STOPHERE'],
+        stream: true,
+      });
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    } finally {
+      api.deltas = false;
+      api.deltaMs = 0;
+    }
+    assert.equal(text, 'responses stand-in heard: alpha ');
+    assert.ok(isAlive(worker.pid), 'the worker lives on');
+    // codex reports no usage for the turn it interrupted: the row charges what was sent.
+    await waitFor(() => rows().length === rowsBefore + 1, undefined, 'the usage row');
+    assert.equal(rows().at(-1)!.usage.estimated, true);
+    messages.push({ role: 'assistant', content: text }, { role: 'user', content: 'go on after the cut' });
+    const r3 = await client.chat.completions.create({ model: 'codex', messages });
+    assert.equal(r3.choices[0]!.message.content, 'responses stand-in heard: go on after the cut');
+    // Its own share of the thread's total (the stand-in's counts for one request), not the thread's.
+    assert.deepEqual([r3.usage!.prompt_tokens, r3.usage!.completion_tokens], [1200, 12]);
+    assert.deepEqual(runModes().slice(modesBefore), ['warm', 'warm']);
+    const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
+    const live = ((await res.json()) as { workers: { live: Live[] } }).workers.live;
+    assert.ok(
+      live.some((w) => w.pid === worker.pid && w.turns === 2),
+      'the same process served both turns',
+    );
   });
 
   it('a failed turn retires the app-server worker; the retried turn runs cold', async () => {

@@ -33,6 +33,8 @@ export interface ResponsesStandIn {
    * between the message's `output_item.added` and `output_item.done`), not as one finished item.
    */
   deltas?: boolean;
+  /** With `deltas`: this long between text deltas (ms; default 0), so a reply can be stopped mid-stream. */
+  deltaMs?: number;
   /**
    * Cuts the next `times` text replies after `afterDeltas` text deltas (each cut counts one down;
    * implies `deltas`): `reset` destroys the connection, `malformed` sends an event whose data is
@@ -201,6 +203,9 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
             );
           return;
         }
+        if (state.deltaMs && i > 0) await new Promise((r) => setTimeout(r, state.deltaMs));
+        // The CLI closed the stream (its turn was interrupted): nothing more to send.
+        if (res.destroyed) return;
         send({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: piece });
       }
       send({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text: said });

@@ -1,19 +1,30 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
 import { END_TURN } from '../../core/index.js';
-import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
+import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
 import { LIMIT_TEXT } from '../../plan/index.js';
-import { spentReport, toCodexError } from './errors.js';
-import { createToolCalls } from './tool-calls.js';
-import { toCodexUsage, toRawCodexUsage } from './usage.js';
+import { spentReport } from './errors.js';
+import { Attempt } from './attempt.js';
+import { toCodexOutcome } from './outcome.js';
+import { toRawCodexUsage } from './usage.js';
 
 interface Line {
   type?: string;
   thread_id?: string;
-  item?: { id?: string; type?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
+  item?: Item;
   usage?: unknown;
   error?: { message?: string };
   message?: string;
+}
+
+interface Item {
+  id?: string;
+  type?: string;
+  text?: string;
+  message?: unknown;
+  server?: string;
+  tool?: string;
+  arguments?: unknown;
 }
 
 /**
@@ -29,126 +40,113 @@ interface Line {
  * of the client's functions started: codex keeps a started call (see createToolCalls).
  */
 export function createCodexParser(model?: string): EventParser {
-  const reader = createLineReader<Line>();
-  let threadId: string | undefined;
-  let completed: unknown;
-  let failed: string | undefined;
-  let lastError: string | undefined;
-  let messages = 0;
-  const sent = new Map<string, number>();
-  // Calls of the client's functions (olp's MCP server) since the turn began or last went on.
-  const tools = createToolCalls();
-  const unknown = new Set<string>();
-  /** What was forwarded since the model was last asked (the turn began, or went on after tools). */
-  let attempt = { text: '', events: 0, messages: 0 };
+  return new ExecTurn(model);
+}
 
-  function counted(events: BackendEvent[]): BackendEvent[] {
-    for (const ev of events) {
-      if (ev.type !== 'text') continue;
-      attempt.text += ev.text;
-      attempt.events++;
+/** One `codex exec --json` run as it is read: each kind of line is a step (see createCodexParser). */
+class ExecTurn implements EventParser {
+  readonly unknown = new Set<string>();
+  private readonly reader = createLineReader<Line>();
+  /** What was forwarded since the model was last asked, and the calls of the client's functions. */
+  private readonly attempt = new Attempt();
+  /** Characters of each agent message forwarded so far. */
+  private readonly sent = new Map<string, number>();
+  private threadId: string | undefined;
+  private completed: unknown;
+  private failed: string | undefined;
+  private lastError: string | undefined;
+
+  constructor(private readonly model: string | undefined) {}
+
+  get complete(): boolean {
+    return this.completed !== undefined || this.failed !== undefined;
+  }
+
+  get toolStep(): ToolStep | undefined {
+    return this.attempt.toolStep;
+  }
+
+  continueAfterTools(): void {
+    this.attempt.continueAfterTools();
+  }
+
+  push(raw: string): BackendEvent[] {
+    const line = this.reader.read(raw);
+    if (!line) return [];
+    switch (line.type) {
+      case 'thread.started':
+        return this.threadStarted(line.thread_id);
+      case 'item.started':
+        return this.itemStarted(line.item);
+      case 'item.updated':
+      case 'item.completed':
+        return this.item(line.item);
+      case 'turn.started':
+        return [];
+      case 'turn.completed':
+        this.completed = line.usage;
+        return [];
+      case 'turn.failed':
+        return this.turnFailed(line.error?.message ?? 'turn failed');
+      case 'error':
+        return typeof line.message === 'string' ? this.error(line.message) : [];
+      default:
+        if (typeof line.type === 'string') this.unknown.add(line.type);
+        return [];
     }
-    return events;
   }
 
-  /** A started call stays (see createToolCalls): what came before it cannot be taken back either. */
-  function call(events: BackendEvent[]): BackendEvent[] {
-    if (events.length > 0) attempt = { text: '', events: 0, messages };
-    return events;
+  finish(exit: ExitInfo): TurnOutcome {
+    const { threadId, failed, lastError, model } = this;
+    const stopReason = this.completed !== undefined && !failed ? END_TURN : undefined;
+    const total = toRawCodexUsage(this.completed);
+    return toCodexOutcome(
+      stopReason,
+      { total, threadId, failed, lastError, summary: this.reader.summary(), model },
+      exit,
+    );
   }
 
-  /** codex asks the model again: what the broken attempt produced is void. */
-  function retry(message: string): BackendEvent[] {
-    const gone = attempt;
-    attempt = { text: '', events: 0, messages: gone.messages };
-    messages = gone.messages;
-    return [
-      ...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []),
-      { type: 'retry', message },
-    ];
+  private threadStarted(id: string | undefined): BackendEvent[] {
+    if (typeof id !== 'string' || this.threadId) return [];
+    this.threadId = id;
+    return [{ type: 'session', sessionId: id }];
+  }
+
+  /** A call of olp's MCP server (the client's functions) starts. */
+  private itemStarted(item: Item | undefined): BackendEvent[] {
+    if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id) return [];
+    return this.attempt.call(item.id, item.tool, item.arguments);
+  }
+
+  private item(item: Item | undefined): BackendEvent[] {
+    if (item?.type === 'agent_message' && typeof item.text === 'string')
+      return this.attempt.said(this.message(item.id ?? `m${this.reader.summary().parsedLines}`, item.text));
+    // codex 0.171: a transport fallback is reported as an error item mid-retry.
+    if (item?.type === 'error') return this.attempt.retry(String(item.message ?? 'error'));
+    return [];
   }
 
   /** The part of an agent message's text not yet forwarded (blank line between separate messages). */
-  function emit(id: string, text: string): BackendEvent[] {
-    const already = sent.get(id);
+  private message(id: string, text: string): BackendEvent[] {
+    const already = this.sent.get(id);
+    this.sent.set(id, Math.max(text.length, already ?? 0));
     if (already === undefined) {
-      sent.set(id, text.length);
-      const sep = messages++ > 0 ? '\n\n' : '';
+      const sep = this.attempt.messages++ > 0 ? '\n\n' : '';
       return text ? [{ type: 'text', text: sep + text }] : [];
     }
-    if (text.length <= already) return [];
-    sent.set(id, text.length);
-    return [{ type: 'text', text: text.slice(already) }];
+    return text.length > already ? [{ type: 'text', text: text.slice(already) }] : [];
   }
 
-  return {
-    get complete() {
-      return completed !== undefined || failed !== undefined;
-    },
-    get toolStep() {
-      return tools.step;
-    },
-    unknown,
-    continueAfterTools() {
-      tools.next();
-      attempt = { text: '', events: 0, messages };
-    },
-    push(raw: string): BackendEvent[] {
-      const line = reader.read(raw);
-      if (!line) return [];
-      switch (line.type) {
-        case 'thread.started':
-          if (typeof line.thread_id === 'string' && !threadId) {
-            threadId = line.thread_id;
-            return [{ type: 'session', sessionId: threadId }];
-          }
-          return [];
-        case 'item.started': {
-          const item = line.item;
-          if (item?.type !== 'mcp_tool_call' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id)
-            return [];
-          return call(tools.start(item.id, item.tool, item.arguments));
-        }
-        case 'item.updated':
-        case 'item.completed':
-          if (line.item?.type === 'agent_message' && typeof line.item.text === 'string')
-            return counted(emit(line.item.id ?? `m${reader.summary().parsedLines}`, line.item.text));
-          // codex 0.171: a transport fallback is reported as an error item mid-retry.
-          if (line.item?.type === 'error')
-            return retry(String((line.item as { message?: unknown }).message ?? 'error'));
-          return [];
-        case 'turn.started':
-          return [];
-        case 'turn.completed':
-          completed = line.usage;
-          return [];
-        case 'turn.failed':
-          failed = line.error?.message ?? 'turn failed';
-          return lastError === failed ? [] : spentReport(failed);
-        case 'error':
-          if (typeof line.message !== 'string') return [];
-          lastError = line.message;
-          if (LIMIT_TEXT.test(line.message)) return spentReport(line.message);
-          // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
-          return /^Reconnecting\b/.test(line.message) ? retry(line.message) : [];
-        default:
-          if (typeof line.type === 'string') unknown.add(line.type);
-          return [];
-      }
-    },
+  private turnFailed(message: string): BackendEvent[] {
+    this.failed = message;
+    return this.lastError === message ? [] : spentReport(message);
+  }
 
-    finish(exit: ExitInfo): TurnOutcome {
-      const usage = toCodexUsage(toRawCodexUsage(completed));
-      const base = threadId ? { sessionId: threadId } : {};
-      if (completed !== undefined && !failed) return { ok: true, stopReason: END_TURN, usage, ...base };
-      const error = toCodexError({
-        ...(failed !== undefined ? { failed } : {}),
-        ...(lastError !== undefined ? { lastError } : {}),
-        exit,
-        ...reader.summary(),
-        ...(model ? { model } : {}),
-      });
-      return { ok: false, error, usage, ...base };
-    },
-  };
+  private error(message: string): BackendEvent[] {
+    this.lastError = message;
+    if (LIMIT_TEXT.test(message)) return spentReport(message);
+    // codex 0.171: `Reconnecting... n/5 (…)`, then `Reconnecting... waiting for network (…)` forever.
+    return /^Reconnecting\b/.test(message) ? this.attempt.retry(message) : [];
+  }
 }

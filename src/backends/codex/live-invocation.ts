@@ -10,6 +10,8 @@ import { toStrictSchema } from './schema.js';
 // turn's notifications up to turn/completed.
 
 const RESUME_ID = 'olp-resume';
+/** The id of olp's turn/interrupt requests: their answers are no turn's (see toTurnInterrupt). */
+export const INTERRUPT_ID = 'olp-interrupt';
 
 /** A backend's own numbering of its turn/start requests (`olp-turn-1`, …): nothing counted at module scope. */
 export function createTurnIds(): () => string {
@@ -96,4 +98,17 @@ export function toTurnStart(
   // outputSchema holds for this turn only (codex 0.171 TurnStartParams).
   const schema = outputSchema ? { outputSchema: toStrictSchema(outputSchema) } : {};
   return `${JSON.stringify({ id: nextId(), method: 'turn/start', params: { threadId, input, ...schema } })}\n`;
+}
+
+/**
+ * Interrupts the thread's running turn (0.171 TurnInterruptParams): codex restates the thread's
+ * token total as of the last reply it finished (when there is one: the interrupted reply is
+ * counted nowhere), answers `{}` and ends the turn with `turn/completed`, status `interrupted`.
+ * The process serves the next turn, whose input holds the interrupted turn's prompt and a
+ * `<turn_aborted>` note but not the partial reply (captured:
+ * test/fixtures/reference/codex-0.171.0-app-server-turn-interrupt.jsonl). An interrupt that
+ * arrives after the turn ended is answered with an error ("no active turn to interrupt").
+ */
+export function toTurnInterrupt(threadId: string, turnId: string): string {
+  return `${JSON.stringify({ id: INTERRUPT_ID, method: 'turn/interrupt', params: { threadId, turnId } })}\n`;
 }

@@ -1,11 +1,15 @@
 import type { ExitInfo } from '../../process/index.js';
 import { createLineReader } from '../common.js';
-import type { PlanReport } from '../../plan/index.js';
-import { END_TURN } from '../../core/index.js';
-import type { BackendEvent, EventParser, TurnOutcome } from '../types.js';
-import { spentReport, toCodexError } from './errors.js';
-import { createToolCalls } from './tool-calls.js';
-import { toCodexUsage } from './usage.js';
+import { END_TURN, type StopReason } from '../../core/index.js';
+import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
+import { spentReport } from './errors.js';
+import { Attempt } from './attempt.js';
+import { INTERRUPT_ID, toTurnInterrupt } from './live-invocation.js';
+import { toCodexOutcome } from './outcome.js';
+import { type RateLimits, toCodexPlanReport } from './rate-limits.js';
+import { toRawAppServerUsage } from './usage.js';
+
+export { toCodexPlanReport } from './rate-limits.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
 // field: requests {id, method, params}, responses {id, result | error}, notifications {method,
@@ -18,65 +22,20 @@ interface Message {
   method?: string;
   result?: { turn?: { id?: string } };
   error?: { message?: string };
-  params?: {
-    threadId?: string;
-    turnId?: string;
-    itemId?: string;
-    delta?: string;
-    willRetry?: boolean;
-    error?: { message?: string };
-    item?: { type?: string; id?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
-    turn?: { id?: string; status?: string; error?: { message?: string } | null };
-    tokenUsage?: { total?: Record<string, unknown> };
-    rateLimits?: RateLimits;
-  };
+  params?: Params;
 }
 
-interface RateWindow {
-  usedPercent?: unknown;
-  windowDurationMins?: unknown;
-  resetsAt?: unknown;
-}
-
-/** `account/rateLimits/updated` (0.171): the ChatGPT plan's windows, from the provider's headers. */
-interface RateLimits {
-  primary?: RateWindow | null;
-  secondary?: RateWindow | null;
-  rateLimitReachedType?: unknown;
-}
-
-/** The fuller of the two windows as a plan report; undefined when neither is known. */
-export function toCodexPlanReport(limits: RateLimits | undefined): PlanReport | undefined {
-  const windows = [limits?.primary, limits?.secondary].filter(
-    (w): w is RateWindow => !!w && typeof w.usedPercent === 'number',
-  );
-  if (windows.length === 0) return undefined;
-  const w = windows.reduce((a, b) => (n(b.usedPercent) > n(a.usedPercent) ? b : a));
-  const minutes = n(w.windowDurationMins);
-  const window =
-    minutes === 300 ? 'five_hour' : minutes === 10080 ? 'seven_day' : minutes > 0 ? `${minutes}_minutes` : null;
-  const utilization = Math.min(1, n(w.usedPercent) / 100);
-  const reached = typeof limits?.rateLimitReachedType === 'string' || utilization >= 1;
-  return {
-    status: reached ? 'rejected' : utilization >= 0.8 ? 'allowed_warning' : 'allowed',
-    window,
-    resetsAt: n(w.resetsAt) > 0 ? n(w.resetsAt) * 1000 : null,
-    utilization,
-    overage: false,
-  };
-}
-
-const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
-
-/** The app-server's running total in the names `codex exec` uses (so the session layer's rebase applies). */
-function toRawTotal(total: Record<string, unknown>): Record<string, number> {
-  return {
-    input_tokens: n(total.inputTokens),
-    cached_input_tokens: n(total.cachedInputTokens),
-    cache_write_input_tokens: n(total.cacheWriteInputTokens),
-    output_tokens: n(total.outputTokens),
-    reasoning_output_tokens: n(total.reasoningOutputTokens),
-  };
+interface Params {
+  threadId?: string;
+  turnId?: string;
+  itemId?: string;
+  delta?: string;
+  willRetry?: boolean;
+  error?: { message?: string };
+  item?: { type?: string; id?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
+  turn?: { id?: string; status?: string; error?: { message?: string } | null };
+  tokenUsage?: { total?: Record<string, unknown> };
+  rateLimits?: RateLimits;
 }
 
 /**
@@ -92,135 +51,169 @@ function toRawTotal(total: Record<string, unknown>): Record<string, number> {
  * `toolStep`; the turn waits on the call until the bridge answers it, then goes on to its
  * `turn/completed`). A retry takes back only what came after the last call started: codex keeps
  * a started call (see createToolCalls). Shapes: test/fixtures/reference/codex-0.171.0-app-server-*tool-call*.jsonl.
+ *
+ * olp may interrupt the turn (at the client's stop sequence: `interrupt`, see toTurnInterrupt):
+ * its `turn/completed` then says `interrupted`, and the turn ends ok, as `interrupted`.
  */
 export function createAppServerParser(model?: string): EventParser {
-  const reader = createLineReader<Message>();
-  let turnId: string | undefined;
-  let threadId: string | undefined;
-  let total: Record<string, number> | null = null;
-  let status: string | undefined;
-  let failed: string | undefined;
-  let lastError: string | undefined;
-  let messages = 0;
-  const streamed = new Set<string>();
-  const tools = createToolCalls();
-  /** What was forwarded since the model was last asked (the turn began, or went on after tools). */
-  let attempt = { text: '', events: 0, messages: 0 };
+  return new AppServerTurn(model);
+}
 
-  const ours = (id: string | undefined) => turnId === undefined || id === undefined || id === turnId;
+/** One app-server turn as it is read: each kind of message is a step (see createAppServerParser). */
+class AppServerTurn implements EventParser {
+  private readonly reader = createLineReader<Message>();
+  /** What was forwarded since the model was last asked, and the calls of the client's functions. */
+  private readonly attempt = new Attempt();
+  /** Agent messages (by item id) that came in deltas: their completed item is not forwarded again. */
+  private readonly streamed = new Set<string>();
+  private turnId: string | undefined;
+  private threadId: string | undefined;
+  private total: Record<string, number> | null = null;
+  /** The turn's status at its `turn/completed` (or `failed` when turn/start was refused). */
+  private status: string | undefined;
+  private failed: string | undefined;
+  private lastError: string | undefined;
+  /** olp asked codex to interrupt this turn. */
+  private interrupted = false;
 
-  function text(itemId: string, t: string): BackendEvent[] {
-    if (!streamed.has(itemId)) {
-      streamed.add(itemId);
-      if (messages++ > 0) t = `\n\n${t}`;
+  constructor(private readonly model: string | undefined) {}
+
+  get complete(): boolean {
+    return this.status !== undefined;
+  }
+
+  get toolStep(): ToolStep | undefined {
+    return this.attempt.toolStep;
+  }
+
+  continueAfterTools(): void {
+    this.attempt.continueAfterTools();
+  }
+
+  /** The turn/interrupt request for this turn; '' while its ids are not known yet (nothing to ask then). */
+  interrupt(): string {
+    if (!this.threadId || !this.turnId) return '';
+    this.interrupted = true;
+    return toTurnInterrupt(this.threadId, this.turnId);
+  }
+
+  push(raw: string): BackendEvent[] {
+    const msg = this.reader.read(raw);
+    if (!msg) return [];
+    if (msg.method === undefined && msg.id !== undefined) return this.answer(msg);
+    const p = msg.params ?? {};
+    switch (msg.method) {
+      case 'turn/started':
+        return this.turnStarted(p);
+      case 'item/agentMessage/delta':
+        return this.ours(p.turnId) && typeof p.delta === 'string' ? this.text(p.itemId ?? 'message', p.delta) : [];
+      case 'item/started':
+        return this.ours(p.turnId) ? this.itemStarted(p.item) : [];
+      case 'item/completed':
+        return this.ours(p.turnId) ? this.itemCompleted(p.item) : [];
+      case 'thread/tokenUsage/updated':
+        return this.tokenUsage(p);
+      case 'account/rateLimits/updated': {
+        const report = toCodexPlanReport(p.rateLimits);
+        return report ? [{ type: 'plan', report }] : [];
+      }
+      case 'error':
+        return this.ours(p.turnId) ? this.error(p.error?.message ?? 'error', p.willRetry === true) : [];
+      case 'turn/completed':
+        return this.turnCompleted(p.turn);
+      default:
+        return []; // status changes, warnings and future notifications
     }
-    if (!t) return [];
-    attempt.text += t;
-    attempt.events++;
-    return [{ type: 'text', text: t }];
   }
 
-  /** A started call stays (see createToolCalls): what came before it cannot be taken back either. */
-  function call(events: BackendEvent[]): BackendEvent[] {
-    if (events.length > 0) attempt = { text: '', events: 0, messages };
-    return events;
+  finish(exit: ExitInfo): TurnOutcome {
+    const { total, threadId, failed, lastError, model } = this;
+    const stopReason = this.stopReason();
+    return toCodexOutcome(
+      stopReason,
+      { total, threadId, failed, lastError, summary: this.reader.summary(), model },
+      exit,
+    );
   }
 
-  return {
-    get complete() {
-      return status !== undefined;
-    },
-    get toolStep() {
-      return tools.step;
-    },
-    continueAfterTools() {
-      tools.next();
-      attempt = { text: '', events: 0, messages };
-    },
-    push(raw: string): BackendEvent[] {
-      const msg = reader.read(raw);
-      if (!msg) return [];
-      // The answer to our turn/start: the turn's id, or why there is no turn.
-      if (msg.method === undefined && msg.id !== undefined) {
-        if (msg.result?.turn?.id) turnId = msg.result.turn.id;
-        else if (msg.error) {
-          failed = msg.error.message ?? 'turn/start failed';
-          status = 'failed';
-        }
-        return [];
-      }
-      const p = msg.params ?? {};
-      switch (msg.method) {
-        case 'turn/started':
-          turnId ??= p.turn?.id;
-          if (p.threadId && !threadId) {
-            threadId = p.threadId;
-            return [{ type: 'session', sessionId: threadId }];
-          }
-          return [];
-        case 'item/agentMessage/delta':
-          if (!ours(p.turnId) || typeof p.delta !== 'string') return [];
-          return text(p.itemId ?? 'message', p.delta);
-        case 'item/started':
-          if (
-            !ours(p.turnId) ||
-            p.item?.type !== 'mcpToolCall' ||
-            p.item.server !== 'olp' ||
-            typeof p.item.tool !== 'string' ||
-            !p.item.id
-          )
-            return [];
-          return call(tools.start(p.item.id, p.item.tool, p.item.arguments));
-        case 'item/completed':
-          if (!ours(p.turnId) || p.item?.type !== 'agentMessage' || typeof p.item.text !== 'string') return [];
-          // Streamed already: the deltas were the text.
-          if (streamed.has(p.item.id ?? 'message')) return [];
-          return text(p.item.id ?? 'message', p.item.text);
-        case 'thread/tokenUsage/updated':
-          if (p.turnId !== undefined && turnId !== undefined && p.turnId !== turnId) return [];
-          if (p.tokenUsage?.total) total = toRawTotal(p.tokenUsage.total);
-          return [];
-        case 'account/rateLimits/updated': {
-          const report = toCodexPlanReport(p.rateLimits);
-          return report ? [{ type: 'plan', report }] : [];
-        }
-        case 'error': {
-          if (!ours(p.turnId)) return [];
-          const message = p.error?.message ?? 'error';
-          if (p.willRetry) {
-            const gone = attempt;
-            attempt = { text: '', events: 0, messages: gone.messages };
-            messages = gone.messages;
-            return [
-              ...(gone.events > 0 ? [{ type: 'abandoned' as const, text: gone.text, events: gone.events }] : []),
-              { type: 'retry', message },
-            ];
-          }
-          lastError = message;
-          return spentReport(message);
-        }
-        case 'turn/completed':
-          if (!ours(p.turn?.id)) return [];
-          status = p.turn?.status ?? 'completed';
-          if (status !== 'completed') failed = p.turn?.error?.message ?? lastError ?? `turn ${status}`;
-          return [];
-        default:
-          return []; // status changes, warnings, rate-limit updates and future notifications
-      }
-    },
+  /** How the turn ended well: completed, or interrupted when olp asked; undefined when it did not. */
+  private stopReason(): StopReason | undefined {
+    if (this.status === 'completed') return END_TURN;
+    return this.status === 'interrupted' && this.interrupted ? { type: 'interrupted' } : undefined;
+  }
 
-    finish(exit: ExitInfo): TurnOutcome {
-      const usage = toCodexUsage(total);
-      const base = threadId ? { sessionId: threadId } : {};
-      if (status === 'completed') return { ok: true, stopReason: END_TURN, usage, ...base };
-      const error = toCodexError({
-        ...(failed !== undefined ? { failed } : {}),
-        ...(lastError !== undefined ? { lastError } : {}),
-        exit,
-        ...reader.summary(),
-        ...(model ? { model } : {}),
-      });
-      return { ok: false, error, usage, ...base };
-    },
-  };
+  /** An event of this turn (or of no turn in particular). */
+  private ours(id: string | undefined): boolean {
+    return this.turnId === undefined || id === undefined || id === this.turnId;
+  }
+
+  /**
+   * The answer to our turn/start: the turn's id, or why there is no turn. The answer to an
+   * interrupt is no turn's: `{}`, or an error when it came too late (read by the next turn).
+   */
+  private answer(msg: Message): BackendEvent[] {
+    if (msg.id === INTERRUPT_ID) return [];
+    if (msg.result?.turn?.id) this.turnId = msg.result.turn.id;
+    else if (msg.error) {
+      this.failed = msg.error.message ?? 'turn/start failed';
+      this.status = 'failed';
+    }
+    return [];
+  }
+
+  private turnStarted(p: Params): BackendEvent[] {
+    this.turnId ??= p.turn?.id;
+    if (!p.threadId || this.threadId) return [];
+    this.threadId = p.threadId;
+    return [{ type: 'session', sessionId: p.threadId }];
+  }
+
+  /** Agent message text: a delta, or a whole message that came without deltas. */
+  private text(itemId: string, t: string): BackendEvent[] {
+    if (!this.streamed.has(itemId)) {
+      this.streamed.add(itemId);
+      if (this.attempt.messages++ > 0) t = `\n\n${t}`;
+    }
+    return t ? this.attempt.said([{ type: 'text', text: t }]) : [];
+  }
+
+  /** A call of olp's MCP server (the client's functions) starts. */
+  private itemStarted(item: Params['item']): BackendEvent[] {
+    if (item?.type !== 'mcpToolCall' || item.server !== 'olp' || typeof item.tool !== 'string' || !item.id) return [];
+    return this.attempt.call(item.id, item.tool, item.arguments);
+  }
+
+  private itemCompleted(item: Params['item']): BackendEvent[] {
+    if (item?.type !== 'agentMessage' || typeof item.text !== 'string') return [];
+    // Streamed already: the deltas were the text.
+    if (this.streamed.has(item.id ?? 'message')) return [];
+    return this.text(item.id ?? 'message', item.text);
+  }
+
+  /**
+   * The thread's running total as of this turn. Two updates restate an old total and are not
+   * taken (0.171, captured): the one replayed after thread/resume (tagged with an earlier turn,
+   * it comes before this turn is known), and the one codex sends when olp interrupts the turn
+   * (the total as of the last reply it finished, which the interrupted one is not in). A turn
+   * interrupted with no total of its own then has no usage: the ledger estimates what was sent.
+   */
+  private tokenUsage(p: Params): BackendEvent[] {
+    if (this.interrupted || this.turnId === undefined || (p.turnId !== undefined && p.turnId !== this.turnId))
+      return [];
+    if (p.tokenUsage?.total) this.total = toRawAppServerUsage(p.tokenUsage.total);
+    return [];
+  }
+
+  private error(message: string, willRetry: boolean): BackendEvent[] {
+    if (willRetry) return this.attempt.retry(message);
+    this.lastError = message;
+    return spentReport(message);
+  }
+
+  private turnCompleted(turn: Params['turn']): BackendEvent[] {
+    if (!this.ours(turn?.id)) return [];
+    this.status = turn?.status ?? 'completed';
+    if (this.status !== 'completed') this.failed = turn?.error?.message ?? this.lastError ?? `turn ${this.status}`;
+    return [];
+  }
 }

@@ -15,6 +15,17 @@ export function toRawCodexUsage(usage: unknown): Record<string, number> | null {
   };
 }
 
+/** The app-server's running total (`thread/tokenUsage/updated`) in the names `codex exec` uses. */
+export function toRawAppServerUsage(total: Record<string, unknown>): Record<string, number> {
+  return {
+    input_tokens: n(total.inputTokens),
+    cached_input_tokens: n(total.cachedInputTokens),
+    cache_write_input_tokens: n(total.cacheWriteInputTokens),
+    output_tokens: n(total.outputTokens),
+    reasoning_output_tokens: n(total.reasoningOutputTokens),
+  };
+}
+
 /**
  * OpenAI's figures from codex's counts (ARCHITECTURE section 6): `input_tokens` already includes
  * the cached part, so it is the prompt total; `output_tokens` includes reasoning.
