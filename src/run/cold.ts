@@ -3,7 +3,8 @@ import type { RunningProcess } from '../process/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, type Retrying } from './read.js';
 import { callOf, openWorkspace, spawnIn, waitToStart } from './spawn.js';
 import type { ColdPlan, RunDeps, RunInput, RunOutcome } from './types.js';
-import { follow, interruptTurn, stopProcess } from './stop.js';
+import { interruptTurn } from './interrupt.js';
+import { follow, stopProcess } from './stop.js';
 
 /**
  * One turn in a fresh process and workspace. With `plan.live`, the process is started so that it

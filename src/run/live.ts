@@ -1,7 +1,8 @@
 import type { BackendEvent } from '../backends/index.js';
 import { costOf, LIVE_EXIT, readTurn, toOutcome, turnUsage } from './read.js';
 import type { LivePlan, RunDeps, RunInput, RunOutcome } from './types.js';
-import { follow, interruptTurn, stopProcess } from './stop.js';
+import { interruptTurn } from './interrupt.js';
+import { follow, stopProcess } from './stop.js';
 import { waitToWrite } from './spawn.js';
 
 /** A live worker that shows no sign of life this long after a write is replaced by a cold run. */

@@ -64,20 +64,3 @@ export function follow(signal: AbortSignal, life: AbortController): () => void {
   else signal.addEventListener('abort', onAbort, { once: true });
   return () => signal.removeEventListener('abort', onAbort);
 }
-
-/**
- * Asks a CLI to interrupt its turn on its stdin, if its protocol has a way (false: it has none);
- * a write that fails stops the process instead.
- */
-export function interruptTurn(
-  proc: { write(line: string): Promise<boolean> },
-  parser: { interrupt?(): string },
-  life: AbortController,
-): boolean {
-  const line = parser.interrupt?.();
-  if (!line) return false;
-  void proc.write(line).then((ok) => {
-    if (!ok) stopProcess(life, 'done');
-  });
-  return true;
-}

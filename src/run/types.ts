@@ -6,6 +6,9 @@ import type { createParkedTurns, ParkedTurn, ToolBridge, ToolSpec } from '../too
 import type { ProcessCap, Worker, WorkerFit, WorkerPool } from '../workers/index.js';
 import type { SlotReset, Workspaces } from '../workspace/index.js';
 import type { RefreshGate } from '../logins/index.js';
+import type { TurnInterrupt } from './interrupt.js';
+
+export type { TurnInterrupt } from './interrupt.js';
 
 /**
  * How a turn ran: a fresh CLI, a CLI resuming its session from disk, a live worker, a pre-started
@@ -73,18 +76,6 @@ export interface RunInput {
   parked?: { plan: ParkedPlan | undefined };
   /** The conversation's way to end the turn early (at a stop sequence): see `TurnInterrupt`. */
   interrupt?: TurnInterrupt;
-}
-
-/**
- * How the conversation ends a turn early without ending its CLI: while a live CLI's turn is read,
- * the run sets `stop`, which asks the CLI to interrupt the turn (true: asked; the turn then ends
- * by itself, ok, with its usage, and the CLI serves the next turn). Unset, or false: the turn can
- * only be cut, which stops its process.
- */
-export interface TurnInterrupt {
-  stop?: (() => boolean) | undefined;
-  /** The reply as the client has it, cut at the sequence: what the slot remembers of the turn. */
-  kept?: string;
 }
 
 /** A parked tool-call turn: the CLI mid-turn, blocked on its MCP calls to olp's bridge. */
