@@ -22,5 +22,5 @@ export function toChain(turns: readonly Turn[]): string[] {
 /** The chain's next value: `link` (covering some turns) followed by turn `t`. */
 export function nextLink(link: string, t: Turn): string {
   const images = (t.images ?? []).map((i) => i.sha256).join(',');
-  return h(`${link}\u0000${t.role}\u0000${t.name ?? ''}\u0000${t.text}\u0000${images}`);
+  return h(`${link}\u0000${t.role}\u0000${t.name ?? ''}\u0000${t.key ?? t.text}\u0000${images}`);
 }

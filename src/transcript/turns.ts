@@ -57,11 +57,17 @@ export function followable(calls: readonly CallText[]): CallText[] {
  */
 export function toAssistantTurn(texts: readonly string[], calls: readonly CallText[]): Turn | undefined {
   const parts = texts.filter((x) => x !== '').map(neutralise);
+  const keys = [...parts];
   for (const call of followable(calls)) {
-    const id = call.id ? ` id="${neutralise(call.id)}"` : '';
-    parts.push(
-      `<tool_call${id} name="${neutralise(call.name)}">\n${neutralise(canonicalArgs(call.args))}\n</tool_call>`,
-    );
+    const open = `<tool_call${call.id ? ` id="${neutralise(call.id)}"` : ''} name="${neutralise(call.name)}">`;
+    const args = neutralise(canonicalArgs(call.args));
+    parts.push(`${open}\n${args}\n</tool_call>`);
+    // A call with an id is that call, whatever its arguments look like when the client sends it
+    // back (Claude Code writes Edit's back with `replace_all: false` added).
+    keys.push(call.id ? `${open}</tool_call>` : `${open}\n${args}\n</tool_call>`);
   }
-  return parts.length > 0 ? { role: 'assistant', text: parts.join('\n') } : undefined;
+  if (parts.length === 0) return undefined;
+  const text = parts.join('\n');
+  const key = keys.join('\n');
+  return { role: 'assistant', text, ...(key !== text ? { key } : {}) };
 }

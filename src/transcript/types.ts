@@ -28,6 +28,11 @@ export interface Turn {
   /** The `name` a user message carried. */
   name?: string;
   images?: Image[];
+  /**
+   * What the turn is matched by when it differs from its text: an assistant turn's calls by id,
+   * not by their arguments (a client may send a call back re-serialised, defaults filled in).
+   */
+  key?: string;
 }
 
 export interface Transcript {
