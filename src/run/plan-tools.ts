@@ -1,4 +1,4 @@
-import { toolResultsOnly } from '../sessions/index.js';
+import { answersCalls } from '../sessions/index.js';
 import { workerSlot } from '../workers/index.js';
 import { fitOf, freshReset, toTurn } from './plan.js';
 import type { ParkedRunPlan, Pooled, RunDeps, RunInput, ToolPlan } from './types.js';
@@ -19,7 +19,7 @@ export function planClaimed(input: RunInput, cliModel: string): ParkedRunPlan | 
     if (same && claimed.turn.model === cliModel) return { ...claimed, session: planned };
     void claimed.turn.retire(claimed.turn.model === cliModel ? 'superseded' : 'model_changed');
   }
-  if (planned.mode === 'resumed' && toolResultsOnly(planned.turns)) input.lease.rotate('parked_gone');
+  if (planned.mode === 'resumed' && answersCalls(planned.turns)) input.lease.rotate('parked_gone');
   return undefined;
 }
 

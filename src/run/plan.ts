@@ -186,16 +186,25 @@ export function planParked(
   return turn && answered ? { mode: 'parked', turn, results: answered.results } : undefined;
 }
 
-/** A user message that is only tool results answering calls by id: what a client sends back for a parked turn. */
-function resultsOnly(m: Message): ToolResultPart[] | undefined {
-  if (m.role !== 'user' || m.parts.length === 0) return undefined;
+/**
+ * A user message of tool results answering calls by id: what a client sends back for a parked
+ * turn. The last message may carry text after its results: Claude Code puts the user's next words
+ * (and its reminders) there, in the same message. Anything else (an image, a legacy result) is
+ * not for a parked turn.
+ */
+function resultsOf(m: Message, last: boolean): { results: ToolResultPart[]; text: string } | undefined {
+  if (m.role !== 'user') return undefined;
   const results = m.parts.filter((p): p is ToolResultPart => p.type === 'tool_result' && p.name === undefined);
-  return results.length === m.parts.length ? results : undefined;
+  const texts = m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : []));
+  if (results.length === 0 || results.length + texts.length !== m.parts.length) return undefined;
+  if (texts.length > 0 && !last) return undefined;
+  return { results, text: texts.join('\n') };
 }
 
 /**
  * The tool results that end the conversation: the last assistant message's tool call ids, when
- * every one of them is answered by the tool results after it (and nothing else follows).
+ * every one of them is answered by the tool results after it (and nothing else follows but text
+ * in the last message, which the model reads after its message's last result).
  */
 function trailingToolResults(
   messages: readonly Message[],
@@ -203,10 +212,13 @@ function trailingToolResults(
   let i = messages.length - 1;
   const results = new Map<string, string>();
   while (i >= 0) {
-    const found = resultsOnly(messages[i]!);
+    const found = resultsOf(messages[i]!, i === messages.length - 1);
     if (!found) break;
     // From the end, as the results are read back: the order the parked turn takes them in.
-    for (const r of [...found].reverse()) results.set(r.callId, toolResultText(r));
+    [...found.results].reverse().forEach((r, j) => {
+      const said = j === 0 && found.text.trim() !== '' ? `\n\n${found.text}` : '';
+      results.set(r.callId, toolResultText(r) + said);
+    });
     i--;
   }
   const call = messages[i];

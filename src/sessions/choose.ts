@@ -138,19 +138,19 @@ export function chooseSlot(
   });
 
   // The slot whose conversation this request continues: same turns, then only new user turns, or
-  // only the results of the calls its last reply ended in (the turn goes on: see `toolResultsOnly`).
+  // the results of the calls its last reply ended in (the turn goes on: see `answersCalls`), with
+  // the user's next words after them or not.
   const continued = slots.find((s) => {
     if (s.fingerprint === null || s.msgCount >= turns.length) return false;
     if (chain[s.msgCount] !== s.fingerprint) return false;
-    const delta = turns.slice(s.msgCount);
-    return delta.every((x) => x.role === 'user') || toolResultsOnly(delta);
+    return continues(turns.slice(s.msgCount));
   });
   if (continued) {
     const fresh = continued.sessionId === null;
     const reason: RotationReason | undefined =
       fresh || continued.dirty
         ? restartReason(continued)
-        : toolResultsOnly(turns.slice(continued.msgCount))
+        : answersCalls(turns.slice(continued.msgCount))
           ? undefined
           : continued.systemHash !== sys
             ? 'system_changed'
@@ -192,10 +192,16 @@ export function chooseSlot(
   return full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent');
 }
 
+/** New turns that go on from where the slot's conversation stopped: tool results, then user turns. */
+function continues(delta: readonly Turn[]): boolean {
+  const firstUser = delta.findIndex((x) => x.role !== 'tool');
+  return delta.slice(firstUser === -1 ? delta.length : firstUser).every((x) => x.role === 'user');
+}
+
 /**
- * New turns that are only tool results: the middle of a turn (the CLI waits on those calls), so
+ * New turns that start with tool results: the middle of a turn (the CLI waits on those calls), so
  * nothing about the session is stale; it goes on, or starts over when its CLI is gone.
  */
-export function toolResultsOnly(delta: readonly Turn[]): boolean {
-  return delta.length > 0 && delta.every((x) => x.role === 'tool');
+export function answersCalls(delta: readonly Turn[]): boolean {
+  return delta[0]?.role === 'tool';
 }

@@ -7,7 +7,7 @@ import type { Lease, SessionPlan } from './types.js';
 
 export { systemHash, toChain } from './fingerprint.js';
 export type { RotationReason } from './rotation.js';
-export { leastValuable, slotBound, toolResultsOnly, type PoolOptions } from './choose.js';
+export { leastValuable, slotBound, answersCalls, type PoolOptions } from './choose.js';
 
 export type { Lease, SessionMode, SessionPlan } from './types.js';
 

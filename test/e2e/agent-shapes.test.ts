@@ -1,0 +1,125 @@
+// Agent conversations as the agents really send them (test/fixtures/reference/clients/): Claude
+// Code's own shapes stay on one live CLI. Its first user message carries a system-reminder block
+// before the prompt and is followed by a message of role `system`; it sends thinking blocks back,
+// an Edit call back with `replace_all: false` added, and may put its next words (or a reminder)
+// in the same message as the tool results.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { recordedPids } from '../support/procs.js';
+import { waitFor } from '../support/wait.js';
+
+type Block = Record<string, unknown>;
+type Message = { role: 'user' | 'assistant' | 'system'; content: string | Block[] };
+
+const TOOLS = [
+  {
+    name: 'Write',
+    description: 'Writes a file',
+    input_schema: { type: 'object', properties: { file_path: { type: 'string' }, content: { type: 'string' } } },
+  },
+  {
+    name: 'Edit',
+    description: 'Edits a file',
+    input_schema: {
+      type: 'object',
+      properties: {
+        file_path: { type: 'string' },
+        old_string: { type: 'string' },
+        new_string: { type: 'string' },
+        replace_all: { type: 'boolean', default: false },
+      },
+    },
+  },
+];
+const EDIT = { file_path: 'a.txt', old_string: 'beta', new_string: 'gamma' };
+const calling = (call: { name: string; arguments: Record<string, unknown> }) =>
+  `Now edit a.txt. [[fake-tools:${JSON.stringify([call])}]]`;
+
+let t: TestDaemon;
+before(async () => {
+  t = await startTestDaemon({ config: { workers: true, prestart: false } });
+});
+after(async () => {
+  await t.close();
+});
+
+async function send(messages: Message[]): Promise<{ content: Block[]; stop_reason: string }> {
+  const res = await fetch(`${t.url}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': t.token, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 32000,
+      system: [{ type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }],
+      tools: TOOLS,
+      thinking: { type: 'adaptive' },
+      messages,
+    }),
+  });
+  const body = (await res.json()) as { content: Block[]; stop_reason: string };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body;
+}
+
+const runModes = () =>
+  t.logs.filter((l) => l.event === 'request' && l.path === '/v1/messages').map((l) => String(l.run ?? '-'));
+
+describe("Claude Code's shapes", () => {
+  it('its tool steps and next user turn stay on the one claude, parked then warm', async () => {
+    const messages: Message[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<system-reminder>\nToday is a Sunday.\n</system-reminder>' },
+          { type: 'text', text: calling({ name: 'Edit', arguments: EDIT }), cache_control: { type: 'ephemeral' } },
+        ],
+      },
+      { role: 'system', content: '# Environment\nThe skills are listed here.' },
+    ];
+    const first = await send(messages);
+    assert.equal(first.stop_reason, 'tool_use');
+    const use = first.content.find((b) => b.type === 'tool_use')!;
+    assert.deepEqual(use.input, EDIT);
+    // Sent back as Claude Code does: after thinking, Edit's input re-serialised with its default,
+    // and a reminder in the message of the result.
+    messages.push(
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: '', signature: 'sig-1' },
+          { ...use, input: { replace_all: false, ...EDIT } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: use.id, content: 'The file a.txt has been updated.' },
+          { type: 'text', text: '<system-reminder>\nThe user opened a.txt.\n</system-reminder>' },
+        ],
+      },
+    );
+    const second = await send(messages);
+    assert.equal(second.stop_reason, 'end_turn');
+    const said = second.content.find((b) => b.type === 'text')!.text as string;
+    assert.equal(
+      said,
+      'echo: The file a.txt has been updated.\n\n<system-reminder>\nThe user opened a.txt.\n</system-reminder>',
+    );
+    messages.push(
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: '', signature: 'sig-2' },
+          { type: 'text', text: said },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'Thanks. What is in a.txt now?' }] },
+    );
+    const third = await send(messages);
+    assert.equal(third.stop_reason, 'end_turn');
+    await waitFor(() => runModes().length === 3);
+    assert.deepEqual(runModes(), ['cold', 'parked', 'warm']);
+    assert.equal(recordedPids(t.recordDir).runs.length, 1, 'one claude for the whole conversation');
+  });
+});
