@@ -189,9 +189,13 @@ async function* runOn(
   const { model, route, conversation, login, index } = c;
   const transcript = conversation.full;
   const tools = toolsFor(s);
-  const lease = deps.sessions
-    ? await deps.sessions.acquire(principal, route.backend.id, transcript, signal, conversation.whole)
-    : ephemeral(transcript, conversation.whole);
+  // A background request (a title, a check) runs once beside the key's conversations.
+  const lease =
+    deps.sessions && input.kind !== 'background'
+      ? await deps.sessions.acquire(principal, route.backend.id, transcript, signal, conversation.whole, {
+          spareActive: input.kind === 'subagent',
+        })
+      : ephemeral(transcript, conversation.whole);
   if (signal.aborted) {
     // Gone while a slot was found: no CLI is started, and the slot's session stays as it was.
     lease.release();

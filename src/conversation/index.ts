@@ -10,6 +10,7 @@ export type {
   Endpoint,
   FinishedRequest,
   Outcome,
+  RequestKind,
   RequestMeta,
   SessionNote,
 } from './types.js';

@@ -56,7 +56,16 @@ export interface ConversationInput {
   tools?: ToolRequest | undefined;
   /** The reply ends before the first of these (chat's `stop`, Messages' `stop_sequences`). */
   stopSequences?: readonly string[] | undefined;
+  /**
+   * A request beside the key's conversations, as its client marks it: `background` (a title, a
+   * check: one run, no session slot, no live CLI), or a `subagent`'s conversation (its own slot,
+   * never one whose conversation is going on). Absent: a conversation like any other.
+   */
+  kind?: RequestKind | undefined;
 }
+
+/** What a request is beside the client's main conversation (see `ConversationInput.kind`). */
+export type RequestKind = 'background' | 'subagent';
 
 /** Who asks and how the request arrived. */
 export interface RequestMeta {

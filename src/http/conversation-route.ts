@@ -37,7 +37,9 @@ export function createConversationRoute<W>(deps: EndpointDeps, adapter: WireAdap
     });
     c.conversation = conv;
     try {
-      const accepted = conv.accept(() => adapter.accept(req.body, { principal, log: c.log, res }));
+      const accepted = conv.accept(() =>
+        adapter.accept(req.body, { principal, log: c.log, res, headers: req.headers }),
+      );
       const stop = disconnectSignal(res);
       const events = conv.run(accepted.input, stop.signal);
       const slow = await adapter.write(res, events, accepted, principal);

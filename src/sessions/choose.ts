@@ -32,6 +32,8 @@ export interface PoolOptions {
   idleMs: number;
   /** How long to wait for a free slot before running ephemeral. */
   waitMs: number;
+  /** A new conversation takes no slot used within `activeMs` (a sub-agent's, beside its main one). */
+  spareActive?: boolean;
   /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
   forks?: (backend: string) => ForkSupport | undefined;
   now?: () => number;
@@ -188,7 +190,10 @@ export function chooseSlot(
     };
   }
   // A new or edited conversation: the least valuable free slot, or a new one.
-  const taken = leastValuable(slots, t, o.activeMs, grow)!;
+  const goingOn = (s: SlotRecord) => s.sessionId !== null && !s.dirty && t - (s.lastUsedAt ?? 0) < o.activeMs;
+  const open = o.spareActive ? slots.filter((s) => !goingOn(s)) : slots;
+  const taken = leastValuable(open, t, o.activeMs, grow);
+  if (!taken) return undefined;
   return full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent');
 }
 

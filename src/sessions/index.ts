@@ -21,7 +21,8 @@ export interface PoolOwner {
  * Per-key session pools (ARCHITECTURE section 4). A request that is exactly a free slot's
  * history plus new user turns resumes that slot's CLI session and sends only the new turns;
  * anything else takes a new slot while the key's conversations go on at once (up to its bound),
- * else rotates the least valuable free slot. A slot is never leased twice.
+ * else rotates the least valuable free slot. A slot is never leased twice. `spareActive` (a
+ * sub-agent's conversation): a new conversation takes no slot whose conversation is going on.
  */
 export function createSessionPool(o: PoolOptions) {
   const s: PoolState = { o, now: o.now ?? Date.now, busy: new Set(), waiters: new Map(), bounds: new Map() };
@@ -48,6 +49,7 @@ export function createSessionPool(o: PoolOptions) {
       transcript: Transcript,
       signal: AbortSignal,
       whole: Fitted = asWhole(transcript),
+      { spareActive = false }: { spareActive?: boolean } = {},
     ): Promise<Lease> {
       const { keyId } = owner;
       const deadline = now() + o.waitMs;
@@ -56,7 +58,9 @@ export function createSessionPool(o: PoolOptions) {
       bounds.set(groupOf(keyId, backend), most);
       for (;;) {
         const { free, grow } = candidates(s, keyId, backend, most);
-        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), o, grow);
+        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), { ...o, spareActive }, grow);
+        // A sub-agent's new conversation never takes one going on: with none other free, it runs on its own.
+        if (!picked && spareActive && free.length > 0) return ephemeral(transcript, whole);
         if (picked) {
           if (picked.slot === grow) o.store.add(grow);
           return leaseSlot(s, picked.slot, picked.plan, transcript, hashes, whole);

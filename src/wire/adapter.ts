@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
 import type { Principal } from '../auth/index.js';
 import type { ConversationInput, Endpoint } from '../conversation/index.js';
@@ -17,11 +18,12 @@ export interface WireDeps {
   keepaliveMs?: number;
 }
 
-/** Who asks, and the response the adapter may set headers on. */
+/** Who asks (and the request's headers), and the response the adapter may set headers on. */
 export interface Asker {
   principal: Principal;
   log: Logger;
   res: Response;
+  headers: IncomingHttpHeaders;
 }
 
 /** A request as its wire adapter read it: the core's input, whether it streams, and the adapter's own. */

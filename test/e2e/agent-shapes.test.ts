@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { recordedPids } from '../support/procs.js';
+import { isAlive, recordedPids, waitGone } from '../support/procs.js';
 import { waitFor } from '../support/wait.js';
 
 type Block = Record<string, unknown>;
@@ -44,10 +44,19 @@ after(async () => {
   await t.close();
 });
 
-async function send(messages: Message[]): Promise<{ content: Block[]; stop_reason: string }> {
-  const res = await fetch(`${t.url}/v1/messages?beta=true`, {
+async function send(
+  messages: Message[],
+  o: { daemon?: TestDaemon; headers?: Record<string, string>; body?: Record<string, unknown> } = {},
+): Promise<{ content: Block[]; stop_reason: string }> {
+  const d = o.daemon ?? t;
+  const res = await fetch(`${d.url}/v1/messages?beta=true`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': t.token, 'anthropic-version': '2023-06-01' },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': d.token,
+      'anthropic-version': '2023-06-01',
+      ...o.headers,
+    },
     body: JSON.stringify({
       model: 'claude-sonnet-4-5',
       max_tokens: 32000,
@@ -55,6 +64,7 @@ async function send(messages: Message[]): Promise<{ content: Block[]; stop_reaso
       tools: TOOLS,
       thinking: { type: 'adaptive' },
       messages,
+      ...o.body,
     }),
   });
   const body = (await res.json()) as { content: Block[]; stop_reason: string };
@@ -62,8 +72,9 @@ async function send(messages: Message[]): Promise<{ content: Block[]; stop_reaso
   return body;
 }
 
-const runModes = () =>
-  t.logs.filter((l) => l.event === 'request' && l.path === '/v1/messages').map((l) => String(l.run ?? '-'));
+const requests = (d = t) => d.logs.filter((l) => l.event === 'request' && l.path === '/v1/messages');
+const runModes = (d = t) => requests(d).map((l) => String(l.run ?? '-'));
+const sessionModes = (d = t) => requests(d).map((l) => String(l.session ?? '-'));
 
 describe("Claude Code's shapes", () => {
   it('its tool steps and next user turn stay on the one claude, parked then warm', async () => {
@@ -121,5 +132,53 @@ describe("Claude Code's shapes", () => {
     await waitFor(() => runModes().length === 3);
     assert.deepEqual(runModes(), ['cold', 'parked', 'warm']);
     assert.equal(recordedPids(t.recordDir).runs.length, 1, 'one claude for the whole conversation');
+  });
+});
+
+describe('requests beside the conversation', () => {
+  it("a background request (2.1.197's session title) runs once, on its own: the conversation's claude goes on", async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false } });
+    try {
+      const messages: Message[] = [{ role: 'user', content: 'Say hello.' }];
+      const first = await send(messages, { daemon: d });
+      messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: 'And again.' });
+      // What Claude Code 2.1.197 sends for the title: a small model, no tools, one user message.
+      const title = await send([{ role: 'user', content: '<session>\nSay hello.\n</session>\n\nWrite the title.' }], {
+        daemon: d,
+        body: { model: 'claude-haiku-4-5-20251001', tools: [], thinking: { type: 'disabled' } },
+      });
+      assert.equal(title.stop_reason, 'end_turn');
+      await send(messages, { daemon: d });
+      await waitFor(() => requests(d).length === 3);
+      assert.deepEqual(runModes(d), ['cold', 'cold', 'warm']);
+      assert.equal(sessionModes(d)[1], 'ephemeral', 'the title took no session slot');
+      const [main, once] = recordedPids(d.recordDir).runs;
+      assert.equal(recordedPids(d.recordDir).runs.length, 2);
+      assert.deepEqual(await waitGone([once!]), [], 'the one-shot claude is gone');
+      assert.ok(isAlive(main!), "the conversation's claude is still there");
+    } finally {
+      await d.close();
+    }
+  });
+
+  it("a sub-agent's new conversation takes no slot whose conversation goes on: with none free it runs on its own", async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false, sessionPool: 1, maxSessionSlots: 1 } });
+    try {
+      const messages: Message[] = [{ role: 'user', content: 'Say hello.' }];
+      const first = await send(messages, { daemon: d });
+      messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: 'And again.' });
+      const agent = { 'x-claude-code-agent-id': 'agent-1', 'x-claude-code-parent-agent-id': 'main' };
+      await send([{ role: 'user', content: 'Find the tests.' }], { daemon: d, headers: agent });
+      await send(messages, { daemon: d });
+      await waitFor(() => requests(d).length === 3);
+      assert.deepEqual(runModes(d), ['cold', 'cold', 'warm'], 'the main conversation goes on warm');
+      assert.equal(sessionModes(d)[1], 'ephemeral');
+      // Without the header the same request is a new conversation, and takes the one slot.
+      await send([{ role: 'user', content: 'Find the tests.' }], { daemon: d });
+      await waitFor(() => requests(d).length === 4);
+      assert.notEqual(sessionModes(d)[3], 'ephemeral');
+    } finally {
+      await d.close();
+    }
   });
 });

@@ -1,9 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ConversationInput } from '../../conversation/index.js';
 import { modelAllowed } from '../../admit/index.js';
 import { toolRequest } from '../../tools/index.js';
 import { reportDropped, streamOrBody, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
 import { newMessageId } from '../responses/shapes.js';
+import { requestKind } from './kind.js';
 import { parseMessagesRequest } from './request.js';
 import { endSlowMessagesStream, writeMessagesJson, writeMessagesStream, type MessagesMeta } from './write.js';
 
@@ -23,6 +25,7 @@ export function mapModel(model: string, map: Readonly<Record<string, string>> = 
 export function toMessagesInput(
   deps: MessagesWireDeps,
   body: unknown,
+  headers: IncomingHttpHeaders = {},
 ): { input: ConversationInput; dropped: string[]; stream: boolean } {
   const parsed = parseMessagesRequest(body);
   const model = mapModel(parsed.body.model, deps.anthropicModels);
@@ -36,6 +39,7 @@ export function toMessagesInput(
       maxOutputTokens: parsed.body.max_tokens,
       tools: toolRequest(parsed.tools),
       stopSequences: parsed.body.stop_sequences,
+      kind: requestKind(headers, parsed.body),
     },
     dropped: parsed.dropped,
     stream: parsed.body.stream === true,
@@ -47,7 +51,7 @@ export function messagesAdapter(deps: MessagesWireDeps): WireAdapter<MessagesMet
   return {
     endpoint: 'messages',
     accept(body, who) {
-      const { input, dropped, stream } = toMessagesInput(deps, body);
+      const { input, dropped, stream } = toMessagesInput(deps, body, who.headers);
       reportDropped(who, dropped);
       const wire: MessagesMeta = {
         id: newMessageId(),
