@@ -5,11 +5,6 @@ import { createAlertDelivery, type DeliveryOptions } from './deliver.js';
 import { hasBudget, toBudgetAlerts, toPlanAlerts, type BudgetPolicy } from './thresholds.js';
 import type { AlertFormat, PendingAlert } from './types.js';
 
-export { toAlertRequest, toTitle } from './bodies.js';
-export { createAlertDelivery } from './deliver.js';
-export { reachedThresholds, toBudgetAlerts, toPlanAlerts } from './thresholds.js';
-export type { Alert, AlertFormat, AlertRequest, AlertSubject, PendingAlert } from './types.js';
-
 export interface AlertsOptions {
   webhook: string;
   format: AlertFormat;
