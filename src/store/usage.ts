@@ -28,7 +28,8 @@ export { CLIENT_NAME, LEDGER_SCHEMA_VERSION, toDay, toLedgerRecord } from './usa
 export type { LedgerRecord, UsageRow } from './usage-row.js';
 export type { DailyRow, GroupBy, Scope, UsageFilter, UsageGroup } from './usage-query.js';
 export { parseWhen, WHEN_FORMS } from './usage-filter.js';
-export { createUsageTally, usageGroupOf, type UsageTally } from './usage-tally.js';
+export { usageGroupOf } from './usage-group.js';
+export { createUsageTally, type UsageTally } from './usage-tally.js';
 
 /** The ledger's statements, and the one transaction that writes a request's row with its daily total. */
 function prepareUsageStatements(db: Database, behind: WriteBehind) {
