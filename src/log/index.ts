@@ -36,7 +36,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
-export { redact, sanitizeStderr } from './redact.js';
+export { redact } from './redact.js';
+export { sanitizeStderr } from './stderr.js';
 
 /** The longest client-given string olp stores or logs (model ids, names, paths). */
 export const MAX_STORED_CHARS = 256;
