@@ -19,7 +19,7 @@ import {
 } from './usage-query.js';
 import { recentConversations } from './usage-recent.js';
 import { errorCounts, modelTotals } from './usage-totals.js';
-import type { WriteBehind } from './watch.js';
+import type { WriteBehind } from './write-behind.js';
 
 /** Rows an export reads per query. */
 const EXPORT_PAGE = 500;
