@@ -2,7 +2,8 @@ import type { Logger } from '../log/index.js';
 import type { AlertStore, PlanRow } from '../store/index.js';
 import { toAlertRequest } from './bodies.js';
 import { createAlertDelivery, type DeliveryOptions } from './deliver.js';
-import { hasBudget, toBudgetAlerts, toPlanAlerts, type BudgetPolicy } from './thresholds.js';
+import { hasBudget, toBudgetAlerts, type BudgetPolicy } from './budget.js';
+import { toPlanAlerts } from './plan.js';
 import type { AlertFormat, PendingAlert } from './types.js';
 
 export interface AlertsOptions {
@@ -50,7 +51,6 @@ export function createAlerts(o: AlertsOptions) {
   return {
     /** After a key's ledger row is written: alerts for the budget thresholds its usage has reached. */
     afterUsage(key: { keyId: string; name: string; policy: BudgetPolicy }): void {
-      // A key without a budget costs nothing here.
       if (!hasBudget(key.policy)) return;
       const t = now();
       offer(
