@@ -18,7 +18,8 @@ export const REDACT_PATHS = [
   'env.CODEX_API_KEY',
 ];
 
-export { createLogOutput, toTextLine, type LogFormat, type LogOutput } from './output.js';
+export { createLogOutput, type LogFormat, type LogOutput } from './output.js';
+export { toTextLine } from './text-line.js';
 
 /**
  * The daemon's logger: pino records (secrets redacted) to `destination`, by default stderr as JSON
