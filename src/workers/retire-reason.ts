@@ -1,4 +1,7 @@
-/** Why a worker is retired: logged on its `worker_retired` line; `shutdown` and `revoked` also change how it is stopped. */
+/**
+ * Why a worker is retired: logged on its `worker_retired` line; `shutdown` and `revoked` also change
+ * how it is stopped.
+ */
 export type RetireReason =
   | 'failed'
   | 'aborted'
