@@ -2,16 +2,13 @@
 // pass then, and the outcome logged (host and status, never the URL).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log/index.js';
+import { attempt, type Target } from './attempt.js';
 import type { Alert, AlertRequest } from './types.js';
 
-/** What posting needs: the webhook, its host (what is logged), the timings, and the stop of closing. */
-export interface Poster {
-  readonly url: string;
+/** What posting needs: a try's target, the webhook's host (what is logged), the retry's delay and the log. */
+export interface Poster extends Target {
   readonly host: string;
-  readonly timeoutMs: number;
   readonly retryDelayMs: number;
-  readonly doFetch: typeof fetch;
-  readonly stop: AbortController;
   readonly logger: Logger;
 }
 
@@ -20,49 +17,12 @@ export interface Item {
   request: AlertRequest;
 }
 
-type Attempt = { ok: true; status: number } | { ok: false; status: number | null; reason: string };
-
-async function attempt(p: Poster, item: Item): Promise<Attempt> {
-  const { stop, timeoutMs, doFetch } = p;
-  // The try's own timer, not `AbortSignal.timeout`: a timeout signal held only by
-  // `AbortSignal.any` can be garbage-collected before it fires (Node 20 and 22), and the try
-  // would then hang on a webhook that never answers, holding up every alert after it.
-  const timeout = new AbortController();
-  const timer = setTimeout(
-    () => timeout.abort(new DOMException(`no answer in ${timeoutMs} ms`, 'TimeoutError')),
-    timeoutMs,
-  );
-  const signal = AbortSignal.any([stop.signal, timeout.signal]);
-  try {
-    const res = await doFetch(p.url, {
-      method: 'POST',
-      headers: item.request.headers,
-      body: item.request.body,
-      signal,
-    });
-    // The answer is not read: cancelling it frees the connection.
-    await res.body?.cancel().catch(() => undefined);
-    return res.ok
-      ? { ok: true, status: res.status }
-      : { ok: false, status: res.status, reason: `status ${res.status}` };
-  } catch (err) {
-    const e = err as { name?: string; cause?: { code?: string } };
-    const reason = stop.signal.aborted
-      ? 'stopped'
-      : e.name === 'TimeoutError' || e.name === 'AbortError'
-        ? `no answer in ${timeoutMs / 1000} s`
-        : (e.cause?.code ?? e.name ?? 'error');
-    return { ok: false, status: null, reason };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
+/** Posts one alert, a second time after a delay if the first failure may pass, and logs the outcome. */
 export async function deliver(p: Poster, item: Item): Promise<void> {
   const { host, logger } = p;
   const about = { kind: item.alert.kind, threshold: item.alert.threshold, host };
   for (let tries = 1; ; tries++) {
-    const r = await attempt(p, item);
+    const r = await attempt(p, item.request);
     if (r.ok) {
       logger.info({ event: 'alert_sent', ...about, status: r.status }, `alert sent to ${host}: ${item.alert.message}`);
       return;

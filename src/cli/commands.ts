@@ -5,7 +5,7 @@ import { loadDoctorConfig, loadStateConfig, parseCommandLine, wantsStack } from 
 import { runDoctor } from './doctor.js';
 import { FRONT_HELP, runFront } from './front.js';
 import { DOCTOR_HELP, MAIN_HELP, SERVE_HELP } from './help.js';
-import { toOlpCommand } from './invocation.js';
+import { toOlpCommand, version } from './invocation.js';
 import { KEY_FLAGS, keysHelp, runKeys, UsageError } from './keys.js';
 import { LOGIN_FLAGS, loginsHelp, runLogins } from './logins.js';
 import { createSink } from './output.js';
@@ -16,7 +16,7 @@ import { runSessions, SESSION_FLAGS, SESSIONS_HELP } from './sessions.js';
 import { StateDirError, toStateDirError } from './state-dir.js';
 import { runUsage, USAGE_FLAGS, USAGE_HELP } from './usage.js';
 import { runRollup } from './usage-rollup.js';
-import { namedCommand, openStateStore, storeCommand, version, type Flat, type Io } from './store-command.js';
+import { namedCommand, openStateStore, storeCommand, type Flat, type Io } from './store-command.js';
 
 const keys = (argv: string[], io: Io) =>
   namedCommand(argv, io, KEY_FLAGS, keysHelp, (store, _config, sub, names, values) =>

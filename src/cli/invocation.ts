@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findExecutable, withoutOwnBins } from '../backends/index.js';
@@ -6,6 +6,11 @@ import { FIELDS } from '../config/index.js';
 
 /** olp's package root (this file is dist/src/cli/invocation.js). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, '');
+
+/** olp's version, from its package.json. */
+export function version(): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 function real(path: string): string | undefined {
   try {

@@ -4,33 +4,17 @@ import { chmodSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand, runInteractive } from '../process/index.js';
 import { type CredentialKind, ensurePrivateDir } from '../store/index.js';
-import {
-  type CliVerdict,
-  cannotRun,
-  envFor,
-  INTERACTIVE_MS,
-  inHome,
-  type LoginCliContext,
-  LoginFailed,
-  notChecked,
-  PIPED_MS,
-  toSaid,
-} from './login-run.js';
+import { cannotRun, envFor, INTERACTIVE_MS, inHome, type LoginCliContext, runStatusInHome } from './login-run.js';
+import { type CliVerdict, LoginFailed, toSaid } from './login-said.js';
+
+/** `codex login --with-access-token` asks the server who the token belongs to. */
+const PIPED_MS = 60_000;
 
 /** `codex login status` in a login's CODEX_HOME. */
 export async function codexStatus(c: LoginCliContext, name: string, codexHome: string): Promise<CliVerdict> {
-  const { codex } = c;
-  const r = await inHome((home) =>
-    runCommand(codex.bin, ['login', 'status'], {
-      env: envFor(c, codex, home, { name }, { CODEX_HOME: codexHome }),
-      cwd: home,
-      timeoutMs: c.statusMs,
-    }),
-  );
-  const late = notChecked(c, codex, ['login', 'status'], r);
-  if (late) return late;
-  const why = cannotRun(codex, r);
-  if (why) return { ok: false, said: why };
+  const run = await runStatusInHome(c, c.codex, ['login', 'status'], { name }, { CODEX_HOME: codexHome });
+  if ('verdict' in run) return run.verdict;
+  const r = run.result;
   const text = `${r.stdout}\n${r.stderr}`;
   // codex-cli 0.171: "Logged in using ChatGPT" / "… personal access token", "API key configured - sk-***…".
   const how =

@@ -1,25 +1,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
-import { COMMON_OPTIONS } from './help.js';
 import { UsageError } from './keys.js';
 import { printable, toColumns } from './output.js';
 
-export const SESSIONS_HELP = `Usage: olp sessions COMMAND [options]
-
-olp keeps a few CLI sessions per key and resumes them instead of resending the whole history.
-
-Commands:
-  olp sessions list [--key NAME]            session slots: age, turns, last rotation reason, cache-hit share
-  olp sessions rotate --key NAME | --all    forget the CLI sessions: the next request of each slot starts fresh
-
-Options:
-  --key NAME           only this key's slots
-  --all                every key's slots (rotate)
-${COMMON_OPTIONS}
-`;
-
-export const SESSION_FLAGS = { key: { type: 'string' }, all: { type: 'boolean' } } as const;
+export { SESSION_FLAGS, SESSIONS_HELP } from './sessions-help.js';
 
 function age(ms: number | null, now: number): string {
   if (ms === null) return '-';

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { ConfigError, type Config } from '../config/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { loadStateConfig, parseCommandLine, type Options } from './args.js';
@@ -14,13 +13,6 @@ export interface Io {
   env: Readonly<Record<string, string | undefined>>;
   stdout: Sink;
   stderr: Sink;
-}
-
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
 }
 
 /** Opens the store of a ready state dir; a failure to open it is said as what is wrong with the dir. */

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { type Config, type ConfigKey, type Field, FIELDS } from './fields.js';
 import { readConfigFile } from './file.js';
+import { commaItems, fromString } from './from-string.js';
 
 export { FIELDS, type Config, type ConfigKey } from './fields.js';
 export { updateConfigFile } from './file.js';
@@ -23,49 +24,6 @@ function label(key: ConfigKey, source: Source, file: string): string {
   if (source === 'env') return `env ${f.env}`;
   if (source === 'file') return `${file}: ${key}`;
   return `default ${key}`;
-}
-
-/** A list setting's items from one string: comma-separated, or whole (a JSON array for several). */
-function toList(f: Field, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
-  if (f.commas !== false)
-    return {
-      ok: true,
-      value: raw
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    };
-  if (!raw.trim().startsWith('[')) return { ok: true, value: [raw.trim()] };
-  try {
-    return { ok: true, value: JSON.parse(raw) };
-  } catch {
-    return { ok: false, message: 'expected a JSON array of strings' };
-  }
-}
-
-/** Turns a string from argv or the environment into the field's kind, or explains why not. */
-function fromString(f: Field, raw: string): { ok: true; value: unknown } | { ok: false; message: string } {
-  const kind = f.kind;
-  switch (kind) {
-    case 'string':
-      return { ok: true, value: raw };
-    case 'int':
-      return /^-?\d+$/.test(raw.trim())
-        ? { ok: true, value: Number(raw.trim()) }
-        : { ok: false, message: `expected an integer, got '${raw}'` };
-    case 'bool':
-      if (/^(1|true|yes|on)$/i.test(raw)) return { ok: true, value: true };
-      if (/^(0|false|no|off)$/i.test(raw)) return { ok: true, value: false };
-      return { ok: false, message: `expected true or false, got '${raw}'` };
-    case 'list':
-      return toList(f, raw);
-    case 'record':
-      try {
-        return { ok: true, value: JSON.parse(raw) };
-      } catch {
-        return { ok: false, message: 'expected a JSON object' };
-      }
-  }
 }
 
 export interface ConfigInputs {
@@ -91,15 +49,7 @@ export function parseConfig(inputs: ConfigInputs = {}): Config {
     if (flag !== undefined) {
       const parts = Array.isArray(flag) ? flag : [flag];
       if (f.kind === 'list') {
-        const items =
-          f.commas === false
-            ? parts.map((p) => p.trim()).filter(Boolean)
-            : parts.flatMap((p) =>
-                p
-                  .split(',')
-                  .map((s) => s.trim())
-                  .filter(Boolean),
-              );
+        const items = f.commas === false ? parts.map((p) => p.trim()).filter(Boolean) : parts.flatMap(commaItems);
         chosen.set(key, { value: items, source: 'flag' });
       } else {
         const r = fromString(f, parts[parts.length - 1] ?? '');

@@ -9,7 +9,8 @@ export {
 } from './catalogue.js';
 // The class is exported for `instanceof`; its constructor is sealed, so errors come only from the factories
 // (client.ts, backend.ts and the server errors below).
-export { ProxyError, errorHeaders, isProxyError, toErrorBody } from './proxy-error.js';
+export { ProxyError, isProxyError } from './proxy-error.js';
+export { errorHeaders, toErrorBody } from './response.js';
 // The factories, one file per side: what a client sent (4xx), what a CLI did.
 export * from './backend.js';
 export * from './client.js';

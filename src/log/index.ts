@@ -18,7 +18,8 @@ export const REDACT_PATHS = [
   'env.CODEX_API_KEY',
 ];
 
-export { createLogOutput, toTextLine, type LogFormat, type LogOutput } from './output.js';
+export { createLogOutput, type LogFormat, type LogOutput } from './output.js';
+export { toTextLine } from './text-line.js';
 
 /**
  * The daemon's logger: pino records (secrets redacted) to `destination`, by default stderr as JSON
@@ -36,7 +37,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
-export { redact, sanitizeStderr } from './redact.js';
+export { redact } from './redact.js';
+export { sanitizeStderr } from './stderr.js';
 
 /** The longest client-given string olp stores or logs (model ids, names, paths). */
 export const MAX_STORED_CHARS = 256;

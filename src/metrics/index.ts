@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Principal } from '../auth/index.js';
-import { registerPlanGauges, registerProcessGauges } from './gauges.js';
+import { registerPlanGauges } from './plan-gauges.js';
+import { registerProcessGauges } from './process-gauges.js';
 import { createRequestMetrics, observeRequest } from './requests.js';
 import type { MetricsSources, ObservedRequest } from './types.js';
 

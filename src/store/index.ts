@@ -8,7 +8,8 @@ import { createLoginStore, type LoginRecord, type LoginStore } from './logins.js
 import { createPlanStore, type PlanRow, type PlanStore } from './plans.js';
 import { createResponseStore, type ResponseStore } from './responses.js';
 import { createSlotStore, type SlotStore } from './slots.js';
-import { createWriteBehind, createWriteWatch } from './watch.js';
+import { createWriteWatch } from './watch.js';
+import { createWriteBehind } from './write-behind.js';
 import { createUsageStore, type UsageStore } from './usage.js';
 import { ensurePrivateDir } from './fs.js';
 import { migrate } from './migrations.js';

@@ -1,36 +1,7 @@
-// A key as stored and as the rest of olp sees it: its policy, its record, and the row it is read from.
+// A key as stored and as the rest of olp sees it: its record, and the row it is read from.
+import type { Policy } from './key-policy.js';
 
 export type Role = 'owner' | 'member';
-
-/** What a key may do. `null` means "no limit" (or, for models, "every model"). */
-export interface Policy {
-  /** Model ids or glob patterns (`claude-*`); null = all. */
-  models: string[] | null;
-  /** Requests in flight (queued or running) at once. */
-  concurrency: number | null;
-  /** Requests per rolling minute. */
-  rpm: number | null;
-  /** prompt + completion tokens per UTC day. */
-  dailyTokens: number | null;
-  /** prompt + completion tokens per UTC calendar month. */
-  monthlyTokens: number | null;
-  enabled: boolean;
-  /** ISO time after which the key stops working. */
-  expiresAt: string | null;
-  /** May draw on the plan's paid extra usage; null = the role's default (owners yes, members no). */
-  overage: 'allow' | 'deny' | null;
-}
-
-export const DEFAULT_POLICY: Policy = {
-  models: null,
-  concurrency: null,
-  rpm: null,
-  dailyTokens: null,
-  monthlyTokens: null,
-  enabled: true,
-  expiresAt: null,
-  overage: null,
-};
 
 export interface KeyRecord {
   id: string;

@@ -4,9 +4,11 @@ import { sha256 } from '../ids/index.js';
 import { createToken, hashToken, hintOf, KEY_NAME } from './token.js';
 import type { WriteWatch } from './watch.js';
 import { v4 as uuidv4 } from 'uuid';
-import { toRecord, DEFAULT_POLICY, type KeyRecord, type KeyRow, type Policy, type Role } from './key-record.js';
+import { DEFAULT_POLICY, type Policy } from './key-policy.js';
+import { toRecord, type KeyRecord, type KeyRow, type Role } from './key-record.js';
 
-export { DEFAULT_POLICY, type KeyRecord, type Policy, type Role } from './key-record.js';
+export { DEFAULT_POLICY, type Policy } from './key-policy.js';
+export type { KeyRecord, Role } from './key-record.js';
 export { createToken, hashToken, INSTANCE_TAG, KEY_NAME, TOKEN_PREFIX, tokenTag } from './token.js';
 
 /** The key store's prepared statements. */

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { WriteBehind, WriteWatch } from './watch.js';
+import type { WriteWatch } from './watch.js';
+import type { WriteBehind } from './write-behind.js';
 
 /** A session slot: identifiers and hashes only, never conversation content. */
 export interface SlotRecord {

@@ -45,8 +45,11 @@ export interface UsageGroup {
   costUsd: number | null;
 }
 
-/** The SQL clause and parameters that restrict a query to a filter's rows. */
-export function where(f: UsageFilter): { sql: string; params: unknown[] } {
+/**
+ * The SQL clause and parameters that restrict a query to a filter's rows, and to the conditions in
+ * `also` (they come last, so the parameters of their own follow the filter's).
+ */
+export function where(f: UsageFilter, ...also: string[]): { sql: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
   if ('keyId' in f.scope) {
@@ -68,6 +71,7 @@ export function where(f: UsageFilter): { sql: string; params: unknown[] } {
     clauses.push('ts < ?');
     params.push(f.untilMs);
   }
+  clauses.push(...also);
   return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
 

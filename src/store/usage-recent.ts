@@ -1,21 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { type UsageFilter, where } from './usage-query.js';
 
-/** Successful requests' totals of one model (failed requests are counted apart, by error code). */
-export interface ModelTotals {
-  model: string;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-}
-
-/** How many requests failed with one error code (or, without a code, one outcome). */
-export interface ErrorCount {
-  code: string;
-  status: number;
-  requests: number;
-}
-
 /**
  * One conversation as the ledger can honestly tell it: the successful rows that share one CLI
  * session id. olp resumes a key's CLI session exactly when a request's messages are that session's
@@ -33,37 +18,14 @@ export interface ConversationSummary {
   turns: number;
 }
 
-/** Per-model totals of the successful requests within the filter, most used first. */
-export function modelTotals(db: Database, filter: UsageFilter): ModelTotals[] {
-  const w = where(filter);
-  return db
-    .prepare(
-      `SELECT coalesce(served_model, model, '(none)') AS model, count(*) AS requests,
-           sum(prompt_tokens) AS promptTokens, sum(completion_tokens) AS completionTokens
-         FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} outcome = 'ok' GROUP BY 1 ORDER BY requests DESC, model`,
-    )
-    .all(...w.params) as ModelTotals[];
-}
-
-/** Failed requests within the filter counted by error code, most frequent first. */
-export function errorCounts(db: Database, filter: UsageFilter): ErrorCount[] {
-  const w = where(filter);
-  return db
-    .prepare(
-      `SELECT coalesce(error_code, outcome) AS code, max(status) AS status, count(*) AS requests
-         FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} outcome <> 'ok' GROUP BY 1 ORDER BY requests DESC, code`,
-    )
-    .all(...w.params) as ErrorCount[];
-}
-
 /** The most recently continued conversations within the filter (see ConversationSummary). */
 export function recentConversations(db: Database, filter: UsageFilter, limit: number): ConversationSummary[] {
-  const w = where(filter);
+  const w = where(filter, "outcome = 'ok'", 'session_id IS NOT NULL');
   const rows = db
     .prepare(
       `SELECT min(backend) AS backend, coalesce(min(served_model), min(model), '(none)') AS model,
            min(ts) AS started, max(ts) AS last, count(*) AS turns
-         FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} outcome = 'ok' AND session_id IS NOT NULL
+         FROM usage ${w.sql}
          GROUP BY session_id ORDER BY last DESC LIMIT ?`,
     )
     .all(...w.params, limit) as {

@@ -1,24 +1,9 @@
-import type { GroupBy, UsageGroup } from './usage-query.js';
+import type { UsageGroup } from './usage-query.js';
 import type { LedgerRecord } from './usage-row.js';
 
-// `summarizeUsage` over exported rows instead of the table: the same groups, counts and sums, so a
-// roll-up of several ledgers reads exactly as `olp usage` reads one. Each rule mirrors usage-query.ts.
-
-/** A row's group as `summarizeUsage` computes it (its GROUP_BY expressions). */
-export function usageGroupOf(row: LedgerRecord, by: GroupBy): string {
-  switch (by) {
-    case 'key':
-      return row.key_name ?? '(no key)';
-    case 'day':
-      // strftime('%Y-%m-%d', ts / 1000, 'unixepoch'): the UTC day of the arrival time.
-      return row.time.slice(0, 10);
-    case 'model':
-      return row.served_model ?? row.requested_model ?? '(none)';
-    case 'login':
-      // Rows written before logins existed were all served by the machine's own.
-      return row.backend === null ? '(no CLI)' : (row.login ?? 'machine');
-  }
-}
+// `summarizeUsage` over exported rows instead of the table: the same counts and sums per group (the
+// group from usage-group.ts), so a roll-up of several ledgers reads exactly as `olp usage` reads one.
+// Each rule mirrors usage-query.ts.
 
 interface Sums {
   requests: number;

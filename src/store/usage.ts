@@ -17,8 +17,9 @@ import {
   type UsageGroup,
   where,
 } from './usage-query.js';
-import { errorCounts, modelTotals, recentConversations } from './usage-recent.js';
-import type { WriteBehind } from './watch.js';
+import { recentConversations } from './usage-recent.js';
+import { errorCounts, modelTotals } from './usage-totals.js';
+import type { WriteBehind } from './write-behind.js';
 
 /** Rows an export reads per query. */
 const EXPORT_PAGE = 500;
@@ -26,9 +27,9 @@ const EXPORT_PAGE = 500;
 export { CLIENT_NAME, LEDGER_SCHEMA_VERSION, toDay, toLedgerRecord } from './usage-row.js';
 export type { LedgerRecord, UsageRow } from './usage-row.js';
 export type { DailyRow, GroupBy, Scope, UsageFilter, UsageGroup } from './usage-query.js';
-export type { ConversationSummary, ErrorCount, ModelTotals } from './usage-recent.js';
 export { parseWhen, WHEN_FORMS } from './usage-filter.js';
-export { createUsageTally, usageGroupOf, type UsageTally } from './usage-tally.js';
+export { usageGroupOf } from './usage-group.js';
+export { createUsageTally, type UsageTally } from './usage-tally.js';
 
 /** The ledger's statements, and the one transaction that writes a request's row with its daily total. */
 function prepareUsageStatements(db: Database, behind: WriteBehind) {
@@ -90,11 +91,8 @@ function* exportUsage(db: Database, filter: UsageFilter): Generator<LedgerRecord
   // `since` is where the paging starts ((ts, id) > (since, '') is ts >= since), so that every page
   // seeks to its own start in the index rather than scanning from `since` again.
   const { sinceMs, ...rest } = filter;
-  const w = where(rest);
-  const page = db.prepare(
-    `SELECT * FROM usage ${w.sql ? `${w.sql} AND` : 'WHERE'} (ts, request_id) > (?, ?)
-     ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`,
-  );
+  const w = where(rest, '(ts, request_id) > (?, ?)');
+  const page = db.prepare(`SELECT * FROM usage ${w.sql} ORDER BY ts, request_id LIMIT ${EXPORT_PAGE}`);
   let after: { ts: number; id: string } = { ts: sinceMs ?? -Infinity, id: '' };
   for (;;) {
     const rows = page.all(...w.params, after.ts, after.id) as DbRow[];

@@ -53,24 +53,7 @@ export interface Spare {
   isReady: boolean;
 }
 
-export type RetireReason =
-  | 'failed'
-  | 'aborted'
-  | 'idle'
-  | 'max_age'
-  | 'max_turns'
-  | 'mismatch'
-  | 'rotated'
-  | 'evicted'
-  | 'no_answer'
-  | 'exited'
-  | 'shutdown'
-  | 'superseded'
-  | 'revoked'
-  | 'done'
-  | 'expired'
-  | 'replaced'
-  | 'model_changed';
+export type { RetireReason } from './retire-reason.js';
 
 export interface WorkerInfo {
   slot: string;

@@ -1,0 +1,62 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensurePrivateDir, type LoginCli } from '../store/index.js';
+
+// A login's secrets: files under <state>/logins/<name>/, 0600 in 0700 directories.
+
+/** Where a login's secrets live. */
+export function loginPaths(stateDir: string, name: string) {
+  const dir = join(stateDir, 'logins', name);
+  return {
+    dir,
+    claudeToken: join(dir, 'claude-token'),
+    codexHome: join(dir, 'codex'),
+    codexAuth: join(dir, 'codex', 'auth.json'),
+  };
+}
+
+/**
+ * A claude setup token as pasted: one line, `sk-ant-oat…` (what `claude setup-token` prints).
+ * Throws naming what is wrong (the token itself is never echoed).
+ */
+export function checkClaudeToken(raw: string): string {
+  const token = raw.trim();
+  if (token === '') throw new Error('no token was given (paste the one `claude setup-token` printed)');
+  if (/\s/.test(token)) throw new Error('the token has spaces or line breaks inside: paste it as one line');
+  if (token.startsWith('sk-ant-api'))
+    throw new Error('that is an Anthropic API key, not a subscription token: make one with `claude setup-token`');
+  if (!token.startsWith('sk-ant-oat'))
+    throw new Error("that does not look like a claude setup token (they start 'sk-ant-oat')");
+  return token;
+}
+
+/** Writes a private file whole (aside, then renamed over), in a 0700 directory. */
+export function writeSecret(file: string, content: string): void {
+  ensurePrivateDir(join(file, '..'));
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, content, { mode: 0o600 });
+  renameSync(aside, file);
+}
+
+/** Stores a login's claude setup token. */
+export function saveClaudeToken(stateDir: string, name: string, token: string): void {
+  ensurePrivateDir(join(stateDir, 'logins'));
+  writeSecret(loginPaths(stateDir, name).claudeToken, `${checkClaudeToken(token)}\n`);
+}
+
+/** Deletes a login's secrets for one CLI, or all of them. */
+export function removeLoginFiles(stateDir: string, name: string, cli?: LoginCli): void {
+  const p = loginPaths(stateDir, name);
+  if (cli === 'claude') rmSync(p.claudeToken, { force: true });
+  else if (cli === 'codex') rmSync(p.codexHome, { recursive: true, force: true });
+  else rmSync(p.dir, { recursive: true, force: true });
+}
+
+/** A secret file's one line; undefined when it is missing or empty. */
+export function readToken(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
