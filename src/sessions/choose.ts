@@ -148,16 +148,8 @@ export function chooseSlot(
     return continues(turns.slice(s.msgCount));
   });
   if (continued) {
-    const fresh = continued.sessionId === null;
-    const reason: RotationReason | undefined =
-      fresh || continued.dirty
-        ? restartReason(continued)
-        : answersCalls(turns.slice(continued.msgCount))
-          ? undefined
-          : continued.systemHash !== sys
-            ? 'system_changed'
-            : staleness(continued, t, o);
     const delta: Turn[] = turns.slice(continued.msgCount);
+    const reason = continuedReason(continued, delta, sys, t, o);
     if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
       // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
       // sent. A CLI that reports running totals carries the old session's into the fork.
@@ -195,6 +187,19 @@ export function chooseSlot(
   const taken = leastValuable(open, t, o.activeMs, grow);
   if (!taken) return undefined;
   return full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent');
+}
+
+/** Why a slot whose conversation a request continues cannot simply go on, if it cannot. */
+function continuedReason(
+  slot: SlotRecord,
+  delta: readonly Turn[],
+  sys: string,
+  t: number,
+  o: PoolOptions,
+): RotationReason | undefined {
+  if (slot.sessionId === null || slot.dirty) return restartReason(slot);
+  if (answersCalls(delta)) return undefined;
+  return slot.systemHash !== sys ? 'system_changed' : staleness(slot, t, o);
 }
 
 /** New turns that go on from where the slot's conversation stopped: tool results, then user turns. */

@@ -355,7 +355,7 @@ describe("a parked turn's results, matched by tool-result parts", () => {
     );
   });
 
-  it('results followed by the user saying more (in the same message) continue nothing', () => {
+  it("results followed by the user's next words in the same message (as Claude Code sends them) continue the turn", () => {
     const { parked, asked } = registry();
     const plan = planParked(
       parked,
@@ -366,8 +366,15 @@ describe("a parked turn's results, matched by tool-result parts", () => {
         { type: 'text', text: 'and then?' },
       ]),
     );
-    assert.equal(plan, undefined);
-    assert.deepEqual(asked.take, []);
+    assert.deepEqual(asked.take, [['a', 'b']]);
+    // The model reads the words after the message's last result.
+    assert.deepEqual(
+      [...plan!.results],
+      [
+        ['b', 'two\n\nand then?'],
+        ['a', 'one'],
+      ],
+    );
     assert.deepEqual(asked.retired, [['a', 'b']]);
   });
 });
