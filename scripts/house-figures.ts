@@ -41,16 +41,19 @@ export const STAGES = [
   '', // src/serve.ts: the composition root
   'http', // routes and wire adapters
   'page', // the usage page the server serves
+  'keys', // owner key management (`olp keys`, /olp/keys)
   'wire', // one folder per wire format (chat, responses, messages): its schema, its mapping into the
   // core's input and the writer of its events; the route around them is http's
   'conversation', // open, admit, fallback chain, lease, the one ledger row
   'metrics', // observes the conversation's result
+  'alerts', // the owner's webhook, on budgets and plan windows passing their marks
   'admit',
   'models', // route: model → backend
   'turn', // the run stage (becomes run/)
   'run',
   'workers', // live CLIs
   'sessions', // the per-key session pool and its leases
+  'logins', // the members' own CLI logins
   'backends', // invocation and stdout parsing per CLI
   'record', // record/replay around the process
   'workspace',
