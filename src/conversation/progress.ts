@@ -71,5 +71,6 @@ export function toolsFor(s: Stage): ToolRequest | undefined {
 export function toSessionNote(lease: Lease, nativeId?: string): SessionNote {
   const p = lease.plan;
   const id = nativeId ?? p.sessionId;
-  return { mode: p.mode, ...(id ? { id } : {}), ...(p.reason ? { reason: p.reason } : {}) };
+  const diverged = p.diverged ? { diverged: { at: p.diverged.at, why: p.diverged.why } } : {};
+  return { mode: p.mode, ...(id ? { id } : {}), ...(p.reason ? { reason: p.reason } : {}), ...diverged };
 }

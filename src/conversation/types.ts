@@ -84,6 +84,8 @@ export interface SessionNote {
   mode: string;
   id?: string;
   reason?: string;
+  /** A new conversation: where it parts from the closest one a slot holds (its turn, and why). */
+  diverged?: { at: number; why: string };
 }
 
 /** What a conversation yields while it runs. Wire adapters turn these into their format. */

@@ -14,6 +14,7 @@ import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
 import { routeDirect } from './direct.js';
 import type { EndpointDeps } from './conversation-route.js';
+import type { SessionNote } from '../conversation/index.js';
 import { createStoredResponseRoutes } from './stored-responses.js';
 import {
   createChatRoute,
@@ -55,12 +56,21 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
       ...(aborted ? { outcome: 'client_aborted' } : {}),
       durationMs: Math.round(performance.now() - c.started),
       ...(r?.firstTokenMs != null ? { firstTokenMs: Math.round(r.firstTokenMs) } : {}),
-      ...(r?.session ? { session: r.session.mode, ...(r.session.reason ? { rotation: r.session.reason } : {}) } : {}),
+      ...(r?.session ? sessionFields(r.session) : {}),
       ...(r?.run ? { run: r.run } : {}),
       ...(u ? { tokens: { prompt: u.promptTokens, completion: u.completionTokens, cached: u.cachedTokens } } : {}),
     },
     'request finished',
   );
+}
+
+/** A request's session in its log line: the mode, why the slot was rotated, where a new conversation parted from the closest one. */
+function sessionFields(n: SessionNote): Record<string, string> {
+  return {
+    session: n.mode,
+    ...(n.reason ? { rotation: n.reason } : {}),
+    ...(n.diverged ? { divergedAt: `turns[${n.diverged.at}]`, diverged: n.diverged.why } : {}),
+  };
 }
 
 /** An incoming `x-request-id` olp logs beside its own: printable, short, no spaces or quotes. */

@@ -113,7 +113,8 @@ export function leastValuable(
 /**
  * Picks a slot and a plan for this transcript among a key's free slots and `grow`, a slot the key
  * may add (undefined when there is neither): the slot whose conversation it continues (resumed,
- * forked or rotated), else the least valuable one (see `leastValuable`), rotated.
+ * forked or rotated), else the least valuable one (see `leastValuable`), rotated (`isNew`: the
+ * request is a new conversation).
  */
 export function chooseSlot(
   slots: readonly SlotRecord[],
@@ -124,7 +125,7 @@ export function chooseSlot(
   t: number,
   o: PoolOptions,
   grow?: SlotRecord,
-): { slot: SlotRecord; plan: SessionPlan } | undefined {
+): { slot: SlotRecord; plan: SessionPlan; isNew?: true } | undefined {
   if (slots.length === 0 && !grow) return undefined;
   const { turns } = transcript;
   const full = (slot: SlotRecord, reason: RotationReason) => ({
@@ -186,7 +187,7 @@ export function chooseSlot(
   const open = o.spareActive ? slots.filter((s) => !goingOn(s)) : slots;
   const taken = leastValuable(open, t, o.activeMs, grow);
   if (!taken) return undefined;
-  return full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent');
+  return { ...full(taken, taken.sessionId === null || taken.dirty ? restartReason(taken) : 'divergent'), isNew: true };
 }
 
 /** Why a slot whose conversation a request continues cannot simply go on, if it cannot. */

@@ -2,6 +2,7 @@ import type { Fitted, Transcript } from '../transcript/index.js';
 import { systemHash, toChain } from './fingerprint.js';
 import { chooseSlot, leastValuable, slotBound, type Hashes, type PoolOptions } from './choose.js';
 import { candidates, groupOf, leaseSlot, type PoolState, waitForSlot } from './lease.js';
+import { divergence } from './divergence.js';
 import { asWhole, wholePlan } from './rotation.js';
 import type { Lease, SessionPlan } from './types.js';
 
@@ -25,7 +26,14 @@ export interface PoolOwner {
  * sub-agent's conversation): a new conversation takes no slot whose conversation is going on.
  */
 export function createSessionPool(o: PoolOptions) {
-  const s: PoolState = { o, now: o.now ?? Date.now, busy: new Set(), waiters: new Map(), bounds: new Map() };
+  const s: PoolState = {
+    o,
+    now: o.now ?? Date.now,
+    busy: new Set(),
+    waiters: new Map(),
+    bounds: new Map(),
+    seen: new Map(),
+  };
   const { now, bounds } = s;
   return {
     /**
@@ -63,6 +71,19 @@ export function createSessionPool(o: PoolOptions) {
         if (!picked && spareActive && free.length > 0) return ephemeral(transcript, whole);
         if (picked) {
           if (picked.slot === grow) o.store.add(grow);
+          if (picked.isNew) {
+            const seen = s.seen.get(groupOf(keyId, backend));
+            const busy = (slot: number) => !free.some((f) => f.slot === slot);
+            const parted =
+              seen &&
+              divergence(
+                seen,
+                hashes.chain.map((h) => h.slice(0, 16)),
+                transcript.turns,
+                busy,
+              );
+            if (parted) picked.plan.diverged = parted;
+          }
           return leaseSlot(s, picked.slot, picked.plan, transcript, hashes, whole);
         }
         const left = deadline - now();

@@ -3,9 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { ClientAbortedError } from '../errors/index.js';
 import type { SlotRecord } from '../store/index.js';
-import { toAssistantTurn, type Fitted, type Transcript } from '../transcript/index.js';
+import { toAssistantTurn, type CallText, type Fitted, type Transcript } from '../transcript/index.js';
 import { emptySlot, type Hashes, type PoolOptions } from './choose.js';
 import { nextLink } from './fingerprint.js';
+import type { Seen } from './divergence.js';
 import { previousOf, wholePlan } from './rotation.js';
 import type { Lease, SessionPlan } from './types.js';
 
@@ -19,6 +20,8 @@ export interface PoolState {
   readonly waiters: Map<string, (() => void)[]>;
   /** Each key's bound as of its last request, for `nextFresh`, which is asked without its key's limit. */
   readonly bounds: Map<string, number>;
+  /** What each slot's conversation was at its last answered turn, by `groupOf` and slot (see divergence.ts). */
+  readonly seen: Map<string, Map<number, Seen>>;
 }
 
 type CommitResult = Parameters<Lease['commit']>[0];
@@ -111,6 +114,7 @@ export function leaseSlot(
     commit(result) {
       committed = true;
       s.o.store.save(afterTurn(slot, current, result, transcript, hashes, s.now()));
+      if (result.ok) remember(s, slot, transcript, [...hashes.chain, replyLink(hashes.chain, result)]);
     },
     release() {
       if (released) return;
@@ -124,6 +128,28 @@ export function leaseSlot(
       }
     },
   };
+}
+
+/** The chain's link for the reply that ends it. */
+function replyLink(chain: readonly string[], result: { reply: string; calls?: readonly CallText[] }): string {
+  const turn = toAssistantTurn([result.reply], result.calls ?? []) ?? {
+    role: 'assistant' as const,
+    text: result.reply,
+  };
+  return nextLink(chain[chain.length - 1]!, turn);
+}
+
+/** Most turns of a conversation kept in memory to say where a later request parts from it. */
+const SEEN_TURNS = 2048;
+
+/** Keeps what a slot's conversation now is (short hashes: they only tell turns apart for the log). */
+function remember(s: PoolState, slot: SlotRecord, transcript: Transcript, chain: readonly string[]): void {
+  const g = groupOf(slot.keyId, slot.backend);
+  const roles = [...transcript.turns.map((t) => t.role), 'assistant' as const].slice(0, SEEN_TURNS);
+  const seen = { chain: chain.slice(0, SEEN_TURNS + 1).map((h) => h.slice(0, 16)), roles };
+  const group = s.seen.get(g) ?? new Map<number, Seen>();
+  group.set(slot.slot, seen);
+  s.seen.set(g, group);
 }
 
 /** The slot's record after a turn run on `plan` ended with `result`. */
@@ -155,10 +181,7 @@ function afterTurn(
   }
   // The chain of the request's turns, then the reply.
   return Object.assign(next, {
-    fingerprint: nextLink(
-      chain[chain.length - 1]!,
-      toAssistantTurn([result.reply], result.calls ?? []) ?? { role: 'assistant', text: result.reply },
-    ),
+    fingerprint: replyLink(chain, result),
     msgCount: transcript.turns.length + 1,
     systemHash: sys,
     turns: next.turns + 1,

@@ -1,4 +1,5 @@
 import type { CallText, Turn } from '../transcript/index.js';
+import type { Divergence } from './divergence.js';
 import type { RotationReason } from './rotation.js';
 
 export type SessionMode = 'fresh' | 'resumed' | 'ephemeral';
@@ -16,6 +17,8 @@ export interface SessionPlan {
   turns: Turn[];
   /** Why the slot was rotated (fresh only). */
   reason?: RotationReason;
+  /** A new conversation (fresh only): where it parts from the closest one a slot holds, for the log. */
+  diverged?: Divergence;
   /**
    * Fresh only: the slot's old session, which the new one continues (a fork: claude's `--resume
    * <old> --fork-session --session-id <new>`, codex's `exec fork <old>`); `text` and `turns` are

@@ -135,6 +135,28 @@ describe("Claude Code's shapes", () => {
   });
 });
 
+describe('a conversation taken for a new one', () => {
+  it('the log says where it parted from the closest conversation a slot holds, and why', async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false } });
+    try {
+      const messages: Message[] = [{ role: 'user', content: 'Say hello.' }];
+      const first = await send(messages, { daemon: d });
+      // The client sends the reply back changed: not the conversation the CLI had.
+      const changed = first.content.map((b) => (b.type === 'text' ? { ...b, text: `${b.text} (edited)` } : b));
+      await send([...messages, { role: 'assistant', content: changed }, { role: 'user', content: 'And?' }], {
+        daemon: d,
+      });
+      await waitFor(() => requests(d).length === 2);
+      const line = requests(d)[1]!;
+      assert.equal(line.run, 'cold');
+      assert.equal(line.divergedAt, 'turns[1]');
+      assert.equal(line.diverged, 'its assistant turn differs');
+    } finally {
+      await d.close();
+    }
+  });
+});
+
 describe('requests beside the conversation', () => {
   it("a background request (2.1.197's session title) runs once, on its own: the conversation's claude goes on", async () => {
     const d = await startTestDaemon({ config: { workers: true, prestart: false } });
