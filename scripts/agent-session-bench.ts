@@ -213,19 +213,22 @@ function keyed(rows: readonly SessionRow[]): Map<string, SessionRow> {
 
 function printClient(f: ClientFigures): void {
   console.log(`  ${f.label}`);
-  console.log(
-    '    req  turn kind        step    run modes (each run)        wall ms           model ms   olp added ms',
-  );
   const runs = f.sessions.map((s) => keyed(s.rows));
-  for (const [key, first] of runs[0] ?? new Map<string, SessionRow>()) {
+  const rows = [...(runs[0] ?? new Map<string, SessionRow>())].map(([key, first]) => {
     const same = runs.map((m) => m.get(key)).filter((r): r is SessionRow => r !== undefined);
-    const modes = same.map((r) => r.run + (r.rotation !== '-' ? `(${r.rotation})` : '')).join(' ');
+    return { first, same, modes: same.map((r) => r.run + (r.rotation !== '-' ? `(${r.rotation})` : '')).join(' ') };
+  });
+  const width = Math.max(20, ...rows.map((r) => r.modes.length));
+  console.log(
+    `    req  turn kind        step    ${'run modes (each run)'.padEnd(width)} wall ms           model ms   olp added ms`,
+  );
+  for (const { first, same, modes } of rows) {
     const cells = [
       `#${first.n}`.padEnd(4),
       String(first.turn).padEnd(4),
       first.kind.padEnd(11),
       first.step.padEnd(7),
-      modes.padEnd(27),
+      modes.padEnd(width),
       spread(same.map((r) => r.wallMs)).padEnd(17),
       spread(same.map((r) => r.modelMs)).padEnd(10),
       spread(same.map((r) => r.addedMs)),
