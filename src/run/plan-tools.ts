@@ -1,6 +1,6 @@
 import { answersCalls } from '../sessions/index.js';
 import { workerSlot } from '../workers/index.js';
-import { fitOf, freshReset, toTurn } from './plan.js';
+import { fitOf, freshReset, STARTING_WAIT_MS, toTurn } from './plan.js';
 import type { ParkedRunPlan, Pooled, RunDeps, RunInput, ToolPlan } from './types.js';
 
 /**
@@ -55,7 +55,7 @@ export async function planToolTurn(deps: RunDeps, input: RunInput): Promise<Tool
     return { ...base, run, turn, pooled };
   };
   if (session.mode === 'resumed') {
-    const worker = pool.take(slot, fit);
+    const worker = await pool.takeWhenUp(slot, fit, STARTING_WAIT_MS);
     if (worker?.tools) {
       const fallback = () => {
         log.info(

@@ -13,6 +13,8 @@ import type { ColdPlan, LivePlan, ParkedPlan, ParkedTurns, Pooled, RunDeps, RunI
  * after the key's last turn, so it is usually milliseconds from up, and nearer than a cold start.
  */
 const SPARE_WAIT_MS = 2000;
+/** How long a continued turn waits for its slot's worker to come up when one is starting. */
+export const STARTING_WAIT_MS = 2000;
 
 /** The images of the turns being sent, if any. */
 function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } {
@@ -87,7 +89,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<ColdPlan
   const fit = fitOf(turn, session.sessionId);
   const pooled: Pooled = { pool, slot, fit, turn, session: planned };
   if (session.mode === 'resumed') {
-    const worker = pool.take(slot, fit);
+    const worker = await pool.takeWhenUp(slot, fit, STARTING_WAIT_MS);
     if (worker) {
       const fallback = () => {
         log.info(

@@ -69,6 +69,7 @@ export function addStartingWorker(s: PoolState, w: Worker, ready: Promise<boolea
   const existing = s.workers.get(w.slot);
   if (existing) void retire(s, existing, 'rotated');
   s.workers.set(w.slot, w);
+  w.up = ready;
   void ready.then((ok) => {
     if (w.state !== 'starting') return;
     if (!ok) return void retire(s, w, 'no_answer');
@@ -112,6 +113,22 @@ export function slotWorkerMethods(s: PoolState) {
     },
 
     /**
+     * As `take`, but a worker still starting for the slot's session is waited for, up to `ms`: the
+     * conversation's next turn often comes while the CLI started after its last one comes up.
+     */
+    async takeWhenUp(slot: string, fit: WorkerFit, ms: number): Promise<Worker | undefined> {
+      const w = s.workers.get(slot);
+      if (w?.state === 'starting' && w.up && fits(w.fit, fit)) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, ms);
+        });
+        await Promise.race([w.up, late]).finally(() => clearTimeout(timer));
+      }
+      return takeWorker(s, slot, fit);
+    },
+
+    /**
      * Keeps a process that answered its first turn as the slot's worker. Makes room by retiring
      * the least recently used idle worker; false (the caller lets the process end) when no room.
      */
@@ -123,7 +140,7 @@ export function slotWorkerMethods(s: PoolState) {
 
     /**
      * A worker started for a slot's session (after a cold turn): not served until it is up; a turn
-     * that comes first runs cold and retires it (`retireSlot`).
+     * that comes first waits for it a while (`takeWhenUp`), then runs cold and retires it.
      */
     addStarting(w: Worker, ready: Promise<boolean>): void {
       addStartingWorker(s, w, ready);

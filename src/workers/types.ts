@@ -42,6 +42,8 @@ export interface Worker extends LiveRun {
   revoked?: boolean;
   /** Busy with a turn that waits, parked, for the client's tool results. */
   parked?: boolean;
+  /** `starting`: resolves true once it is up (false: it failed to come up). */
+  up?: Promise<boolean>;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */

@@ -532,24 +532,33 @@ describe('codex workers (app-server)', () => {
     }
   });
 
-  it('a turn that comes before the app-server is up runs cold and the starting worker is dropped', async () => {
-    const t = await startWorkers({}, {}, { FAKE_CODEX_APP_SERVER_DELAY_MS: '1500' });
-    try {
-      const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
-      const messages: Msg[] = [{ role: 'user', content: 'one' }];
-      const r1 = await client.chat.completions.create({ model: 'codex', messages });
-      messages.push({ role: 'assistant', content: r1.choices[0]!.message.content! }, { role: 'user', content: 'two' });
-      // At once: the worker is still starting.
-      const r2 = await client.chat.completions.create({ model: 'codex', messages });
-      assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: two');
-      await waitFor(() => runModes(t).length === 2);
-      assert.deepEqual(runModes(t), ['cold', 'resumed']);
-      assert.ok(
-        t.logs.some((l) => l.event === 'worker_retired' && l.reason === 'superseded'),
-        'the starting worker was dropped',
-      );
-    } finally {
-      await t.close();
-    }
-  });
+  for (const c of [
+    { delay: '800', modes: ['cold', 'warm'], dropped: false, what: 'waits for it, and runs on it warm' },
+    { delay: '6000', modes: ['cold', 'resumed'], dropped: true, what: 'runs without it once it has waited 2 s' },
+  ]) {
+    it(`a turn that comes while the app-server is starting ${c.what}`, async () => {
+      const t = await startWorkers({}, {}, { FAKE_CODEX_APP_SERVER_DELAY_MS: c.delay });
+      try {
+        const client = new OpenAI({ baseURL: t.baseURL, apiKey: t.token, maxRetries: 0 });
+        const messages: Msg[] = [{ role: 'user', content: 'one' }];
+        const r1 = await client.chat.completions.create({ model: 'codex', messages });
+        messages.push(
+          { role: 'assistant', content: r1.choices[0]!.message.content! },
+          { role: 'user', content: 'two' },
+        );
+        // At once: the worker is still starting.
+        const r2 = await client.chat.completions.create({ model: 'codex', messages });
+        assert.equal(r2.choices[0]!.message.content, 'Hello from fake codex. You said: two');
+        await waitFor(() => runModes(t).length === 2);
+        assert.deepEqual(runModes(t), c.modes);
+        assert.equal(
+          t.logs.some((l) => l.event === 'worker_retired' && l.reason === 'superseded'),
+          c.dropped,
+          'the starting worker was dropped',
+        );
+      } finally {
+        await t.close();
+      }
+    });
+  }
 });

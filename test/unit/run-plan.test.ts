@@ -20,6 +20,7 @@ function fakePool(o: { warm?: boolean; spare?: boolean; toolWorker?: boolean }) 
   const pool = {
     maxAgeMs: 60_000,
     take: () => (o.warm ? worker : undefined),
+    takeWhenUp: async () => (o.warm ? worker : undefined),
     takeSpare: async () => (o.spare ? worker : undefined),
     retireSlot: (_slot: string, reason: string) => void retired.push(reason),
     retire: async (_w: unknown, reason: string) => void retired.push(reason),
