@@ -72,7 +72,8 @@ export async function* runOn(
     p.session = toSessionNote(lease);
     const schema = outputSchemaOf(input.responseFormat);
     const turn = {
-      system: transcript.system,
+      // A prompt that only drifted: the conversation's CLI keeps the one it has.
+      system: lease.plan.keptSystem ?? transcript.system,
       cliModel: route.cliModel,
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
       ...(schema ? { outputSchema: schema } : {}),

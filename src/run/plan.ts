@@ -60,7 +60,9 @@ export function fitOf(turn: Turn, sessionId: string, tools: readonly ToolSpec[] 
     cliModel: turn.cliModel,
     system,
     maxOutputTokens: turn.maxOutputTokens,
-    tools: tools.length ? sha256(JSON.stringify(tools)) : '',
+    // By names and schemas: a description that drifts (Claude Code 2.1.197 names its model's
+    // context size in Bash's) changes nothing the CLI can call.
+    tools: tools.length ? sha256(JSON.stringify(tools.map((t) => [t.name, t.parameters]))) : '',
     login: loginFit(turn),
   };
 }

@@ -3,6 +3,7 @@ import type { ForkSupport } from '../backends/index.js';
 import type { SlotRecord, SlotStore } from '../store/index.js';
 import { renderTurns, type Fitted, type Transcript, type Turn } from '../transcript/index.js';
 import { FORKABLE, previousOf, wholePlan, type RotationReason } from './rotation.js';
+import { driftedFrom } from './system-drift.js';
 import type { SessionPlan } from './types.js';
 
 // How a request finds its session slot: the pure choice, given the key's free slots.
@@ -34,6 +35,8 @@ export interface PoolOptions {
   waitMs: number;
   /** A new conversation takes no slot used within `activeMs` (a sub-agent's, beside its main one). */
   spareActive?: boolean;
+  /** The system prompt a slot's conversation last had, when the pool remembers it (see system-drift.ts). */
+  systemOf?: (slot: number) => string | null | undefined;
   /** How a backend's CLI continues a session under a new id, if it can (see `FORKABLE`). */
   forks?: (backend: string) => ForkSupport | undefined;
   now?: () => number;
@@ -150,7 +153,9 @@ export function chooseSlot(
   });
   if (continued) {
     const delta: Turn[] = turns.slice(continued.msgCount);
-    const reason = continuedReason(continued, delta, sys, t, o);
+    const kept =
+      continued.systemHash !== sys ? driftedFrom(o.systemOf?.(continued.slot), transcript.system) : undefined;
+    const reason = continuedReason(continued, delta, kept === undefined ? sys : continued.systemHash!, t, o);
     if (reason && FORKABLE.has(reason) && !continued.dirty && o.forks?.(backend)) {
       // The CLI's own session (compacted, perhaps) goes on under a new id: only the new turns are
       // sent. A CLI that reports running totals carries the old session's into the fork.
@@ -179,6 +184,7 @@ export function chooseSlot(
         text: renderTurns(delta),
         turns: delta,
         ...(continued.usageBase ? { usageBase: continued.usageBase } : {}),
+        ...(kept !== undefined ? { keptSystem: kept } : {}),
       },
     };
   }

@@ -7,6 +7,8 @@ import type { Turn } from '../transcript/index.js';
 export interface Seen {
   chain: readonly string[];
   roles: readonly Turn['role'][];
+  /** The system prompt its CLI has (see system-drift.ts). */
+  system?: string | null;
 }
 
 /** Where a request parts from a slot's conversation: the first turn (of the request's) not shared, and why. */

@@ -66,13 +66,23 @@ export function createSessionPool(o: PoolOptions) {
       bounds.set(groupOf(keyId, backend), most);
       for (;;) {
         const { free, grow } = candidates(s, keyId, backend, most);
-        const picked = chooseSlot(free, backend, transcript, hashes, whole, now(), { ...o, spareActive }, grow);
+        const seen = s.seen.get(groupOf(keyId, backend));
+        const systemOf = (slot: number) => seen?.get(slot)?.system;
+        const picked = chooseSlot(
+          free,
+          backend,
+          transcript,
+          hashes,
+          whole,
+          now(),
+          { ...o, spareActive, systemOf },
+          grow,
+        );
         // A sub-agent's new conversation never takes one going on: with none other free, it runs on its own.
         if (!picked && spareActive && free.length > 0) return ephemeral(transcript, whole);
         if (picked) {
           if (picked.slot === grow) o.store.add(grow);
           if (picked.isNew) {
-            const seen = s.seen.get(groupOf(keyId, backend));
             const busy = (slot: number) => !free.some((f) => f.slot === slot);
             const parted =
               seen &&

@@ -5,7 +5,7 @@ import { ClientAbortedError } from '../errors/index.js';
 import type { SlotRecord } from '../store/index.js';
 import { toAssistantTurn, type CallText, type Fitted, type Transcript } from '../transcript/index.js';
 import { emptySlot, type Hashes, type PoolOptions } from './choose.js';
-import { nextLink } from './fingerprint.js';
+import { nextLink, systemHash } from './fingerprint.js';
 import type { Seen } from './divergence.js';
 import { previousOf, wholePlan } from './rotation.js';
 import type { Lease, SessionPlan } from './types.js';
@@ -114,7 +114,11 @@ export function leaseSlot(
     commit(result) {
       committed = true;
       s.o.store.save(afterTurn(slot, current, result, transcript, hashes, s.now()));
-      if (result.ok) remember(s, slot, transcript, [...hashes.chain, replyLink(hashes.chain, result)]);
+      if (result.ok)
+        remember(s, slot, current.keptSystem ?? transcript.system, transcript, [
+          ...hashes.chain,
+          replyLink(hashes.chain, result),
+        ]);
     },
     release() {
       if (released) return;
@@ -143,10 +147,16 @@ function replyLink(chain: readonly string[], result: { reply: string; calls?: re
 const SEEN_TURNS = 2048;
 
 /** Keeps what a slot's conversation now is (short hashes: they only tell turns apart for the log). */
-function remember(s: PoolState, slot: SlotRecord, transcript: Transcript, chain: readonly string[]): void {
+function remember(
+  s: PoolState,
+  slot: SlotRecord,
+  system: string | null,
+  transcript: Transcript,
+  chain: readonly string[],
+): void {
   const g = groupOf(slot.keyId, slot.backend);
   const roles = [...transcript.turns.map((t) => t.role), 'assistant' as const].slice(0, SEEN_TURNS);
-  const seen = { chain: chain.slice(0, SEEN_TURNS + 1).map((h) => h.slice(0, 16)), roles };
+  const seen = { chain: chain.slice(0, SEEN_TURNS + 1).map((h) => h.slice(0, 16)), roles, system };
   const group = s.seen.get(g) ?? new Map<number, Seen>();
   group.set(slot.slot, seen);
   s.seen.set(g, group);
@@ -183,7 +193,8 @@ function afterTurn(
   return Object.assign(next, {
     fingerprint: replyLink(chain, result),
     msgCount: transcript.turns.length + 1,
-    systemHash: sys,
+    // A drifted prompt: the session goes on with the one its CLI has.
+    systemHash: plan.keptSystem !== undefined ? systemHash(plan.keptSystem) : sys,
     turns: next.turns + 1,
     lastUsedAt: t,
     dirty: false,

@@ -20,6 +20,11 @@ export interface SessionPlan {
   /** A new conversation (fresh only): where it parts from the closest one a slot holds, for the log. */
   diverged?: Divergence;
   /**
+   * Resumed only: the system prompt the session's CLI has, which the turn keeps, when the
+   * request's has only drifted from it (see system-drift.ts).
+   */
+  keptSystem?: string;
+  /**
    * Fresh only: the slot's old session, which the new one continues (a fork: claude's `--resume
    * <old> --fork-session --session-id <new>`, codex's `exec fork <old>`); `text` and `turns` are
    * then only the new user turns, as for a resumed plan. See `ForkSupport` for its files.

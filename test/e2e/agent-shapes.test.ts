@@ -157,6 +157,28 @@ describe('a conversation taken for a new one', () => {
   });
 });
 
+describe("a system prompt's drift", () => {
+  const system = (line: string) => [
+    { type: 'text', text: [...Array.from({ length: 40 }, (_, i) => `Rule ${i} of the house.`), line].join('\n') },
+  ];
+  it('a few lines changed go on warm with the prompt the CLI has; a new prompt starts the CLI afresh', async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false } });
+    try {
+      const messages: Message[] = [{ role: 'user', content: 'Say hello.' }];
+      const first = await send(messages, { daemon: d, body: { system: system('The model has a 1M context.') } });
+      messages.push({ role: 'assistant', content: first.content }, { role: 'user', content: 'And again.' });
+      const second = await send(messages, { daemon: d, body: { system: system('The model has its context.') } });
+      messages.push({ role: 'assistant', content: second.content }, { role: 'user', content: 'Once more.' });
+      await send(messages, { daemon: d, body: { system: [{ type: 'text', text: 'You are a pirate.' }] } });
+      await waitFor(() => requests(d).length === 3);
+      assert.deepEqual(runModes(d), ['cold', 'warm', 'cold']);
+      assert.equal(requests(d)[2]!.rotation, 'system_changed');
+    } finally {
+      await d.close();
+    }
+  });
+});
+
 describe('requests beside the conversation', () => {
   it("a background request (2.1.197's session title) runs once, on its own: the conversation's claude goes on", async () => {
     const d = await startTestDaemon({ config: { workers: true, prestart: false } });
