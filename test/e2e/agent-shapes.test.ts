@@ -226,3 +226,44 @@ describe('requests beside the conversation', () => {
     }
   });
 });
+
+describe("codex's sub-agents", () => {
+  it('a thread naming its parent (x-codex-parent-thread-id) takes no slot whose conversation goes on', async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false, sessionPool: 1, maxSessionSlots: 1 } });
+    try {
+      const post = (input: unknown[], headers: Record<string, string> = {}) =>
+        fetch(`${d.baseURL}/responses`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${d.token}`, ...headers },
+          body: JSON.stringify({ model: 'sonnet', input, store: false }),
+        }).then(async (r) => ({
+          status: r.status,
+          body: (await r.json()) as { output_text?: string; output: unknown[] },
+        }));
+      const say = (text: string) => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+      const first = await post([say('Say hello.')]);
+      assert.equal(first.status, 200);
+      const sub = await post([say('Look at the tests.')], {
+        'x-codex-parent-thread-id': 'thread-1',
+        'x-openai-subagent': 'collab',
+      });
+      assert.equal(sub.status, 200);
+      const reply = first.body.output.find((o) => (o as { type: string }).type === 'message');
+      await post([say('Say hello.'), reply, say('And again.')]);
+      const lines = d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses');
+      await waitFor(() => d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses').length === 3);
+      const all = d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses');
+      assert.deepEqual(
+        all.map((l) => [l.run, l.session]),
+        [
+          ['cold', 'fresh'],
+          ['cold', 'ephemeral'],
+          ['warm', 'resumed'],
+        ],
+        JSON.stringify(lines),
+      );
+    } finally {
+      await d.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { toolRequest } from '../../tools/index.js';
+import { requestKind } from './kind.js';
 import type { Store } from '../../store/index.js';
 import { reportDropped, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
@@ -91,6 +92,7 @@ export function responsesAdapter(deps: ResponsesWireDeps): WireAdapter<Responses
         responseFormat: toResponseFormat(b.text?.format),
         maxOutputTokens: b.max_output_tokens ?? undefined,
         tools: toolRequest(offered.offer),
+        kind: requestKind(who.headers),
       };
       reportDropped(who, offered.dropped);
       const meta = {
