@@ -241,7 +241,11 @@ function printClient(f: ClientFigures): void {
   console.log(`    direct cold ${f.client} run (one model call, to its result): ${spread(f.coldMs)} ms`);
   if (sessions.some((s) => !s.ok)) console.log('    a client turn exited non-zero in some run');
   const why = new Map<string, string>();
-  for (const s of sessions) for (const [n, w] of s.why) if (!why.has(w)) why.set(w, `#${n}`);
+  for (const s of sessions) {
+    // What differed is news only for a request olp did not go on with on a live CLI.
+    const continued = new Set(s.rows.filter((r) => r.run === 'warm' || r.run === 'parked').map((r) => r.n));
+    for (const [n, w] of s.why) if (!continued.has(n) && !why.has(w)) why.set(w, `#${n}`);
+  }
   for (const [w, n] of why) console.log(`    not continued: ${n}: ${w}`);
 }
 
