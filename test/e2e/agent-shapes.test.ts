@@ -267,3 +267,32 @@ describe("codex's sub-agents", () => {
     }
   });
 });
+
+describe('a compacted conversation', () => {
+  it('starts a new conversation once, from the summary, then goes on warm', async () => {
+    const d = await startTestDaemon({ config: { workers: true, prestart: false } });
+    try {
+      const messages: Message[] = [{ role: 'user', content: 'One.' }];
+      const turn = async () => {
+        const r = await send(messages, { daemon: d });
+        messages.push({ role: 'assistant', content: r.content });
+      };
+      await turn();
+      messages.push({ role: 'user', content: 'Two.' });
+      await turn();
+      // What Claude Code sends after it compacts: the summary in place of the history.
+      messages.splice(0, messages.length, {
+        role: 'user',
+        content: 'This session is being continued from a previous conversation. Summary: one, then two.\n\nThree.',
+      });
+      await turn();
+      messages.push({ role: 'user', content: 'Four.' });
+      await turn();
+      await waitFor(() => requests(d).length === 4);
+      assert.deepEqual(runModes(d), ['cold', 'warm', 'cold', 'warm']);
+      assert.equal(requests(d)[2]!.divergedAt, undefined, 'nothing in common with the conversation it summed up');
+    } finally {
+      await d.close();
+    }
+  });
+});
