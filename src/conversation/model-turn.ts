@@ -1,4 +1,5 @@
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
+import { toReasoningSetting } from '../core/index.js';
 import { ClientAbortedError, loginRefused } from '../errors/index.js';
 import type { LoginAnswer } from '../logins/index.js';
 import type { ProxyError } from '../errors/index.js';
@@ -75,6 +76,7 @@ export async function* runOn(
       system: transcript.system,
       cliModel: route.cliModel,
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      reasoning: toReasoningSetting(input.reasoning),
       ...(schema ? { outputSchema: schema } : {}),
       ...(login ? { login } : {}),
     };

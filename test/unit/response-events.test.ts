@@ -30,6 +30,7 @@ const meta: ResponseMeta = {
   tools: [],
   toolChoice: 'auto',
   reasoningEffort: null,
+  reasoningSummary: null,
   clientTimeoutMs: 1000,
 };
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({

@@ -91,6 +91,8 @@ export interface ResponseMeta {
   toolWire?: ReadonlyMap<string, CallWire>;
   toolChoice: ResponseToolChoice;
   reasoningEffort: string | null;
+  /** The reasoning summary asked for: reasoning items are sent only then. */
+  reasoningSummary: 'auto' | 'concise' | 'detailed' | null;
   clientTimeoutMs: number;
   /** Silence after which the stream gets an SSE comment line (0: never). */
   keepaliveMs?: number;
@@ -111,7 +113,10 @@ export interface ResponseObject {
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | null; summary: null };
+  reasoning: {
+    effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max' | null;
+    summary: 'auto' | 'concise' | 'detailed' | null;
+  };
   store: boolean;
   temperature: number | null;
   text: { format: TextFormat };
@@ -186,7 +191,7 @@ export function toResponse(
     output_text: output.map((m) => (m.type === 'message' ? m.content.map((c) => c.text).join('') : '')).join(''),
     parallel_tool_calls: meta.parallelToolCalls,
     previous_response_id: meta.previousResponseId,
-    reasoning: { effort: effort ?? null, summary: null },
+    reasoning: { effort: effort ?? null, summary: meta.reasoningSummary },
     store: meta.store,
     temperature: meta.temperature,
     text: { format: meta.format },
