@@ -1,8 +1,18 @@
 // A request's effort and thinking: each wire format's fields into the core's one setting, and that
 // setting into each CLI's words (flags, environment, config), as the real CLIs take them.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createClaudeBackend, createCodexBackend, type Place, type Turn } from '../../src/backends/index.js';
+import { createAppServerParser } from '../../src/backends/codex/live.js';
+import {
+  createClaudeBackend,
+  createCodexBackend,
+  createCodexParser,
+  type Place,
+  type Turn,
+} from '../../src/backends/index.js';
+import type { ExitInfo } from '../../src/process/index.js';
 import { reasoningKey, toReasoningSetting, type Reasoning } from '../../src/core/index.js';
 import {
   parseChatRequest,
@@ -12,6 +22,7 @@ import {
   toMessagesReasoning,
   toResponsesReasoning,
 } from '../../src/wire/index.js';
+import { REFERENCE } from '../support/paths.js';
 
 const chat = (extra: Record<string, unknown>) =>
   toChatReasoning(
@@ -136,5 +147,58 @@ describe('the CLIs are given the effort in their own words', () => {
   it("codex app-server: the effort in thread/resume's config (a resumed thread takes no -c for it)", () => {
     assert.equal(resumeConfig(), undefined);
     assert.deepEqual(resumeConfig({ effort: 'minimal' }), { model_reasoning_effort: 'minimal' });
+  });
+});
+
+/** How a live CLI's turn ends while its process stays up. */
+const LIVE_EXIT: ExitInfo = { reason: 'done', exitCode: 0, signal: null, stderr: '', pid: undefined, durationMs: 0 };
+
+describe("codex's reasoning comes back as thinking", () => {
+  it('app-server: the summary deltas as they stream (captured, 0.171), then the message', () => {
+    const lines = readFileSync(join(REFERENCE, 'codex-0.171.0-app-server-reasoning-summary.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean);
+    const parser = createAppServerParser();
+    const events = lines.slice(lines.findIndex((l) => l.startsWith('{"id":"t1"'))).flatMap((l) => parser.push(l));
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'session'),
+      [
+        { type: 'thinking', text: '**Thinking** ' },
+        { type: 'thinking', text: 'about it' },
+        { type: 'text', text: 'hi there' },
+      ],
+    );
+    assert.equal(parser.finish(LIVE_EXIT).ok, true);
+  });
+
+  it('app-server: a summary that came without deltas is taken whole; parts and items a blank line apart', () => {
+    const parser = createAppServerParser();
+    const note = (method: string, params: Record<string, unknown>) => parser.push(JSON.stringify({ method, params }));
+    const events = [
+      ...note('item/completed', { item: { type: 'reasoning', id: 'rs_1', summary: ['First.', 'Second.'] } }),
+      ...note('item/reasoning/summaryTextDelta', { itemId: 'rs_2', summaryIndex: 0, delta: 'Third' }),
+      ...note('item/reasoning/summaryTextDelta', { itemId: 'rs_2', summaryIndex: 1, delta: 'Fourth' }),
+      ...note('item/completed', { item: { type: 'reasoning', id: 'rs_2', summary: ['Third', 'Fourth'] } }),
+    ];
+    assert.equal(
+      events.map((e) => (e.type === 'thinking' ? e.text : '')).join(''),
+      'First.\n\nSecond.\n\nThird\n\nFourth',
+    );
+  });
+
+  it('exec: each reasoning item whole, a blank line between two', () => {
+    const parser = createCodexParser();
+    const item = (id: string, type: string, text: string) =>
+      parser.push(JSON.stringify({ type: 'item.completed', item: { id, type, text } }));
+    const events = [
+      ...item('item_0', 'reasoning', '**Planning**'),
+      ...item('item_1', 'reasoning', '**Answering**'),
+      ...item('item_2', 'agent_message', 'done'),
+    ];
+    assert.deepEqual(events, [
+      { type: 'thinking', text: '**Planning**' },
+      { type: 'thinking', text: '\n\n**Answering**' },
+      { type: 'text', text: 'done' },
+    ]);
   });
 });

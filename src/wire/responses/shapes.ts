@@ -40,7 +40,14 @@ export interface ResponseOutputMessage {
   content: ResponseOutputText[];
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseToolCallItem;
+/** The model's thinking, as a summary of one part (sent only when the request asks for a summary). */
+export interface ResponseReasoningItem {
+  id: string;
+  type: 'reasoning';
+  summary: { type: 'summary_text'; text: string }[];
+}
+
+export type ResponseOutputItem = ResponseReasoningItem | ResponseOutputMessage | ResponseToolCallItem;
 
 export interface ResponseFunctionTool {
   type: 'function';
@@ -136,6 +143,15 @@ export function newMessageId(): string {
   return `msg_${randomText(24, 'hex')}`;
 }
 
+export function newReasoningId(): string {
+  return `rs_${randomText(24, 'hex')}`;
+}
+
+/** A reasoning item of the thinking's text (no summary parts while it has none). */
+export function toReasoningItem(id: string, text: string): ResponseReasoningItem {
+  return { id, type: 'reasoning', summary: text ? [{ type: 'summary_text', text }] : [] };
+}
+
 export function newFunctionCallId(): string {
   return `fc_${randomText(24, 'hex')}`;
 }
@@ -211,6 +227,7 @@ export function toFinalResponse(
   text: string,
   r: ConversationResult,
   calls: { itemId: string; call: ToolCall }[] = [],
+  reasoning: ResponseReasoningItem[] = [],
 ): ResponseObject {
   const incomplete = r.error ? null : toIncompleteReason(r.stopReason);
   const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
@@ -220,7 +237,8 @@ export function toFinalResponse(
       ? []
       : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
   const items = calls.map((c) => toFunctionCallItem(c.itemId, c.call, meta.toolWire));
-  return toResponse(meta, status, [...message, ...items], {
+  // The thinking comes before the answer, as the model thought it.
+  return toResponse(meta, status, [...reasoning, ...message, ...items], {
     usage: r.usage,
     ...(r.error ? { error: r.error } : {}),
     model: r.servedModel ?? meta.model,
