@@ -52,7 +52,7 @@ export interface ConversationInput {
   messages: Message[];
   responseFormat?: ResponseFormat | undefined;
   maxOutputTokens?: number | undefined;
-  /** How much the model thinks, and whether the client reads its thinking back (absent: as the CLI likes, not shown). */
+  /** How much the model thinks, and whether its thinking is shown (absent: the CLI's default, none shown). */
   reasoning?: Reasoning | undefined;
   /** The client's functions and tool choice (none offered: undefined). */
   tools?: ToolRequest | undefined;

@@ -53,8 +53,8 @@ interface Params {
  * Reads one turn of an app-server worker: the agent message's deltas as they come (a message
  * that arrives without deltas is forwarded whole), the thread's running token total as of this
  * turn (an update replayed for an earlier turn is ignored), the model's reasoning summary as
- * thinking (`item/reasoning/summaryTextDelta`, or a reasoning item's whole `summary`), retries (`error` with willRetry) as
- * retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
+ * thinking (`item/reasoning/summaryTextDelta`, or a reasoning item's whole `summary`), retries
+ * (`error` with willRetry) as retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
  * asks the model again: the messages streamed so far (whole or in part) are not the turn's (its
  * `turn/completed` lists only the retried one; 0.171, captured), and are said `abandoned`.
  *
