@@ -54,8 +54,9 @@ interface Params {
  * that arrives without deltas is forwarded whole), the thread's running token total as of this
  * turn (an update replayed for an earlier turn is ignored), the model's reasoning summary as
  * thinking (`item/reasoning/summaryTextDelta`, or a reasoning item's whole `summary`), retries
- * (`error` with willRetry) as retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
- * asks the model again: the messages streamed so far (whole or in part) are not the turn's (its
+ * (`error` with willRetry) as retries, and the end at this turn's `turn/completed`. A retry after
+ * the provider's stream broke asks the model again: the messages streamed so far (whole or in
+ * part) are not the turn's (its
  * `turn/completed` lists only the retried one; 0.171, captured), and are said `abandoned`.
  *
  * A thread given olp's MCP server (see toAppServerInvocation) may call the client's functions:
