@@ -1,5 +1,5 @@
 import type { ProxyError } from '../errors/index.js';
-import type { StopReason } from '../core/index.js';
+import type { ReasoningSetting, StopReason } from '../core/index.js';
 import type { ExitInfo, Invocation } from '../process/index.js';
 import type { ImageLimits, Prompt, TranscriptPolicy } from '../transcript/index.js';
 import type { PlanReport } from '../plan/index.js';
@@ -111,6 +111,8 @@ export interface Turn {
   /** The CLI's own model name or alias. */
   cliModel: string;
   maxOutputTokens?: number;
+  /** How much the model thinks (absent: the CLI's default); part of what a live CLI must have been started with. */
+  reasoning?: ReasoningSetting | undefined;
   session?: SessionUse;
   /** olp's MCP server for the client's functions: `url` holds the token; `endpoint` + `token` for a bearer header. */
   tools?: { specs: readonly ToolSpec[]; url: string; endpoint: string; token: string; timeoutMs: number };

@@ -12,8 +12,9 @@ import type { ConversationEvent } from './types.js';
  * text again first (it is held back until it has, then only the rest is sent); otherwise it
  * ends with `backend_retry_mid_stream`.
  *
- * Thinking goes on to Messages requests only (the one format that has a place for it; the others
- * never see it, and for them it changes nothing). There it announces the answer as text does:
+ * Thinking goes on only to a request that shows it (`Reasoning.shown`: Messages unless thinking
+ * is off, Responses with a summary asked for, chat with `reasoning_effort`; the others never see
+ * it, and for them it changes nothing). There it announces the answer as text does:
  * what the client has seen commits the turn (no fallback after it, errors in-band). It is not the
  * reply's text (`sentChars`), and an abandoned attempt's thinking is not taken back (the CLI does
  * not count it: the client keeps it, and the retry's thinking follows it, unless the retry must

@@ -41,7 +41,8 @@ export class Forwarding {
     this.schema = outputSchemaOf(format);
     this.fit = this.schema ? s.deps.backends.find((b) => b.id === backend)?.fitReply : undefined;
     this.held = s.meta.stream ? undefined : [];
-    this.thinks = s.meta.endpoint === 'messages';
+    // Thinking reaches only a client that reads it back (each format says when: `Reasoning.shown`).
+    this.thinks = s.input.reasoning?.shown === true;
     this.stops = createStopMatcher(s.input.stopSequences);
   }
 

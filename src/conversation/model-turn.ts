@@ -1,4 +1,5 @@
 import type { BackendEvent, TurnOutcome } from '../backends/index.js';
+import { toReasoningSetting } from '../core/index.js';
 import { ClientAbortedError, loginRefused } from '../errors/index.js';
 import type { LoginAnswer } from '../logins/index.js';
 import type { ProxyError } from '../errors/index.js';
@@ -76,6 +77,7 @@ export async function* runOn(
       system: lease.plan.keptSystem ?? transcript.system,
       cliModel: route.cliModel,
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      reasoning: toReasoningSetting(input.reasoning),
       ...(schema ? { outputSchema: schema } : {}),
       ...(login ? { login } : {}),
     };

@@ -1,6 +1,6 @@
 import type { Admission } from '../admit/index.js';
 import type { Backend, Detector, StopReason, Usage } from '../backends/index.js';
-import type { Message } from '../core/index.js';
+import type { Message, Reasoning } from '../core/index.js';
 import type { ProxyError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { ModelRegistry } from '../models/index.js';
@@ -52,6 +52,8 @@ export interface ConversationInput {
   messages: Message[];
   responseFormat?: ResponseFormat | undefined;
   maxOutputTokens?: number | undefined;
+  /** How much the model thinks, and whether its thinking is shown (absent: the CLI's default, none shown). */
+  reasoning?: Reasoning | undefined;
   /** The client's functions and tool choice (none offered: undefined). */
   tools?: ToolRequest | undefined;
   /** The reply ends before the first of these (chat's `stop`, Messages' `stop_sequences`). */
@@ -105,8 +107,8 @@ export type ConversationEvent =
     }
   | { type: 'text'; text: string }
   /**
-   * The model's thinking (Messages requests only; see `forward`): a piece of its text, or (text '')
-   * the block's signature, which ends the block. Never part of the reply's text.
+   * The model's thinking (only when the request shows it: `Reasoning.shown`): a piece of its text,
+   * or (text '') the block's signature, which ends the block. Never part of the reply's text.
    */
   | { type: 'thinking'; text: string; signature?: string }
   /** The model calls one of the client's functions (`index` counts this response's calls from 0). */

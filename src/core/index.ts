@@ -13,3 +13,11 @@ export {
   type ToolResultPart,
 } from './messages.js';
 export { END_TURN, type StopReason } from './stop-reason.js';
+export {
+  EFFORTS,
+  reasoningKey,
+  toReasoningSetting,
+  type Effort,
+  type Reasoning,
+  type ReasoningSetting,
+} from './reasoning.js';

@@ -8,6 +8,7 @@ import { bridgeTools, openWorkspace, spawnIn } from './spawn.js';
 import type { Pooled, RunDeps, RunInput, RunOutcome } from './types.js';
 import { stopProcess } from './stop.js';
 import { loginFit } from './plan.js';
+import { reasoningKey } from '../core/index.js';
 
 /** How long a starting live CLI (a spare, a resuming worker) may take to come up before it is given up. */
 const READY_MS = 30_000;
@@ -147,11 +148,12 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
   if (next === undefined || !pool.wantsSpare(input.keyId, backend.id, workerSlot(input.keyId, backend.id, next)))
     return;
   if (deps.prestart.availableMemory() < deps.prestart.minFreeBytes) return;
-  const maxOutputTokens = input.turn.maxOutputTokens;
+  const { maxOutputTokens, reasoning } = input.turn;
   const turn: Turn = {
     prompt: { system: null, text: '' },
     cliModel: input.turn.cliModel,
     ...(maxOutputTokens ? { maxOutputTokens } : {}),
+    ...(reasoning ? { reasoning } : {}),
     session: { mode: 'fresh', slot: next },
     live: true,
     prestart: true,
@@ -164,6 +166,7 @@ function startSpare(deps: RunDeps, input: RunInput, pool: WorkerPool): void {
     maxOutputTokens: turn.maxOutputTokens,
     tools: '',
     login: loginFit(turn),
+    reasoning: reasoningKey(turn.reasoning),
   };
   launch(deps, input, pool, turn, {
     slot: workerSlot(input.keyId, backend.id, next),

@@ -1,5 +1,5 @@
 import type { Turn } from '../backends/index.js';
-import { toolResultText, type Message, type ToolResultPart } from '../core/index.js';
+import { reasoningKey, toolResultText, type Message, type ToolResultPart } from '../core/index.js';
 import { systemHash, type SessionPlan } from '../sessions/index.js';
 import type { Image } from '../transcript/index.js';
 import { sha256 } from '../ids/index.js';
@@ -64,6 +64,7 @@ export function fitOf(turn: Turn, sessionId: string, tools: readonly ToolSpec[] 
     // context size in Bash's) changes nothing the CLI can call.
     tools: tools.length ? sha256(JSON.stringify(tools.map((t) => [t.name, t.parameters]))) : '',
     login: loginFit(turn),
+    reasoning: reasoningKey(turn.reasoning),
   };
 }
 
@@ -115,7 +116,7 @@ export async function planTurn(deps: RunDeps, input: RunInput): Promise<ColdPlan
     pool.retireSlot(slot, 'rotated');
   } else {
     pool.retireSlot(slot, 'rotated');
-    const spare = await pool.takeSpare(slot, turn.cliModel, turn.maxOutputTokens, loginFit(turn), SPARE_WAIT_MS);
+    const spare = await pool.takeSpare(slot, fit, SPARE_WAIT_MS);
     if (spare) {
       // The slot starts over under the spare's feet: its old session's files go, before the first line.
       deps.workspaces.resetSlot(

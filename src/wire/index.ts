@@ -29,6 +29,12 @@ export * from './chat/write.js';
 export * from './responses/write.js';
 export * from './messages/write.js';
 export type { WireAdapter, WireDeps } from './adapter.js';
-export { chatAdapter } from './chat/adapter.js';
+export { chatAdapter, toChatReasoning } from './chat/adapter.js';
+export { toMessagesReasoning } from './messages/reasoning.js';
 export { mapModel, messagesAdapter, toMessagesInput, type MessagesWireDeps } from './messages/adapter.js';
-export { MAX_ITEM_REFERENCES, responsesAdapter, type ResponsesWireDeps } from './responses/adapter.js';
+export {
+  MAX_ITEM_REFERENCES,
+  responsesAdapter,
+  toResponsesReasoning,
+  type ResponsesWireDeps,
+} from './responses/adapter.js';

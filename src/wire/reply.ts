@@ -19,7 +19,7 @@ export interface Thought {
 /**
  * The whole reply of a conversation that is answered in one body, with its result; a failed
  * conversation throws its error (headers set, body unsent); undefined when the client left.
- * Thinking (Messages requests only) comes in blocks, each ended by its signature.
+ * Thinking (of a request that shows it) comes in blocks, each ended by its signature.
  */
 export async function collectReply(
   res: Response,

@@ -11,7 +11,8 @@ function fits(f: WorkerFit, fit: WorkerFit): boolean {
     f.system === fit.system &&
     f.maxOutputTokens === fit.maxOutputTokens &&
     f.tools === fit.tools &&
-    f.login === fit.login
+    f.login === fit.login &&
+    f.reasoning === fit.reasoning
   );
 }
 

@@ -22,17 +22,20 @@ function wantsSpare(s: PoolState, keyId: string, backend: string, slot: string |
   return true;
 }
 
+/** What a spare is started with, before its conversation exists: a turn it serves must ask for the same. */
+export type SpareFit = Pick<WorkerFit, 'cliModel' | 'maxOutputTokens' | 'login' | 'reasoning'>;
+
 /** See `takeSpare` in `spareMethods`. */
-async function takeSpare(
-  s: PoolState,
-  slot: string,
-  want: Pick<WorkerFit, 'cliModel' | 'maxOutputTokens' | 'login'>,
-  waitMs: number,
-): Promise<Worker | undefined> {
+async function takeSpare(s: PoolState, slot: string, want: SpareFit, waitMs: number): Promise<Worker | undefined> {
   const spare = s.spares.get(slot);
   if (!spare || spare.worker.state !== 'spare') return undefined;
   const f = spare.worker.fit;
-  if (f.cliModel !== want.cliModel || f.maxOutputTokens !== want.maxOutputTokens || f.login !== want.login) {
+  if (
+    f.cliModel !== want.cliModel ||
+    f.maxOutputTokens !== want.maxOutputTokens ||
+    f.login !== want.login ||
+    f.reasoning !== want.reasoning
+  ) {
     void retire(s, spare.worker, 'mismatch');
     return undefined;
   }
@@ -83,20 +86,15 @@ export function spareMethods(s: PoolState) {
     },
 
     /**
-     * The slot's spare, now taken, if it was started for this model and is up. One still starting
+     * The slot's spare, now taken, if it was started for this model (and output cap, login and
+     * reasoning: `want`, or the turn's whole fit) and is up. One still starting
      * is waited for up to `waitMs` (it was started before this turn came, so it is nearer to up
      * than a cold start would be); one that does not fit or is not up in time is retired, so the
      * key's next spare starts in the slot its next new conversation takes instead of sitting in
      * this one, which a conversation now holds.
      */
-    takeSpare(
-      slot: string,
-      cliModel: string,
-      maxOutputTokens: number | undefined,
-      login: string,
-      waitMs = 0,
-    ): Promise<Worker | undefined> {
-      return takeSpare(s, slot, { cliModel, maxOutputTokens, login }, waitMs);
+    takeSpare(slot: string, want: SpareFit, waitMs = 0): Promise<Worker | undefined> {
+      return takeSpare(s, slot, want, waitMs);
     },
 
     /**

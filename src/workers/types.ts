@@ -14,6 +14,8 @@ export interface WorkerFit {
   tools: string;
   /** The login whose credential the process holds: '' for the machine's own. */
   login: string;
+  /** How much the model thinks, as the process was started (`reasoningKey`): '' for the CLI's default. */
+  reasoning: string;
 }
 
 /** A process that just answered a turn and can serve the next one. */

@@ -256,6 +256,7 @@ describe('the Responses API', () => {
       tools: [],
       toolChoice: 'auto',
       reasoningEffort: null,
+      reasoningSummary: null,
       clientTimeoutMs: 1000,
     };
     // Assignments, not `satisfies` on SDK-typed values: these fail to compile if a builder drifts.

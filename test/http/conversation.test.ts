@@ -125,7 +125,7 @@ describe('the conversation core, driven directly', () => {
     );
   });
 
-  it('thinking commits a streamed Messages answer (no fallback after it, the error in-band); others fall back', async () => {
+  it('shown thinking commits a streamed answer (no fallback after it, the error in-band); unshown, it falls back', async () => {
     const input = {
       model: 'claude-opus-4-8',
       messages: toCoreMessages([
@@ -133,9 +133,10 @@ describe('the conversation core, driven directly', () => {
         { role: 'user', content: 'think, then fail' },
       ]),
     };
+    const shows = { ...input, reasoning: { shown: true } };
     const messages = await drain(
       openConversation(core.conversation, principal, { ...meta(true), endpoint: 'messages' }).run(
-        input,
+        shows,
         new AbortController().signal,
       ),
     );
@@ -148,7 +149,10 @@ describe('the conversation core, driven directly', () => {
     );
     for (const m of [meta(true), { ...meta(false), endpoint: 'messages' as const }, meta(false)]) {
       const other = await drain(
-        openConversation(core.conversation, principal, m).run(input, new AbortController().signal),
+        openConversation(core.conversation, principal, m).run(
+          m.endpoint === 'messages' ? shows : input,
+          new AbortController().signal,
+        ),
       );
       const shown = other.events.some((e) => e.type === 'thinking');
       if (m.endpoint === 'messages') {

@@ -220,4 +220,63 @@ describe(`real claude ${REAL_CLAUDE_VERSION} through olp`, () => {
     });
     assert.equal(after.choices[0]?.message.content, 'stand-in heard: still there?');
   });
+  it('takes the effort and thinking upstream (output_config.effort, thinking), and brings the thinking back', async () => {
+    const sent = (from: number) => api.requests.slice(from).find((r) => r.path === '/v1/messages' && r.body.stream)!;
+    api.thinking = 'Weighing it up.';
+    try {
+      let from = api.requests.length;
+      const chat = await client.chat.completions.create({
+        model: 'sonnet',
+        messages: [{ role: 'user', content: 'effort please' }],
+        reasoning_effort: 'xhigh',
+      });
+      // --effort xhigh: the adaptive model's effort (2.1.197 and 2.1.332 alike).
+      assert.equal(sent(from).body.output_config?.effort, 'xhigh');
+      assert.equal((chat.choices[0]!.message as { reasoning_content?: string }).reasoning_content, 'Weighing it up.');
+      assert.equal(chat.choices[0]!.message.content, 'stand-in heard: effort please');
+      from = api.requests.length;
+      const response = await client.responses.create({
+        model: 'sonnet',
+        input: 'summarise',
+        reasoning: { effort: 'low', summary: 'auto' },
+        store: false,
+      });
+      assert.equal(sent(from).body.output_config?.effort, 'low');
+      const [reasoning, message] = response.output;
+      assert.deepEqual((reasoning as OpenAI.Responses.ResponseReasoningItem).summary, [
+        { type: 'summary_text', text: 'Weighing it up.' },
+      ]);
+      assert.equal(message?.type, 'message');
+      // A budget model takes MAX_THINKING_TOKENS as its budget, and 0 as thinking off.
+      const messages = async (thinking: Record<string, unknown>) => {
+        from = api.requests.length;
+        const res = await fetch(`${t.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': t.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 8000,
+            thinking,
+            messages: [{ role: 'user', content: 'think about it' }],
+          }),
+        });
+        assert.equal(res.status, 200);
+        return { body: (await res.json()) as { content: { type: string }[] }, upstream: sent(from).body.thinking };
+      };
+      const budgeted = await messages({ type: 'enabled', budget_tokens: 2048 });
+      assert.equal(budgeted.upstream?.budget_tokens, 2048);
+      assert.deepEqual(
+        budgeted.body.content.map((c) => c.type),
+        ['thinking', 'text'],
+      );
+      const off = await messages({ type: 'disabled' });
+      assert.equal(off.upstream?.type, 'disabled');
+      assert.deepEqual(
+        off.body.content.map((c) => c.type),
+        ['text'],
+      );
+    } finally {
+      api.thinking = undefined;
+    }
+  });
 });

@@ -169,6 +169,38 @@ describe('real codex app-server as a live worker', () => {
     assert.ok(r2.choices[0]!.message.content!.startsWith('responses stand-in heard:'));
   });
 
+  it("the effort reaches the model from exec (-c) and from the app-server (thread/resume's config); the summary comes back", async () => {
+    const live = async () => {
+      const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
+      return ((await res.json()) as { workers: { live: Live[] } }).workers.live;
+    };
+    const seen = new Set((await live()).map((w) => w.pid));
+    const messages: OpenAI.ChatCompletionMessageParam[] = [];
+    const say = async (text: string, effort: OpenAI.ReasoningEffort) => {
+      messages.push({ role: 'user', content: text });
+      const res = await client.chat.completions.create({ model: 'codex', messages, reasoning_effort: effort });
+      messages.push({ role: 'assistant', content: res.choices[0]!.message.content! });
+      const upstream = api.requests.at(-1)!.reasoning?.effort;
+      return { upstream, thought: (res.choices[0]!.message as { reasoning_content?: string }).reasoning_content };
+    };
+    const modesBefore = runModes().length;
+    api.reasoning = 'Weighing it up.';
+    try {
+      assert.deepEqual(await say('effortful codex turn 1', 'high'), { upstream: 'high', thought: 'Weighing it up.' });
+      await waitFor(
+        async () => (await live()).some((w) => !seen.has(w.pid) && w.slot.includes('/codex/') && w.state === 'idle'),
+        undefined,
+        'the app-server worker up',
+      );
+      // Streamed by the app-server as summary deltas; the thread's effort came with thread/resume.
+      assert.deepEqual(await say('effortful codex turn 2', 'high'), { upstream: 'high', thought: 'Weighing it up.' });
+      assert.deepEqual(await say('effortful codex turn 3', 'low'), { upstream: 'low', thought: 'Weighing it up.' });
+      assert.deepEqual(runModes().slice(modesBefore), ['cold', 'warm', 'resumed']);
+    } finally {
+      api.reasoning = undefined;
+    }
+  });
+
   it('stopping olp stops every app-server and leaves no workspace', async () => {
     const res = await fetch(`${t.url}/health`, { headers: { authorization: `Bearer ${t.token}` } });
     const worker = ((await res.json()) as { workers: { live: Live[] } }).workers.live.find((l) =>

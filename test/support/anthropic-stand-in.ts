@@ -17,6 +17,8 @@ export interface RecordedRequest {
     messages?: { role: string; content: unknown }[];
     stream?: boolean;
     max_tokens?: number;
+    thinking?: { type: string; budget_tokens?: number; display?: string };
+    output_config?: { effort?: string };
   };
 }
 
@@ -62,6 +64,11 @@ export interface StandIn {
    * "prompt is too long: N tokens > M maximum"). `refused` counts those answers.
    */
   context?: { charsPerToken: number; limit: number; refused: number } | undefined;
+  /**
+   * When set, a streamed text reply to a request whose thinking is not off starts with a thinking
+   * block of this text (its signature `sig-stand-in`), as a thinking model's does.
+   */
+  thinking?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -378,7 +385,21 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
         usage: { ...usage, output_tokens: 1 },
       },
     });
-    send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    const thinks = state.thinking !== undefined && body.thinking?.type !== 'disabled';
+    if (thinks) {
+      const block = (delta: Record<string, string>) =>
+        send('content_block_delta', { type: 'content_block_delta', index: 0, delta });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      });
+      for (const p of state.thinking!.match(/.{1,6}/gs) ?? []) block({ type: 'thinking_delta', thinking: p });
+      block({ type: 'signature_delta', signature: 'sig-stand-in' });
+      send('content_block_stop', { type: 'content_block_stop', index: 0 });
+    }
+    const at = thinks ? 1 : 0;
+    send('content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'text', text: '' } });
     const cut = state.cut && state.cut.times > 0 ? state.cut : undefined;
     if (cut) cut.times--;
     const pieces = (cut?.text ?? text).match(/.{1,6}/gs) ?? [];
@@ -395,9 +416,9 @@ export async function startAnthropicStandIn(mode: StandInMode = 'text'): Promise
           );
         return;
       }
-      send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } });
+      send('content_block_delta', { type: 'content_block_delta', index: at, delta: { type: 'text_delta', text: p } });
     }
-    send('content_block_stop', { type: 'content_block_stop', index: 0 });
+    send('content_block_stop', { type: 'content_block_stop', index: at });
     send('message_delta', {
       type: 'message_delta',
       delta: { stop_reason: 'end_turn', stop_sequence: null },

@@ -16,6 +16,7 @@ export interface ResponsesStandIn {
     model?: string;
     tools?: unknown[];
     text?: { format?: Record<string, unknown> };
+    reasoning?: { effort?: string; summary?: string };
   }[];
   mode: ResponsesMode;
   /** Simulated provider time before a reply starts (ms; default 0). */
@@ -43,7 +44,35 @@ export interface ResponsesStandIn {
    * before `response.completed`.
    */
   cut?: { how: 'reset' | 'malformed'; afterDeltas: number; times: number; text?: string } | undefined;
+  /**
+   * When set, a reply (not of calls) starts with a reasoning item whose summary is this text,
+   * streamed as the API streams a summary (part added, text deltas, done).
+   */
+  reasoning?: string | undefined;
   close(): Promise<void>;
+}
+
+/** The events of a reasoning item with a one-part summary, at output index 0. */
+function reasoningEvents(n: number, summary: string): Record<string, unknown>[] {
+  const id = `rs_${n}`;
+  const at = { item_id: id, output_index: 0, summary_index: 0 };
+  const done = { type: 'summary_text', text: summary };
+  return [
+    { type: 'response.output_item.added', output_index: 0, item: { type: 'reasoning', id, summary: [] } },
+    { type: 'response.reasoning_summary_part.added', ...at, part: { type: 'summary_text', text: '' } },
+    ...(summary.match(/.{1,6}/gs) ?? []).map((delta) => ({
+      type: 'response.reasoning_summary_text.delta',
+      ...at,
+      delta,
+    })),
+    { type: 'response.reasoning_summary_text.done', ...at, text: summary },
+    { type: 'response.reasoning_summary_part.done', ...at, part: done },
+    {
+      type: 'response.output_item.done',
+      output_index: 0,
+      item: { type: 'reasoning', id, summary: [done], encrypted_content: `enc-stand-in-${n}` },
+    },
+  ];
 }
 
 /** The text of the last user input item of a Responses request. */
@@ -132,8 +161,10 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
         : outputs.length > 0
           ? `responses stand-in got: ${outputs.join(' | ')}`
           : `responses stand-in heard: ${lastUserText(body).slice(-60)}`;
+    const thought = calls.length === 0 && state.reasoning !== undefined ? reasoningEvents(n, state.reasoning) : [];
     const events = [
       { type: 'response.created', response: { id: `resp_${n}` } },
+      ...thought,
       ...calls.flatMap((c, i) => {
         const item = {
           type: 'function_call',

@@ -94,6 +94,18 @@ const table: {
     includeUsage: false,
     shape: ['role+content', 'tool_calls', 'tool_calls', '{}:tool_calls'],
   },
+  {
+    name: 'thinking (shown: the request sent reasoning_effort) as reasoning_content; a signature says nothing',
+    events: [
+      started,
+      { type: 'thinking', text: 'hm' },
+      { type: 'thinking', text: '', signature: 'sig' },
+      { type: 'text', text: 'x' },
+    ],
+    end: result(),
+    includeUsage: false,
+    shape: ['role+content', 'reasoning_content', 'content', '{}:stop'],
+  },
 ];
 
 describe('toChatStreamEvents and toChatStreamEnd', () => {

@@ -33,10 +33,11 @@ function run(file: string, size: number, ex: Partial<ExitInfo> = {}) {
 
 describe('codex exec --json parser on captured CLI output', () => {
   for (const size of [1, 13, 4096]) {
-    it(`a successful turn, chunks of ${size} bytes: text, thread id, usage`, () => {
+    it(`a successful turn, chunks of ${size} bytes: reasoning as thinking, text, thread id, usage`, () => {
       const { events, outcome } = run('codex-0.171.0-exec-json-text.jsonl', size);
       assert.deepEqual(events, [
         { type: 'session', sessionId: '01a23641-4807-7983-88df-5af0579c99c5' },
+        { type: 'thinking', text: '**Greeting the user**' },
         { type: 'text', text: 'Hello from mock.' },
       ]);
       assert.equal(outcome.ok, true);

@@ -30,6 +30,7 @@ const meta: ResponseMeta = {
   tools: [],
   toolChoice: 'auto',
   reasoningEffort: null,
+  reasoningSummary: null,
   clientTimeoutMs: 1000,
 };
 const result = (extra: Partial<ConversationResult> = {}): ConversationResult => ({
@@ -68,11 +69,22 @@ const call = (index: number, name: string): ConversationEvent => ({
   name,
 });
 const args = (index: number, t: string): ConversationEvent => ({ type: 'tool_args', index, text: t });
+const think = (t: string, signature?: string): ConversationEvent => ({
+  type: 'thinking',
+  text: t,
+  ...(signature ? { signature } : {}),
+});
 
 /** Every event the mapper gives for `events` then `end`, and where the stream started. */
 function map(events: ConversationEvent[], end: ConversationResult) {
   let n = 0;
-  const s = createResponseStreamState(meta, 'msg_1', () => `fc_${n++}`);
+  let r = 0;
+  const s = createResponseStreamState(
+    meta,
+    'msg_1',
+    () => `fc_${n++}`,
+    () => `rs_${r++}`,
+  );
   const out: ResponseStreamEvent[] = [];
   const starts: Readonly<Record<string, string>>[] = [];
   for (const ev of events) {
@@ -208,6 +220,55 @@ describe('toResponseStreamEvents and toResponseStreamEnd', () => {
     );
     const delta = out.find((e) => e.type === 'response.function_call_arguments.delta')!;
     assert.deepEqual(delta.data, { item_id: 'fc_0', output_index: 1, delta: '{}' });
+  });
+
+  it('thinking (shown: a summary was asked for) is a reasoning item before the answer, one per block', () => {
+    const { out, types, final } = map(
+      [started, think('Let me '), think('see.'), think('', 'sig-1'), think('Again.'), text('hi'), think('late')],
+      result(),
+    );
+    const REASONING = ['response.output_item.added', 'response.reasoning_summary_part.added'];
+    const REASONING_DONE = [
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+    ];
+    assert.deepEqual(types, [
+      ...OPEN,
+      ...REASONING,
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.delta',
+      ...REASONING_DONE,
+      ...REASONING,
+      'response.reasoning_summary_text.delta',
+      ...REASONING_DONE,
+      ...MESSAGE,
+      'response.output_text.delta',
+      ...MESSAGE_DONE,
+      'response.completed',
+    ]);
+    const delta = out.find((e) => e.type === 'response.reasoning_summary_text.delta')!;
+    assert.deepEqual(delta.data, { item_id: 'rs_0', output_index: 0, summary_index: 0, delta: 'Let me ' });
+    // Thinking after the answer started is not shown; the items' order is their output indexes'.
+    assert.deepEqual(
+      final.output.map((o) => o.id),
+      ['rs_0', 'rs_1', 'msg_1'],
+    );
+    const first: OpenAI.Responses.ResponseReasoningItem = final.output[0] as Extract<
+      (typeof final.output)[number],
+      { type: 'reasoning' }
+    >;
+    assert.deepEqual(first, {
+      id: 'rs_0',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Let me see.' }],
+    });
+    const done = out.filter((e) => e.type === 'response.output_item.done').map((e) => e.data.output_index);
+    assert.deepEqual(done, [0, 1, 2]);
+    const partDone = out.find((e) => e.type === 'response.reasoning_summary_part.done')!;
+    const sdk: Omit<OpenAI.Responses.ResponseReasoningSummaryPartDoneEvent, 'sequence_number' | 'type'> =
+      partDone.data as never;
+    assert.deepEqual(sdk.part, { type: 'summary_text', text: 'Let me see.' });
   });
 
   it('a failed response carries the error, and its text so far as an incomplete message', () => {

@@ -7,6 +7,7 @@ import type { Backend, EnvPolicy, ModelEntry, Place, Turn } from '../types.js';
 import { createClaudeParser } from './events.js';
 import { toSpawnError } from './errors.js';
 import { createControlIds, isControlResponse, toClaudeInvocation, toInit, toUserLine } from './invocation.js';
+import { toThinkingTokens } from './reasoning.js';
 
 export { createClaudeParser } from './events.js';
 export { toStopReason } from './shapes.js';
@@ -123,6 +124,8 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       const own = turn.login ? withoutApiKeys(opts.env, API_KEY_VARS) : opts.env;
       const set: Record<string, string> = { ...own, ...fixed, TMPDIR: `${place.home}/tmp` };
       if (turn.maxOutputTokens) set.CLAUDE_CODE_MAX_OUTPUT_TOKENS = String(turn.maxOutputTokens);
+      const thinking = toThinkingTokens(turn.reasoning);
+      if (thinking !== undefined) set.MAX_THINKING_TOKENS = thinking;
       // A call of the client's function waits for the client's next request: the CLI must wait as long.
       if (turn.tools) set.MCP_TOOL_TIMEOUT = String(turn.tools.timeoutMs);
       // 2.1.332 defers MCP tools behind its ToolSearch tool by default: the client's functions are

@@ -1,5 +1,6 @@
 import { isDocument, type Prompt } from '../../transcript/index.js';
 import type { Place, Prepared, Turn } from '../types.js';
+import { toEffortArgs } from './reasoning.js';
 
 /** Used when the client sends no system or developer message. */
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
@@ -42,6 +43,7 @@ export function toClaudeInvocation(bin: string, turn: Turn, place: Place, nextId
     '--include-partial-messages',
     '--model',
     turn.cliModel,
+    ...toEffortArgs(turn.reasoning),
     '--tools=', // `=` form: --tools is variadic and would swallow a following value
     '--strict-mcp-config',
     // The client's functions: olp's own MCP server for this run, and only its tools allowed.

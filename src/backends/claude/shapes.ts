@@ -96,7 +96,11 @@ export const KNOWN_IGNORED = new Set([
   'streamlined_text',
   'streamlined_tool_use_summary',
 ]);
-/** `system` subtypes olp knows (and mostly ignores); `thinking_tokens` (2.1.197, 2.1.332) estimates a reply's thinking. */
+/**
+ * `system` subtypes olp knows (and mostly ignores). `thinking_tokens` (2.1.197, 2.1.332) is the
+ * running estimate of a thinking block's tokens while it streams: the block itself comes as
+ * stream events and its `assistant` line.
+ */
 export const KNOWN_SYSTEM = new RegExp(
   '^(init|api_retry|status|compact_boundary|permission_denied|hook_\\w+|task_\\w+|local_command_output|' +
     'informational|files_persisted|elicitation_complete|notification|thinking_tokens)$',

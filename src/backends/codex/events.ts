@@ -5,6 +5,7 @@ import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.
 import { LIMIT_TEXT } from '../../plan/index.js';
 import { spentReport } from './errors.js';
 import { Attempt } from './attempt.js';
+import { Thoughts } from './thoughts.js';
 import { toCodexOutcome } from './outcome.js';
 import { toRawCodexUsage } from './usage.js';
 
@@ -30,7 +31,8 @@ interface Item {
 /**
  * Reads `codex exec --json` output. Agent messages arrive whole in `item.completed` (codex 0.171
  * sends no text deltas), so each is forwarded the moment it is complete; `item.updated` text, if a
- * build sends it, is forwarded as it grows. Usage is the thread's running total (`turn.completed`);
+ * build sends it, is forwarded as it grows. A `reasoning` item (the model's reasoning summary,
+ * also only completed) is thinking. Usage is the thread's running total (`turn.completed`);
  * the session layer turns it into this request's share.
  *
  * When the provider's stream breaks before `response.completed`, codex asks the model again
@@ -52,6 +54,8 @@ class ExecTurn implements EventParser {
   /** Characters of each agent message forwarded so far. */
   private readonly sent = new Map<string, number>();
   private threadId: string | undefined;
+  /** The model's reasoning summary, as thinking. */
+  private readonly thoughts = new Thoughts();
   private completed: unknown;
   private failed: string | undefined;
   private lastError: string | undefined;
@@ -120,6 +124,9 @@ class ExecTurn implements EventParser {
   }
 
   private item(item: Item | undefined): BackendEvent[] {
+    // The model's reasoning summary, whole (0.171 sends it only completed); what a model gives none of is ''.
+    if (item?.type === 'reasoning' && typeof item.text === 'string')
+      return this.thoughts.whole(item.id ?? 'reasoning', item.text);
     if (item?.type === 'agent_message' && typeof item.text === 'string')
       return this.attempt.said(this.message(item.id ?? `m${this.reader.summary().parsedLines}`, item.text));
     // codex 0.171: a transport fallback is reported as an error item mid-retry.

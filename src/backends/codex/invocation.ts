@@ -1,4 +1,5 @@
 import type { Place, Prepared, Turn } from '../types.js';
+import { toEffortConfig } from './reasoning.js';
 import { toStrictSchema } from './schema.js';
 
 /** Profile olp writes into each run's CODEX_HOME; it carries the system prompt as developer instructions. */
@@ -56,6 +57,8 @@ export function toCodexInvocation(bin: string, turn: Turn, place: Place, config:
     ...DISABLED_FEATURES.flatMap((f) => ['--disable', f]),
     ...(turn.cliModel && turn.cliModel !== 'codex' ? ['--model', turn.cliModel] : []),
     ...config.flatMap((c) => ['-c', c]),
+    // After the operator's overrides: a request's effort wins over a configured default.
+    ...toEffortConfig(turn.reasoning).flatMap((c) => ['-c', c]),
     ...(turn.tools ? toolConfig(turn.tools).flatMap((c) => ['-c', c]) : []),
     ...(turn.outputSchema ? ['--output-schema', place.path(OUTPUT_SCHEMA_FILE)] : []),
     ...(s?.mode === 'resumed' && s.sessionId

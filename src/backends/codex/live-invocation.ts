@@ -1,6 +1,7 @@
 import type { Prompt } from '../../transcript/index.js';
 import type { Place, Prepared, Turn } from '../types.js';
 import { DISABLED_FEATURES, toToolServer } from './invocation.js';
+import { codexEffort } from './reasoning.js';
 import { toStrictSchema } from './schema.js';
 
 // `codex app-server` (codex-cli 0.171): JSON-RPC messages, one per line, without a "jsonrpc"
@@ -54,19 +55,28 @@ export function toAppServerInvocation(bin: string, turn: Turn, place: Place, con
         approvalPolicy: 'never',
         sandbox: 'read-only',
         ...(turn.cliModel && turn.cliModel !== 'codex' ? { model: turn.cliModel } : {}),
-        ...(turn.tools
-          ? {
-              config: {
-                mcp_servers: {
-                  olp: { ...toToolServer(turn.tools), http_headers: { Authorization: `Bearer ${turn.tools.token}` } },
-                },
-              },
-            }
-          : {}),
+        ...threadConfig(turn),
       },
     },
   ];
   return { invocation: { command: bin, args, stdin: lines.map((l) => `${JSON.stringify(l)}\n`).join('') }, files: [] };
+}
+
+/**
+ * thread/resume's `config`: olp's MCP server when the turn offers the client's functions, and the
+ * turn's effort (a resumed thread takes it only here, not from `-c`; codex 0.171).
+ */
+function threadConfig(turn: Turn): { config?: Record<string, unknown> } {
+  const effort = codexEffort(turn.reasoning);
+  const tools = turn.tools
+    ? {
+        mcp_servers: {
+          olp: { ...toToolServer(turn.tools), http_headers: { Authorization: `Bearer ${turn.tools.token}` } },
+        },
+      }
+    : {};
+  const config = { ...tools, ...(effort ? { model_reasoning_effort: effort } : {}) };
+  return Object.keys(config).length > 0 ? { config } : {};
 }
 
 /** Up once the thread is loaded; failed when the resume was refused. */

@@ -4,6 +4,7 @@ import { END_TURN, type StopReason } from '../../core/index.js';
 import type { BackendEvent, EventParser, ToolStep, TurnOutcome } from '../types.js';
 import { spentReport } from './errors.js';
 import { Attempt } from './attempt.js';
+import { Thoughts } from './thoughts.js';
 import { INTERRUPT_ID, toTurnInterrupt } from './live-invocation.js';
 import { toCodexOutcome } from './outcome.js';
 import { type RateLimits, toCodexPlanReport } from './rate-limits.js';
@@ -30,9 +31,19 @@ interface Params {
   turnId?: string;
   itemId?: string;
   delta?: string;
+  /** Which part of a reasoning item's summary a delta belongs to. */
+  summaryIndex?: number;
   willRetry?: boolean;
   error?: { message?: string };
-  item?: { type?: string; id?: string; text?: string; server?: string; tool?: string; arguments?: unknown };
+  item?: {
+    type?: string;
+    id?: string;
+    text?: string;
+    summary?: unknown;
+    server?: string;
+    tool?: string;
+    arguments?: unknown;
+  };
   turn?: { id?: string; status?: string; error?: { message?: string } | null };
   tokenUsage?: { total?: Record<string, unknown> };
   rateLimits?: RateLimits;
@@ -41,9 +52,11 @@ interface Params {
 /**
  * Reads one turn of an app-server worker: the agent message's deltas as they come (a message
  * that arrives without deltas is forwarded whole), the thread's running token total as of this
- * turn (an update replayed for an earlier turn is ignored), retries (`error` with willRetry) as
- * retries, and the end at this turn's `turn/completed`. A retry after the provider's stream broke
- * asks the model again: the messages streamed so far (whole or in part) are not the turn's (its
+ * turn (an update replayed for an earlier turn is ignored), the model's reasoning summary as
+ * thinking (`item/reasoning/summaryTextDelta`, or a reasoning item's whole `summary`), retries
+ * (`error` with willRetry) as retries, and the end at this turn's `turn/completed`. A retry after
+ * the provider's stream broke asks the model again: the messages streamed so far (whole or in
+ * part) are not the turn's (its
  * `turn/completed` lists only the retried one; 0.171, captured), and are said `abandoned`.
  *
  * A thread given olp's MCP server (see toAppServerInvocation) may call the client's functions:
@@ -66,6 +79,8 @@ class AppServerTurn implements EventParser {
   private readonly attempt = new Attempt();
   /** Agent messages (by item id) that came in deltas: their completed item is not forwarded again. */
   private readonly streamed = new Set<string>();
+  /** The model's reasoning summary, as thinking. */
+  private readonly thoughts = new Thoughts();
   private turnId: string | undefined;
   private threadId: string | undefined;
   private total: Record<string, number> | null = null;
@@ -107,6 +122,10 @@ class AppServerTurn implements EventParser {
         return this.turnStarted(p);
       case 'item/agentMessage/delta':
         return this.ours(p.turnId) && typeof p.delta === 'string' ? this.text(p.itemId ?? 'message', p.delta) : [];
+      case 'item/reasoning/summaryTextDelta':
+        return this.ours(p.turnId) && typeof p.delta === 'string'
+          ? this.thoughts.delta(p.itemId ?? 'reasoning', p.summaryIndex ?? 0, p.delta)
+          : [];
       case 'item/started':
         return this.ours(p.turnId) ? this.itemStarted(p.item) : [];
       case 'item/completed':
@@ -184,6 +203,7 @@ class AppServerTurn implements EventParser {
   }
 
   private itemCompleted(item: Params['item']): BackendEvent[] {
+    if (item?.type === 'reasoning') return this.thoughts.completed(item.id ?? 'reasoning', item.summary);
     if (item?.type !== 'agentMessage' || typeof item.text !== 'string') return [];
     // Streamed already: the deltas were the text.
     if (this.streamed.has(item.id ?? 'message')) return [];

@@ -1,11 +1,20 @@
+import type { Reasoning } from '../../core/index.js';
 import { streamOrBody, type WireAdapter, type WireDeps } from '../adapter.js';
 import { checkOutputTokens } from '../output-tokens.js';
 import { endSlowStream } from '../sse.js';
 import { toCoreMessages } from './messages.js';
-import { parseChatRequest } from './request.js';
+import { parseChatRequest, type ChatRequest } from './request.js';
 import { newCompletionId } from './shapes.js';
 import { type ChatTools, parseChatTools } from './tools.js';
 import { writeChatJson, writeChatStream, type ChatMeta } from './write.js';
+
+/**
+ * `reasoning_effort` as the core's reasoning. A client that sends it reads the thinking back
+ * (`reasoning_content`, as the chat APIs of reasoning models put it), unless it asked for none.
+ */
+export function toChatReasoning(effort: ChatRequest['reasoning_effort']): Reasoning | undefined {
+  return effort ? { effort, shown: effort !== 'none' } : undefined;
+}
 
 /** Chat Completions as a wire adapter: the request's messages and settings in, chunks or one body out. */
 export function chatAdapter(deps: WireDeps): WireAdapter<ChatMeta> {
@@ -24,6 +33,7 @@ export function chatAdapter(deps: WireDeps): WireAdapter<ChatMeta> {
         maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
         tools,
         stopSequences: typeof request.stop === 'string' ? [request.stop] : (request.stop ?? undefined),
+        reasoning: toChatReasoning(request.reasoning_effort),
       };
       const wire: ChatMeta = {
         id: newCompletionId(),

@@ -58,7 +58,9 @@ export function toChatStreamEvents(s: ChatStreamState, ev: ConversationEvent): M
       out.chunks.push(toChunk(at(s), { tool_calls: [{ index: ev.index, function: { arguments: ev.text } }] }));
       return out;
     case 'thinking':
-      // Chat Completions has no place for it (the core sends it to Messages requests only).
+      // Shown only to a request that sent reasoning_effort: `reasoning_content`, as the chat APIs
+      // of reasoning models (DeepSeek, vLLM, OpenRouter) stream it. The signature has no place here.
+      if (ev.text !== '') out.chunks.push(toChunk(at(s), { reasoning_content: ev.text }));
       return out;
     default:
       return assertNever(ev);

@@ -122,7 +122,7 @@ const chatRequestSchema = z.object({
       }),
     ])
     .optional(),
-  reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
+  reasoning_effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullable().optional(),
   metadata: z.record(z.string(), z.string()).nullable().optional(),
   store: z.boolean().nullable().optional(),
 });

@@ -20,7 +20,14 @@ export interface ChatCompletion {
   choices: [
     {
       index: 0;
-      message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: ToolCall[] };
+      message: {
+        role: 'assistant';
+        content: string | null;
+        refusal: null;
+        tool_calls?: ToolCall[];
+        /** The model's thinking, when the request sent `reasoning_effort` (not in OpenAI's own shape). */
+        reasoning_content?: string;
+      };
       finish_reason: ChatFinishReason;
       logprobs: null;
     },
@@ -51,7 +58,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: {
     index: 0;
-    delta: { role?: 'assistant'; content?: string; tool_calls?: ToolCallDelta[] };
+    delta: { role?: 'assistant'; content?: string; reasoning_content?: string; tool_calls?: ToolCallDelta[] };
     finish_reason: ChatFinishReason | null;
     logprobs: null;
   }[];
@@ -80,11 +87,13 @@ export function toChatCompletion(
   finishReason: ChatFinishReason,
   usage: Usage | null,
   toolCalls: ToolCall[] = [],
+  thinking = '',
 ): ChatCompletion {
   // A message of tool calls alone has `content: null`, as OpenAI sends it.
+  const reasoning = thinking ? { reasoning_content: thinking } : {};
   const message = toolCalls.length
-    ? { role: 'assistant' as const, content: content || null, refusal: null, tool_calls: toolCalls }
-    : { role: 'assistant' as const, content, refusal: null };
+    ? { role: 'assistant' as const, content: content || null, refusal: null, tool_calls: toolCalls, ...reasoning }
+    : { role: 'assistant' as const, content, refusal: null, ...reasoning };
   return {
     id: meta.id,
     object: 'chat.completion' as const,

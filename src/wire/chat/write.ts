@@ -32,6 +32,7 @@ export async function writeChatJson(res: Response, events: Events, meta: ChatMet
         toChatFinishReason(r.stopReason),
         r.usage,
         reply.toolCalls,
+        reply.thinking.map((t) => t.thinking).join('\n\n'),
       ),
     );
 }

@@ -6,6 +6,7 @@ import { reportDropped, streamOrBody, type WireAdapter, type WireDeps } from '..
 import { checkOutputTokens } from '../output-tokens.js';
 import { newMessageId } from '../responses/shapes.js';
 import { requestKind } from './kind.js';
+import { toMessagesReasoning } from './reasoning.js';
 import { parseMessagesRequest } from './request.js';
 import { endSlowMessagesStream, writeMessagesJson, writeMessagesStream, type MessagesMeta } from './write.js';
 
@@ -40,6 +41,7 @@ export function toMessagesInput(
       tools: toolRequest(parsed.tools),
       stopSequences: parsed.body.stop_sequences,
       kind: requestKind(headers, parsed.body),
+      reasoning: toMessagesReasoning(parsed.body),
     },
     dropped: parsed.dropped,
     stream: parsed.body.stream === true,

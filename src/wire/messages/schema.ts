@@ -115,8 +115,18 @@ export const messagesRequestSchema = z.object({
   stop_sequences: z.array(z.string()).optional(),
   metadata: z.object({ user_id: z.string().nullable().optional() }).loose().optional(),
   thinking: z
-    .object({ type: z.enum(['enabled', 'disabled', 'adaptive']) })
+    .object({
+      type: z.enum(['enabled', 'disabled', 'adaptive']),
+      budget_tokens: z.number().int().min(1).optional(),
+      display: z.string().optional(),
+    })
     .loose()
+    .optional(),
+  // How much the model thinks (Claude Code sends `effort`; `format` is structured output's newer place).
+  output_config: z
+    .object({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).optional() })
+    .loose()
+    .nullable()
     .optional(),
   service_tier: z.string().optional(),
   container: z

@@ -1,3 +1,4 @@
+import type { Reasoning } from '../../core/index.js';
 import { toolRequest } from '../../tools/index.js';
 import { requestKind } from './kind.js';
 import type { Store } from '../../store/index.js';
@@ -50,8 +51,25 @@ function toMeta(p: ParsedResponsesRequest, id: string, clientTimeoutMs: number):
     }),
     toolChoice: (b.tool_choice ?? 'auto') as ResponseMeta['toolChoice'],
     reasoningEffort: b.reasoning?.effort ?? null,
+    reasoningSummary: summaryOf(p),
     clientTimeoutMs,
   };
+}
+
+/** The reasoning summary the request asks for (`summary`, or its older name `generate_summary`); null for none. */
+function summaryOf(p: ParsedResponsesRequest): 'auto' | 'concise' | 'detailed' | null {
+  const summary = p.body.reasoning?.summary ?? p.body.reasoning?.generate_summary;
+  return summary && summary !== 'none' ? summary : null;
+}
+
+/**
+ * `reasoning` as the core's reasoning: its effort, and the thinking shown (as `reasoning` output
+ * items with a summary) when the request asks for a summary, as OpenAI sends one only then.
+ */
+export function toResponsesReasoning(p: ParsedResponsesRequest): Reasoning | undefined {
+  const effort = p.body.reasoning?.effort ?? undefined;
+  const shown = summaryOf(p) !== null;
+  return effort || shown ? { ...(effort ? { effort } : {}), shown } : undefined;
 }
 
 /** What a Responses request carries from its parse to its writer (and its stored copy). */
@@ -93,6 +111,7 @@ export function responsesAdapter(deps: ResponsesWireDeps): WireAdapter<Responses
         maxOutputTokens: b.max_output_tokens ?? undefined,
         tools: toolRequest(offered.offer),
         kind: requestKind(who.headers),
+        reasoning: toResponsesReasoning(parsed),
       };
       reportDropped(who, offered.dropped);
       const meta = {

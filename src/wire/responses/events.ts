@@ -2,7 +2,9 @@ import type { ConversationEvent, ConversationResult } from '../../conversation/i
 import { assertNever } from '../never.js';
 import {
   newFunctionCallId,
+  newReasoningId,
   toFinalResponse,
+  toReasoningItem,
   toOutputMessage,
   toResponse,
   type ResponseMeta,
@@ -11,6 +13,7 @@ import {
 } from './shapes.js';
 import { toFunctionCallItem } from './calls.js';
 import type { ToolCall } from '../chat/shapes.js';
+import { closeReasoning, thinkingEvents, type StreamedReasoning } from './reasoning-events.js';
 
 /** One Responses stream event before it is numbered: its `type` (also the SSE event name) and its fields. */
 export interface ResponseStreamEvent {
@@ -30,11 +33,15 @@ export interface ResponseStreamState {
   readonly messageId: string;
   /** Makes a function call item's id (random in olp; fixed in tests). */
   readonly newItemId: () => string;
+  /** Makes a reasoning item's id. */
+  readonly newReasoningId: () => string;
   announced: boolean;
   model: string;
   text: string;
-  /** Output items in the order they start: the message (at its first text), then function calls. */
+  /** Output items in the order they start: reasoning, the message (at its first text), then function calls. */
   nextIndex: number;
+  /** The thinking's reasoning items (only before the answer: thinking after it is not shown). */
+  reasoning: StreamedReasoning[];
   messageIndex: number | undefined;
   messageDone: boolean;
   calls: { itemId: string; index: number; call: ToolCall }[];
@@ -45,11 +52,14 @@ export function createResponseStreamState(
   meta: ResponseMeta,
   messageId: string,
   newItemId: () => string = newFunctionCallId,
+  reasoningId: () => string = newReasoningId,
 ): ResponseStreamState {
   return {
     meta,
     messageId,
     newItemId,
+    newReasoningId: reasoningId,
+    reasoning: [],
     announced: false,
     model: meta.model,
     text: '',
@@ -117,11 +127,13 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
       announce(s, ev.model, ev.headers, out);
       return out;
     case 'text':
+      closeReasoning(s.reasoning, out.events);
       openMessage(s, out.events);
       s.text += ev.text;
       out.events.push({ type: 'response.output_text.delta', data: { ...at(s), delta: ev.text, logprobs: [] } });
       return out;
     case 'tool_call': {
+      closeReasoning(s.reasoning, out.events);
       closeMessage(s, toOutputMessage(s.messageId, s.text, 'completed'), out.events);
       const c = {
         itemId: s.newItemId(),
@@ -153,7 +165,14 @@ export function toResponseStreamEvents(s: ResponseStreamState, ev: ConversationE
       return out;
     }
     case 'thinking':
-      // Not sent as reasoning items (the core sends it to Messages requests only).
+      // Thinking comes before the answer; any that comes after it starts is not shown.
+      if (s.messageIndex === undefined && s.calls.length === 0)
+        thinkingEvents(
+          s.reasoning,
+          ev,
+          () => ({ id: s.newReasoningId(), index: s.nextIndex++, text: '', done: false }),
+          out.events,
+        );
       return out;
     default:
       return assertNever(ev);
@@ -171,8 +190,10 @@ export function toResponseStreamEnd(
   const out: MappedEvents = { events: [] };
   announce(s, r.servedModel ?? s.meta.model, r.headers, out);
   const made = s.calls.filter(Boolean);
+  closeReasoning(s.reasoning, out.events);
   if (made.length === 0) openMessage(s, out.events);
-  const final = toFinalResponse(s.meta, s.messageId, s.text, r, made);
+  const reasoning = s.reasoning.map((t) => toReasoningItem(t.id, t.text));
+  const final = toFinalResponse(s.meta, s.messageId, s.text, r, made, reasoning);
   if (r.error) {
     out.events.push({ type: 'response.failed', data: { response: final } });
     return { ...out, final };

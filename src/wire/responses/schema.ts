@@ -86,8 +86,10 @@ export const responsesRequestSchema = z.object({
   user: z.string().optional(),
   reasoning: z
     .object({
-      effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
-      summary: z.string().nullable().optional(),
+      effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']).nullable().optional(),
+      summary: z.enum(['auto', 'concise', 'detailed', 'none']).nullable().optional(),
+      // The older name of `summary` (the SDK still types it).
+      generate_summary: z.enum(['auto', 'concise', 'detailed', 'none']).nullable().optional(),
     })
     .loose()
     .nullable()

@@ -40,7 +40,14 @@ export interface ResponseOutputMessage {
   content: ResponseOutputText[];
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseToolCallItem;
+/** The model's thinking, as a summary of one part (sent only when the request asks for a summary). */
+export interface ResponseReasoningItem {
+  id: string;
+  type: 'reasoning';
+  summary: { type: 'summary_text'; text: string }[];
+}
+
+export type ResponseOutputItem = ResponseReasoningItem | ResponseOutputMessage | ResponseToolCallItem;
 
 export interface ResponseFunctionTool {
   type: 'function';
@@ -91,6 +98,8 @@ export interface ResponseMeta {
   toolWire?: ReadonlyMap<string, CallWire>;
   toolChoice: ResponseToolChoice;
   reasoningEffort: string | null;
+  /** The reasoning summary asked for: reasoning items are sent only then. */
+  reasoningSummary: 'auto' | 'concise' | 'detailed' | null;
   clientTimeoutMs: number;
   /** Silence after which the stream gets an SSE comment line (0: never). */
   keepaliveMs?: number;
@@ -111,7 +120,10 @@ export interface ResponseObject {
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | null; summary: null };
+  reasoning: {
+    effort: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max' | null;
+    summary: 'auto' | 'concise' | 'detailed' | null;
+  };
   store: boolean;
   temperature: number | null;
   text: { format: TextFormat };
@@ -129,6 +141,15 @@ export function newResponseId(): string {
 
 export function newMessageId(): string {
   return `msg_${randomText(24, 'hex')}`;
+}
+
+export function newReasoningId(): string {
+  return `rs_${randomText(24, 'hex')}`;
+}
+
+/** A reasoning item of the thinking's text (no summary parts while it has none). */
+export function toReasoningItem(id: string, text: string): ResponseReasoningItem {
+  return { id, type: 'reasoning', summary: text ? [{ type: 'summary_text', text }] : [] };
 }
 
 export function newFunctionCallId(): string {
@@ -186,7 +207,7 @@ export function toResponse(
     output_text: output.map((m) => (m.type === 'message' ? m.content.map((c) => c.text).join('') : '')).join(''),
     parallel_tool_calls: meta.parallelToolCalls,
     previous_response_id: meta.previousResponseId,
-    reasoning: { effort: effort ?? null, summary: null },
+    reasoning: { effort: effort ?? null, summary: meta.reasoningSummary },
     store: meta.store,
     temperature: meta.temperature,
     text: { format: meta.format },
@@ -206,6 +227,7 @@ export function toFinalResponse(
   text: string,
   r: ConversationResult,
   calls: { itemId: string; call: ToolCall }[] = [],
+  reasoning: ResponseReasoningItem[] = [],
 ): ResponseObject {
   const incomplete = r.error ? null : toIncompleteReason(r.stopReason);
   const status = r.error ? 'failed' : incomplete ? 'incomplete' : 'completed';
@@ -215,7 +237,8 @@ export function toFinalResponse(
       ? []
       : [toOutputMessage(messageId, text, incomplete || r.error ? 'incomplete' : 'completed')];
   const items = calls.map((c) => toFunctionCallItem(c.itemId, c.call, meta.toolWire));
-  return toResponse(meta, status, [...message, ...items], {
+  // The thinking comes before the answer, as the model thought it.
+  return toResponse(meta, status, [...reasoning, ...message, ...items], {
     usage: r.usage,
     ...(r.error ? { error: r.error } : {}),
     model: r.servedModel ?? meta.model,

@@ -1,7 +1,14 @@
 import type { Response as HttpResponse } from 'express';
 import { collectReply, setHeaders, type Events } from '../reply.js';
 import { createResponseStreamState, toResponseStreamEnd, toResponseStreamEvents, type MappedEvents } from './events.js';
-import { newFunctionCallId, toFinalResponse, type ResponseMeta, type ResponseObject } from './shapes.js';
+import {
+  newFunctionCallId,
+  newReasoningId,
+  toFinalResponse,
+  toReasoningItem,
+  type ResponseMeta,
+  type ResponseObject,
+} from './shapes.js';
 import { createSseWriter, streamReply, type ClientTooSlowError, type SseWriter } from '../sse.js';
 
 export * from './shapes.js';
@@ -22,6 +29,7 @@ export async function writeResponseJson(
     reply.text,
     reply.result,
     reply.toolCalls.map((call) => ({ itemId: newFunctionCallId(), call })),
+    reply.thinking.map((t) => toReasoningItem(newReasoningId(), t.thinking)),
   );
   res.status(200).json(body);
   return body;
