@@ -64,7 +64,10 @@ function logFinished(c: RequestContext, req: Request, res: Response): void {
   );
 }
 
-/** A request's session in its log line: the mode, why the slot was rotated, where a new conversation parted from the closest one. */
+/**
+ * A request's session in its log line: the mode, why the slot was rotated, and where a new
+ * conversation parted from the closest one.
+ */
 function sessionFields(n: SessionNote): Record<string, string> {
   return {
     session: n.mode,

@@ -2,7 +2,10 @@
 // the model's context size (2.1.197), the date, the working directory's git status into its
 // system prompt, and these change between its processes and turns of one conversation.
 
-/** Most of a system prompt that may differ (in characters of the lines that differ) and still be the same conversation's. */
+/**
+ * Most of a system prompt that may differ (in characters of the lines that differ) and still be
+ * the same conversation's.
+ */
 const DRIFT_SHARE = 0.1;
 
 /** The characters of the lines of `a` that `b` does not have (as many times as `a` has them more). */
