@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { type UsageFilter, where } from './usage-query.js';
+import type { UsageFilter } from './usage-where.js';
+import { totalsOf } from './usage-source.js';
 
 /**
  * One conversation as the ledger can honestly tell it: the successful rows that share one CLI
@@ -20,15 +21,15 @@ export interface ConversationSummary {
 
 /** The most recently continued conversations within the filter (see ConversationSummary). */
 export function recentConversations(db: Database, filter: UsageFilter, limit: number): ConversationSummary[] {
-  const w = where(filter, "outcome = 'ok'", 'session_id IS NOT NULL');
+  const src = totalsOf('sessions', filter);
   const rows = db
     .prepare(
       `SELECT min(backend) AS backend, coalesce(min(served_model), min(model), '(none)') AS model,
-           min(ts) AS started, max(ts) AS last, count(*) AS turns
-         FROM usage ${w.sql}
+           min(first_ts) AS started, max(last_ts) AS last, sum(turns) AS turns
+         FROM (${src.sql})
          GROUP BY session_id ORDER BY last DESC LIMIT ?`,
     )
-    .all(...w.params, limit) as {
+    .all(...src.params, limit) as {
     backend: string | null;
     model: string;
     started: number;
