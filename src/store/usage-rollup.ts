@@ -123,7 +123,8 @@ export const ROLLUP_MIGRATION = `CREATE TABLE usage_totals (
      turns INTEGER NOT NULL,
      PRIMARY KEY (day, key_id, key_name, session_id)
    ) WITHOUT ROWID;
-   CREATE INDEX usage_sessions_key ON usage_sessions (key_id, day);
+   CREATE INDEX usage_sessions_last ON usage_sessions (key_id, last_ts);
+   CREATE INDEX usage_sessions_id ON usage_sessions (session_id);
    ${upserts('')
      .map((s) => `${s};`)
      .join('\n')}`;

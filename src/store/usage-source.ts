@@ -28,21 +28,30 @@ export type Totals = keyof typeof TABLES;
 const floorDay = (ms: number) => ms - (((ms % DAY) + DAY) % DAY);
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** One part of a filter's totals: the table's rows of whole days, or the groups of the ledger's own rows. */
+export interface TotalsPart {
+  /** The table's rows (`FROM table WHERE …`) or the SELECT over the ledger's rows. */
+  sql: string;
+  params: unknown[];
+  /** The table's WHERE (with `params`), for a part read from the table. */
+  tableWhere?: string;
+}
+
 /**
- * A subquery with the columns of the table `which`, whose rows add up to the table's groups over the
- * filter's rows.
+ * The parts of the table `which` that add up to its groups over the filter's rows; `also` narrows
+ * every part by a condition on the columns both have (its parameters last).
  */
-export function totalsOf(which: Totals, f: UsageFilter): { sql: string; params: unknown[] } {
+export function partsOf(which: Totals, f: UsageFilter, also?: { sql: string; params: unknown[] }): TotalsPart[] {
   const t = TABLES[which];
   const { sinceMs: since, untilMs: until, ...keys } = f;
-  const parts: { sql: string; params: unknown[] }[] = [];
+  const extra = also ? [also.sql] : [];
+  const parts: TotalsPart[] = [];
   const raw = (from: number | undefined, to: number | undefined) => {
-    const w = where({
-      ...keys,
-      ...(from === undefined ? {} : { sinceMs: from }),
-      ...(to === undefined ? {} : { untilMs: to }),
-    });
-    parts.push({ sql: t.select(w.sql), params: w.params });
+    const w = where(
+      { ...keys, ...(from === undefined ? {} : { sinceMs: from }), ...(to === undefined ? {} : { untilMs: to }) },
+      ...extra,
+    );
+    parts.push({ sql: t.select(w.sql), params: [...w.params, ...(also?.params ?? [])] });
   };
   // The whole days within [since, until), and the ledger's rows of what is left at either end.
   const first = since === undefined ? undefined : floorDay(since) === since ? since : floorDay(since) + DAY;
@@ -51,11 +60,26 @@ export function totalsOf(which: Totals, f: UsageFilter): { sql: string; params: 
   if (outside || (first !== undefined && end !== undefined && first >= end)) {
     raw(since, until);
   } else {
-    const w = where(keys, ...(first === undefined ? [] : ['day >= ?']), ...(end === undefined ? [] : ['day < ?']));
-    w.params.push(...(first === undefined ? [] : [dayOf(first)]), ...(end === undefined ? [] : [dayOf(end)]));
-    parts.push({ sql: `SELECT ${t.columns} FROM ${t.name} ${w.sql}`, params: w.params });
+    const days = [...(first === undefined ? [] : ['day >= ?']), ...(end === undefined ? [] : ['day < ?'])];
+    const w = where(keys, ...days, ...extra);
+    const params = [
+      ...w.params,
+      ...(first === undefined ? [] : [dayOf(first)]),
+      ...(end === undefined ? [] : [dayOf(end)]),
+      ...(also?.params ?? []),
+    ];
+    parts.push({ sql: `SELECT ${t.columns} FROM ${t.name} ${w.sql}`, params, tableWhere: w.sql });
     if (since !== undefined && since < first!) raw(since, first);
     if (until !== undefined && until > end!) raw(end, until);
   }
+  return parts;
+}
+
+/**
+ * A subquery with the columns of the table `which`, whose rows add up to the table's groups over the
+ * filter's rows.
+ */
+export function totalsOf(which: Totals, f: UsageFilter): { sql: string; params: unknown[] } {
+  const parts = partsOf(which, f);
   return { sql: parts.map((p) => p.sql).join(' UNION ALL '), params: parts.flatMap((p) => p.params) };
 }

@@ -104,6 +104,7 @@ function oldDaily(db: Database, f: UsageFilter) {
   }));
 }
 
+/** The old breakdown scans; conversations that ended at the same ms (its order left them in any) by id. */
 function oldBreakdown(db: Database, f: UsageFilter, limit: number) {
   const ok = where(f, "outcome = 'ok'");
   const failed = where(f, "outcome <> 'ok'");
@@ -128,7 +129,7 @@ function oldBreakdown(db: Database, f: UsageFilter, limit: number) {
           `SELECT min(backend) AS backend, coalesce(min(served_model), min(model), '(none)') AS model,
            min(ts) AS started, max(ts) AS last, count(*) AS turns
          FROM usage ${sessions.sql}
-         GROUP BY session_id ORDER BY last DESC LIMIT ?`,
+         GROUP BY session_id ORDER BY last DESC, session_id LIMIT ?`,
         )
         .all(...sessions.params, limit) as Row[]
     ).map((r) => ({
