@@ -176,6 +176,8 @@ console.log(
 );
 const tokens = new Map<string, string>();
 for (const k of KEYS) tokens.set(k.name, store.keys.rotate(k.name));
+// The chat key's budgets are checked on every request: high enough here that a year's rows leave them unspent.
+store.keys.update('alice', { policy: { dailyTokens: 1e12, monthlyTokens: 1e13 } });
 
 const env = {
   PATH: process.env.PATH ?? '',

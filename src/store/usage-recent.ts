@@ -57,6 +57,7 @@ export function recentConversations(db: Database, filter: UsageFilter, limit: nu
   const parts = partsOf('sessions', filter, {
     sql: 'session_id IN (SELECT value FROM json_each(?))',
     params: [JSON.stringify(ids)],
+    index: 'usage_sessions_id',
   });
   const rows = db
     .prepare(

@@ -39,9 +39,14 @@ export interface TotalsPart {
 
 /**
  * The parts of the table `which` that add up to its groups over the filter's rows; `also` narrows
- * every part by a condition on the columns both have (its parameters last).
+ * every part by a condition on the columns both have (its parameters last), read from the table
+ * through its `index`.
  */
-export function partsOf(which: Totals, f: UsageFilter, also?: { sql: string; params: unknown[] }): TotalsPart[] {
+export function partsOf(
+  which: Totals,
+  f: UsageFilter,
+  also?: { sql: string; params: unknown[]; index?: string },
+): TotalsPart[] {
   const t = TABLES[which];
   const { sinceMs: since, untilMs: until, ...keys } = f;
   const extra = also ? [also.sql] : [];
@@ -68,7 +73,8 @@ export function partsOf(which: Totals, f: UsageFilter, also?: { sql: string; par
       ...(end === undefined ? [] : [dayOf(end)]),
       ...(also?.params ?? []),
     ];
-    parts.push({ sql: `SELECT ${t.columns} FROM ${t.name} ${w.sql}`, params, tableWhere: w.sql });
+    const from = also?.index ? `${t.name} INDEXED BY ${also.index}` : t.name;
+    parts.push({ sql: `SELECT ${t.columns} FROM ${from} ${w.sql}`, params, tableWhere: w.sql });
     if (since !== undefined && since < first!) raw(since, first);
     if (until !== undefined && until > end!) raw(end, until);
   }
