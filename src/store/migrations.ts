@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { ROLLUP_MIGRATION } from './usage-rollup.js';
 
 // The state database's schema, as the steps that made it: `user_version` counts the steps taken.
 
@@ -169,6 +170,10 @@ export const MIGRATIONS: string[] = [
   // the CLI said; cleared by a new credential or the login's next answered run. The page shows it.
   `ALTER TABLE logins ADD COLUMN claude_refused TEXT;
    ALTER TABLE logins ADD COLUMN codex_refused TEXT;`,
+  // Running totals of the ledger per day, key, model and login, per failure code and per CLI session,
+  // kept as rows are written, so that no view scans the ledger (usage-rollup.ts); made here from the
+  // rows already in it.
+  ROLLUP_MIGRATION,
 ];
 
 /** Takes the database through the steps it has not taken yet, in one transaction. */

@@ -1,10 +1,9 @@
 import type { Database } from 'better-sqlite3';
+import { totalsOf } from './usage-source.js';
+import { addCompensated, type CompensatedSum, compensatedTotal } from './compensated-sum.js';
+import type { UsageFilter } from './usage-where.js';
 
-/**
- * Whose rows a query may see: every key (an owner, the CLI) or one key (a member's own view).
- * Every read takes one, so no query can forget the restriction.
- */
-export type Scope = { all: true } | { keyId: string };
+export { type Scope, type UsageFilter, where } from './usage-where.js';
 
 /** One UTC day's totals of one key on one model. */
 export interface DailyRow {
@@ -17,19 +16,6 @@ export interface DailyRow {
   cachedTokens: number;
   completionTokens: number;
   costUsd: number | null;
-}
-
-export interface UsageFilter {
-  scope: Scope;
-  /** Narrow an all-keys scope to one key. */
-  keyId?: string;
-  /**
-   * Narrow it to the rows of the keys of this name (one made again after a revoke included), as `--by key`
-   * groups them.
-   */
-  keyName?: string;
-  sinceMs?: number;
-  untilMs?: number;
 }
 
 export interface UsageGroup {
@@ -45,61 +31,53 @@ export interface UsageGroup {
   costUsd: number | null;
 }
 
-/**
- * The SQL clause and parameters that restrict a query to a filter's rows, and to the conditions in
- * `also` (they come last, so the parameters of their own follow the filter's).
- */
-export function where(f: UsageFilter, ...also: string[]): { sql: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  if ('keyId' in f.scope) {
-    clauses.push('key_id = ?');
-    params.push(f.scope.keyId);
-  } else if (f.keyId) {
-    clauses.push('key_id = ?');
-    params.push(f.keyId);
-  }
-  if (f.keyName !== undefined) {
-    clauses.push('key_name = ?');
-    params.push(f.keyName);
-  }
-  if (f.sinceMs !== undefined) {
-    clauses.push('ts >= ?');
-    params.push(f.sinceMs);
-  }
-  if (f.untilMs !== undefined) {
-    clauses.push('ts < ?');
-    params.push(f.untilMs);
-  }
-  clauses.push(...also);
-  return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
-}
-
+// Each group over the running totals (usage-rollup.ts), as the ledger's rows group: the key's name
+// (coalesce(key_name, '(no key)')), the UTC day of the arrival time, the model that answered else the
+// one asked for (coalesce(served_model, model, '(none)')), and the login (rows written before logins
+// existed were all served by the machine's own; '(no CLI)' for requests no CLI ran).
 const GROUP_BY = {
-  key: "coalesce(key_name, '(no key)')",
-  day: "strftime('%Y-%m-%d', ts / 1000, 'unixepoch')",
-  model: "coalesce(served_model, model, '(none)')",
-  // Rows written before logins existed were all served by the machine's own.
-  login: "CASE WHEN backend IS NULL THEN '(no CLI)' ELSE coalesce(login, 'machine') END",
+  key: "CASE WHEN key_name = '' THEN '(no key)' ELSE key_name END",
+  day: 'day',
+  model: 'model',
+  login: 'login',
 } as const;
+
+/**
+ * `olp_cost(cost, cost_err)`: the sum of the cost totals, each carried with the error term of the
+ * compensated sum that made it, added as SQLite's sum() adds (usage-tally.ts), so that a total over
+ * many days reads as the sum over the rows did, to the last bit in all but rare cases.
+ */
+export function defineCostSum(db: Database): void {
+  const step = (acc: CompensatedSum | null, cost: number | null, err: number | null) => {
+    if (cost === null) return acc;
+    const sum = acc ?? { sum: 0, err: 0 };
+    addCompensated(sum, cost);
+    if (err) addCompensated(sum, err);
+    return sum;
+  };
+  db.aggregate<CompensatedSum | null>('olp_cost', {
+    start: () => null,
+    // Two arguments (the typings know of one; better-sqlite3 passes each of the call's).
+    step: step as unknown as (acc: CompensatedSum | null) => CompensatedSum | null,
+    result: (acc) => (acc === null ? null : compensatedTotal(acc)),
+    deterministic: true,
+  });
+}
 
 /** What usage totals can be grouped by. */
 export type GroupBy = keyof typeof GROUP_BY;
 
 /** Totals grouped by key, UTC day, model or login, within the scope. */
 export function summarizeUsage(db: Database, filter: UsageFilter, by: GroupBy): UsageGroup[] {
-  const w = where(filter);
+  const src = totalsOf('totals', filter);
   const rows = db
     .prepare(
-      `SELECT ${GROUP_BY[by]} AS grp, count(*) AS requests,
-           sum(outcome = 'ok') AS ok, sum(outcome <> 'ok') AS errors,
-           sum(prompt_tokens) AS prompt, sum(cached_tokens) AS cached, sum(completion_tokens) AS completion,
-           sum(CASE WHEN outcome = 'ok' THEN prompt_tokens ELSE 0 END) AS ok_prompt,
-           sum(CASE WHEN outcome = 'ok' THEN cached_tokens ELSE 0 END) AS ok_cached,
-           sum(cost_usd) AS cost
-         FROM usage ${w.sql} GROUP BY grp ORDER BY grp`,
+      `SELECT ${GROUP_BY[by]} AS grp, sum(requests) AS requests, sum(ok) AS ok, sum(requests) - sum(ok) AS errors,
+           sum(prompt) AS prompt, sum(cached) AS cached, sum(completion) AS completion,
+           sum(ok_prompt) AS ok_prompt, sum(ok_cached) AS ok_cached, olp_cost(cost, cost_err) AS cost
+         FROM (${src.sql}) GROUP BY grp ORDER BY grp`,
     )
-    .all(...w.params) as {
+    .all(...src.params) as {
     grp: string;
     requests: number;
     ok: number;
@@ -126,15 +104,14 @@ export function summarizeUsage(db: Database, filter: UsageFilter, by: GroupBy): 
 
 /** Totals per UTC day, key and model within the scope, oldest day first (the usage page's rows). */
 export function dailyUsage(db: Database, filter: UsageFilter): DailyRow[] {
-  const w = where(filter);
+  const src = totalsOf('totals', filter);
   const rows = db
     .prepare(
-      `SELECT ${GROUP_BY.day} AS day, coalesce(key_name, '(no key)') AS key, ${GROUP_BY.model} AS model,
-           count(*) AS requests, sum(outcome = 'ok') AS ok, sum(prompt_tokens) AS prompt,
-           sum(cached_tokens) AS cached, sum(completion_tokens) AS completion, sum(cost_usd) AS cost
-         FROM usage ${w.sql} GROUP BY day, key, model ORDER BY day, key, model`,
+      `SELECT day, ${GROUP_BY.key} AS key, model, sum(requests) AS requests, sum(ok) AS ok, sum(prompt) AS prompt,
+           sum(cached) AS cached, sum(completion) AS completion, olp_cost(cost, cost_err) AS cost
+         FROM (${src.sql}) GROUP BY day, key, model ORDER BY day, key, model`,
     )
-    .all(...w.params) as {
+    .all(...src.params) as {
     day: string;
     key: string;
     model: string;

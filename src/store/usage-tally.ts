@@ -1,3 +1,4 @@
+import { addCompensated, type CompensatedSum, compensatedTotal } from './compensated-sum.js';
 import type { UsageGroup } from './usage-query.js';
 import type { LedgerRecord } from './usage-row.js';
 
@@ -14,14 +15,7 @@ interface Sums {
   okPrompt: number;
   okCached: number;
   /** SQLite's sum() of REAL values: Kahan-Babuska-Neumaier (3.43+), null while no value was non-null. */
-  cost: { sum: number; err: number } | null;
-}
-
-/** One step of SQLite's compensated sum (kahanBabuskaNeumaierStep in func.c). */
-function addCompensated(acc: { sum: number; err: number }, x: number): void {
-  const t = acc.sum + x;
-  acc.err += Math.abs(acc.sum) > Math.abs(x) ? acc.sum - t + x : x - t + acc.sum;
-  acc.sum = t;
+  cost: CompensatedSum | null;
 }
 
 /** SQLite's BINARY order of UTF-8 text: code point order (JS's `<` compares UTF-16 units). */
@@ -69,7 +63,7 @@ export function createUsageTally() {
           cachedTokens: s.cached,
           completionTokens: s.completion,
           cacheHitShare: s.okPrompt > 0 ? s.okCached / s.okPrompt : null,
-          costUsd: s.cost === null ? null : Number.isFinite(s.cost.err) ? s.cost.sum + s.cost.err : s.cost.sum,
+          costUsd: s.cost === null ? null : compensatedTotal(s.cost),
         }));
     },
   };

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { type UsageFilter, where } from './usage-query.js';
+import type { UsageFilter } from './usage-where.js';
+import { totalsOf } from './usage-source.js';
 
 /** Successful requests' totals of one model (failed requests are counted apart, by error code). */
 export interface ModelTotals {
@@ -18,23 +19,22 @@ export interface ErrorCount {
 
 /** Per-model totals of the successful requests within the filter, most used first. */
 export function modelTotals(db: Database, filter: UsageFilter): ModelTotals[] {
-  const w = where(filter, "outcome = 'ok'");
+  const src = totalsOf('totals', filter);
   return db
     .prepare(
-      `SELECT coalesce(served_model, model, '(none)') AS model, count(*) AS requests,
-           sum(prompt_tokens) AS promptTokens, sum(completion_tokens) AS completionTokens
-         FROM usage ${w.sql} GROUP BY 1 ORDER BY requests DESC, model`,
+      `SELECT model, sum(ok) AS requests, sum(ok_prompt) AS promptTokens, sum(ok_completion) AS completionTokens
+         FROM (${src.sql}) GROUP BY 1 HAVING sum(ok) > 0 ORDER BY requests DESC, model`,
     )
-    .all(...w.params) as ModelTotals[];
+    .all(...src.params) as ModelTotals[];
 }
 
 /** Failed requests within the filter counted by error code, most frequent first. */
 export function errorCounts(db: Database, filter: UsageFilter): ErrorCount[] {
-  const w = where(filter, "outcome <> 'ok'");
+  const src = totalsOf('errors', filter);
   return db
     .prepare(
-      `SELECT coalesce(error_code, outcome) AS code, max(status) AS status, count(*) AS requests
-         FROM usage ${w.sql} GROUP BY 1 ORDER BY requests DESC, code`,
+      `SELECT code, max(status) AS status, sum(requests) AS requests
+         FROM (${src.sql}) GROUP BY 1 ORDER BY requests DESC, code`,
     )
-    .all(...w.params) as ErrorCount[];
+    .all(...src.params) as ErrorCount[];
 }

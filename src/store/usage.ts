@@ -11,6 +11,7 @@ import {
 import {
   dailyUsage,
   type DailyRow,
+  defineCostSum,
   type GroupBy,
   summarizeUsage,
   type UsageFilter,
@@ -18,6 +19,7 @@ import {
   where,
 } from './usage-query.js';
 import { recentConversations } from './usage-recent.js';
+import { createRollup } from './usage-rollup.js';
 import { errorCounts, modelTotals } from './usage-totals.js';
 import type { WriteBehind } from './write-behind.js';
 
@@ -47,11 +49,12 @@ function prepareUsageStatements(db: Database, behind: WriteBehind) {
     `INSERT INTO usage_daily (key_id, day, tokens) VALUES (?, ?, ?)
      ON CONFLICT (key_id, day) DO UPDATE SET tokens = tokens + excluded.tokens`,
   );
+  const rollup = createRollup(db);
   const write = db.transaction(({ billable, ...row }: UsageRow) => {
     // The request's slot state, saved as its turn ended, commits with its row.
     behind.drain();
     const cli = row.backend !== null;
-    insert.run({
+    const { lastInsertRowid } = insert.run({
       ...row,
       endpoint: row.endpoint ?? 'chat.completions',
       rawUsage: row.rawUsage ? JSON.stringify(row.rawUsage) : null,
@@ -65,18 +68,19 @@ function prepareUsageStatements(db: Database, behind: WriteBehind) {
       clientName: CLIENT_NAME,
       schemaVersion: LEDGER_SCHEMA_VERSION,
     });
+    rollup.added(lastInsertRowid);
     const tokens = row.promptTokens + row.completionTokens;
     if ((billable ?? row.outcome === 'ok') && row.keyId && tokens > 0) addDaily.run(row.keyId, toDay(row.ts), tokens);
   });
   return {
     write,
+    rollup,
     // Budgets count what reached members: replies, and the part of one a client was sent before it left.
     spent: db.prepare<[string, string], { n: number | null }>(
       'SELECT sum(tokens) AS n FROM usage_daily WHERE key_id = ? AND day >= ?',
     ),
     cacheShare: db.prepare<[string], { cached: number | null; prompt: number | null }>(
-      `SELECT sum(cached_tokens) AS cached, sum(prompt_tokens) AS prompt FROM usage
-       WHERE key_id = ? AND outcome = 'ok'`,
+      'SELECT sum(ok_cached) AS cached, sum(ok_prompt) AS prompt FROM usage_totals WHERE key_id = ?',
     ),
     pruneRows: db.prepare('DELETE FROM usage WHERE ts < ?'),
     pruneDaily: db.prepare('DELETE FROM usage_daily WHERE day < ?'),
@@ -109,12 +113,17 @@ function* exportUsage(db: Database, filter: UsageFilter): Generator<LedgerRecord
  * reads at most 31 small rows instead of summing the whole ledger.
  */
 export function createUsageStore(db: Database, behind: WriteBehind) {
-  const { write, spent, cacheShare, pruneRows, pruneDaily } = prepareUsageStatements(db, behind);
+  defineCostSum(db);
+  const { write, rollup, spent, cacheShare, pruneRows, pruneDaily } = prepareUsageStatements(db, behind);
   return {
     /** Writes one request's row (one transaction: the row and the daily total, or neither). */
     record(row: UsageRow): void {
       write(row);
     },
+    /** Writes many rows in one transaction, each as `record` writes it (imports, the ledger benchmark). */
+    recordMany: db.transaction((rows: readonly UsageRow[]) => {
+      for (const row of rows) write(row);
+    }),
     /** prompt + completion tokens of a key's successful requests since the UTC day that contains `sinceMs`. */
     tokensSince(keyId: string, sinceMs: number): number {
       return spent.get(keyId, toDay(sinceMs))?.n ?? 0;
@@ -157,6 +166,7 @@ export function createUsageStore(db: Database, behind: WriteBehind) {
     prune(olderThanMs: number): number {
       return db.transaction(() => {
         const n = pruneRows.run(olderThanMs).changes;
+        rollup.pruned(olderThanMs);
         // Daily totals of the current month stay: the monthly budgets are computed from them.
         const d = new Date();
         pruneDaily.run(toDay(Math.min(olderThanMs, Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1))));

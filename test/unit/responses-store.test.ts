@@ -106,13 +106,14 @@ describe('the stored responses index', () => {
     // Back to the schema before the index, as an older olp left it.
     const db = new BetterSqlite3(join(dir, 'olp.db'));
     const version = Number(db.pragma('user_version', { simple: true }));
-    // (and before the logins, settings, admin actions, sent alerts, ledger paging indexes and login refusals that came after it)
+    // (and before the logins, settings, admin actions, sent alerts, ledger paging indexes, login refusals and the ledger's running totals that came after it)
     db.exec(`DROP TRIGGER responses_items_gone; DROP TABLE response_items;
       DROP TABLE logins; ALTER TABLE keys DROP COLUMN login; ALTER TABLE usage DROP COLUMN login;
       DROP TABLE settings; DROP TABLE admin_actions; DROP TABLE alerts_sent;
       DROP INDEX usage_ts_id; CREATE INDEX usage_ts ON usage (ts);
-      DROP INDEX usage_key_ts_id; CREATE INDEX usage_key_ts ON usage (key_id, ts);`);
-    db.pragma(`user_version = ${version - 7}`);
+      DROP INDEX usage_key_ts_id; CREATE INDEX usage_key_ts ON usage (key_id, ts);
+      DROP TABLE usage_totals; DROP TABLE usage_errors; DROP TABLE usage_sessions;`);
+    db.pragma(`user_version = ${version - 8}`);
     db.close();
     store = openStore(dir);
     spoilBodies(dir);
