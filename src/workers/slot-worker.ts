@@ -1,6 +1,6 @@
 // A slot's worker through its life in the pool: taken for a turn, released after it, adopted after a
 // cold turn, started ahead of one, promoted from a spare.
-import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit } from './state.js';
+import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit, touchKey } from './state.js';
 import type { LiveRun, RetireReason, Worker, WorkerFit } from './types.js';
 
 /** Whether a worker started with `f` may serve a turn that needs `fit`. */
@@ -31,6 +31,7 @@ export function takeWorker(s: PoolState, slot: string, fit: WorkerFit): Worker |
   clearIdle(s, w);
   w.state = 'busy';
   w.lastUsedAt = t;
+  touchKey(s, w.keyId);
   return w;
 }
 
@@ -40,6 +41,7 @@ export function releaseWorker(s: PoolState, w: Worker, cost: number): void {
   w.turns++;
   w.cost = cost;
   w.lastUsedAt = s.now();
+  touchKey(s, w.keyId);
   w.proc.hold();
   if (w.revoked) void retire(s, w, 'revoked');
   else if (w.turns >= s.o.maxTurns) void retire(s, w, 'max_turns');
@@ -47,6 +49,7 @@ export function releaseWorker(s: PoolState, w: Worker, cost: number): void {
   else {
     w.state = 'idle';
     armIdle(s, w);
+    s.rested?.(w);
   }
 }
 
@@ -59,8 +62,10 @@ export function adoptWorker(s: PoolState, slot: string, keyId: string, run: Live
   const t = s.now();
   const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
   s.workers.set(slot, w);
+  touchKey(s, keyId);
   retireOnExit(s, w);
   armIdle(s, w);
+  s.rested?.(w);
   return true;
 }
 
@@ -69,12 +74,14 @@ export function addStartingWorker(s: PoolState, w: Worker, ready: Promise<boolea
   const existing = s.workers.get(w.slot);
   if (existing) void retire(s, existing, 'rotated');
   s.workers.set(w.slot, w);
+  touchKey(s, w.keyId);
   w.up = ready;
   void ready.then((ok) => {
     if (w.state !== 'starting') return;
     if (!ok) return void retire(s, w, 'no_answer');
     w.state = 'idle';
     armIdle(s, w);
+    s.rested?.(w);
   });
   retireOnExit(s, w);
 }

@@ -1,0 +1,148 @@
+// The memory budget of the live CLIs at rest and each key's fair share of them (README, "Live workers").
+import { memoryPressure, processMemoryBytes } from '../process/index.js';
+import { type PoolState, retire } from './state.js';
+import type { Worker } from './types.js';
+
+const MB = 1024 * 1024;
+/** What one live claude is reckoned to take when nothing better is known (RSS ~255 MB, PSS less). */
+export const WORKER_BYTES = 300 * MB;
+/** A key counts as active this long after its last turn (its share, and who gets spares). */
+const ACTIVE_MS = 10 * 60_000;
+/** A spare is started only for a key whose last turn was this recent. */
+const SPARE_ACTIVE_MS = 3 * 60_000;
+/** Memory pressure: the share of the last 10 s some task stalled on memory (PSI `some avg10`), in %. */
+const PRESSURE_AVG10 = 10;
+/** Memory pressure: MemAvailable below this. */
+const PRESSURE_FLOOR = 512 * MB;
+
+/** `--worker-memory`'s default: an eighth of the machine's memory, never less than two workers. */
+export function defaultWorkerMemory(totalBytes: number): number {
+  return Math.max(Math.floor(totalBytes / 8), 2 * WORKER_BYTES);
+}
+
+/** Whether the machine is short of memory: PSI `some avg10` over 10 %, or MemAvailable under 512 MB. */
+export function underPressure(): boolean {
+  const p = memoryPressure();
+  return (p.someAvg10 ?? 0) > PRESSURE_AVG10 || (p.availableBytes ?? Number.POSITIVE_INFINITY) < PRESSURE_FLOOR;
+}
+
+/**
+ * How many CLIs at rest (idle workers and spares) one key may hold: the budget in workers shared
+ * among the keys active in the last 10 minutes, at least 2, and never more than `keySlots` (its
+ * session slots and one spare).
+ */
+export function keyShare(budgetBytes: number, activeKeys: number, keySlots = Number.POSITIVE_INFINITY): number {
+  const fair = Math.max(2, Math.floor(budgetBytes / WORKER_BYTES / Math.max(1, activeKeys)));
+  return Math.min(fair, Math.max(2, keySlots));
+}
+
+/** Keys whose last use of the pool was within `ms`. */
+export function activeKeys(s: PoolState, ms = s.o.activeMs ?? ACTIVE_MS): Set<string> {
+  const since = s.now() - ms;
+  return new Set([...s.keySeen].filter(([, at]) => at >= since).map(([k]) => k));
+}
+
+/** The live CLIs that run nothing: idle workers and spares. */
+function atRest(s: PoolState): Worker[] {
+  const idle = [...s.workers.values()].filter((w) => w.state === 'idle');
+  return [...idle, ...[...s.spares.values()].map((spare) => spare.worker).filter((w) => w.state === 'spare')];
+}
+
+/** Each key's most recently used conversation's worker (busy or idle). */
+function mostRecent(s: PoolState): Set<Worker> {
+  const best = new Map<string, Worker>();
+  for (const w of s.workers.values()) {
+    if (w.state !== 'idle' && w.state !== 'busy') continue;
+    const b = best.get(w.keyId);
+    if (!b || w.lastUsedAt > b.lastUsedAt) best.set(w.keyId, w);
+  }
+  return new Set(best.values());
+}
+
+/**
+ * Least valuable first: spares, then workers that served one turn, then the least recently used;
+ * a key's most recent conversation last of all (it is the one most likely to go on).
+ */
+function byValue(ws: readonly Worker[], recent: ReadonlySet<Worker>): Worker[] {
+  const rank = (w: Worker) => (w.state === 'spare' ? 0 : recent.has(w) ? 3 : w.turns <= 1 ? 1 : 2);
+  return [...ws].sort((a, b) => rank(a) - rank(b) || a.lastUsedAt - b.lastUsedAt);
+}
+
+/** Measures the given CLIs (PSS of each one's process group). */
+export function measure(s: PoolState, ws: readonly Worker[]): void {
+  const read = s.o.measure ?? processMemoryBytes;
+  for (const w of ws) {
+    const b = read(w.proc.pid);
+    if (b !== null) w.memBytes = b;
+  }
+}
+
+/** Every key's CLIs at rest within its share, theirs all within the budget (half of it under pressure). */
+export function applyBudget(s: PoolState): void {
+  const budget = s.o.memoryBytes;
+  if (budget === undefined) return;
+  const recent = mostRecent(s);
+  const share = keyShare(budget, activeKeys(s).size, s.o.keySlots);
+  const byKey = new Map<string, Worker[]>();
+  for (const w of atRest(s)) byKey.set(w.keyId, [...(byKey.get(w.keyId) ?? []), w]);
+  for (const ws of byKey.values())
+    for (const w of byValue(ws, recent).slice(0, Math.max(0, ws.length - share))) void retire(s, w, 'share');
+  const pressed = (s.o.pressure ?? underPressure)();
+  const limit = pressed ? budget / 2 : budget;
+  const rest = atRest(s);
+  let held = rest.reduce((n, w) => n + (w.memBytes ?? 0), 0);
+  for (const w of byValue(rest, recent)) {
+    // Under pressure only each key's most recent conversation may stay, and that within half the budget.
+    if (held <= limit && !(pressed && w.state === 'spare') && !(pressed && !recent.has(w))) break;
+    void retire(s, w, 'memory');
+    held -= w.memBytes ?? 0;
+  }
+}
+
+/**
+ * Whether a spare for the key may start: the key was active in the last 3 minutes, the machine is
+ * not short of memory, and one more CLI fits the budget (`full`: the key is at its share, so the
+ * spare must take the place of one of its CLIs at rest).
+ */
+export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
+  const budget = s.o.memoryBytes;
+  if (budget === undefined) return 'yes';
+  if (!activeKeys(s, SPARE_ACTIVE_MS).has(keyId)) return 'no';
+  if ((s.o.pressure ?? underPressure)()) return 'no';
+  const rest = atRest(s);
+  const measured = rest.filter((w) => w.memBytes !== undefined);
+  const held = measured.reduce((n, w) => n + w.memBytes!, 0);
+  const each = measured.length ? held / measured.length : WORKER_BYTES;
+  if (held + each > budget) return 'no';
+  const own = rest.filter((w) => w.keyId === keyId).length;
+  return own >= keyShare(budget, activeKeys(s).size, s.o.keySlots) ? 'full' : 'yes';
+}
+
+/** For /health and /metrics: the budget, what the CLIs at rest hold, the share. */
+export function budgetInfo(s: PoolState) {
+  const budget = s.o.memoryBytes;
+  const rest = atRest(s);
+  const active = activeKeys(s).size;
+  return {
+    budgetMb: budget === undefined ? null : Math.round(budget / MB),
+    heldMb: Math.round(rest.reduce((n, w) => n + (w.memBytes ?? 0), 0) / MB),
+    atRest: rest.length,
+    activeKeys: active,
+    keyShare: budget === undefined ? null : keyShare(budget, active, s.o.keySlots),
+  };
+}
+
+/** Measures the CLIs at rest every `sampleMs` and applies the budget; and each one as it comes to rest. */
+export function watchBudget(s: PoolState): () => void {
+  if (s.o.memoryBytes === undefined) return () => {};
+  s.rested = (w) => {
+    measure(s, [w]);
+    applyBudget(s);
+  };
+  const timer = setInterval(() => {
+    measure(s, atRest(s));
+    applyBudget(s);
+  }, s.o.sampleMs ?? 5000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
