@@ -10,6 +10,8 @@ export const WORKER_BYTES = 300 * MB;
 const ACTIVE_MS = 10 * 60_000;
 /** A spare is started only for a key whose last turn was this recent. */
 const SPARE_ACTIVE_MS = 3 * 60_000;
+/** A key whose conversations went on for this many warm turns since it last began one keeps no spare. */
+const CONTINUED_TURNS = 2;
 /** Memory pressure: the share of the last 10 s some task stalled on memory (PSI `some avg10`), in %. */
 const PRESSURE_AVG10 = 10;
 /** Memory pressure: MemAvailable below this. */
@@ -100,14 +102,15 @@ export function applyBudget(s: PoolState): void {
 }
 
 /**
- * Whether a spare for the key may start: the key was active in the last 3 minutes, the machine is
- * not short of memory, and one more CLI fits the budget (`full`: the key is at its share, so the
+ * Whether a spare for the key may start: the key was active in the last 3 minutes and has begun a
+ * conversation since its last two warm turns (see `countTurn`), the machine is not short of memory, and one more CLI fits the budget (`full`: the key is at its share, so the
  * spare must take the place of one of its CLIs at rest).
  */
 export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
   const budget = s.o.memoryBytes;
   if (budget === undefined) return 'yes';
   if (!activeKeys(s, SPARE_ACTIVE_MS).has(keyId)) return 'no';
+  if ((s.continued.get(keyId) ?? 0) >= CONTINUED_TURNS) return 'no';
   if ((s.o.pressure ?? underPressure)()) return 'no';
   const rest = atRest(s);
   const measured = rest.filter((w) => w.memBytes !== undefined);
@@ -116,6 +119,24 @@ export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
   if (held + each > budget) return 'no';
   const own = rest.filter((w) => w.keyId === keyId).length;
   return own >= keyShare(budget, activeKeys(s).size, s.o.keySlots) ? 'full' : 'yes';
+}
+
+/**
+ * Counts a key's turn: a warm turn of a conversation that goes on, or (`began`) the first turn of
+ * one. A spare waits for the key's next new conversation; a key that has gone on with its
+ * conversations for two warm turns since it last began one is talking, not opening new ones, so
+ * its spare is stopped and no new one starts until it begins a conversation again.
+ */
+export function countTurn(s: PoolState, keyId: string, began: boolean): void {
+  if (began) {
+    s.continued.delete(keyId);
+    return;
+  }
+  const n = (s.continued.get(keyId) ?? 0) + 1;
+  s.continued.set(keyId, n);
+  if (n < CONTINUED_TURNS || s.o.memoryBytes === undefined) return;
+  for (const spare of [...s.spares.values()])
+    if (spare.worker.keyId === keyId && spare.worker.state === 'spare') void retire(s, spare.worker, 'unused');
 }
 
 /** For /health and /metrics: the budget, what the CLIs at rest hold, the share. */

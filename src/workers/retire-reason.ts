@@ -21,4 +21,5 @@ export type RetireReason =
   | 'replaced'
   | 'model_changed'
   | 'memory'
-  | 'share';
+  | 'share'
+  | 'unused';

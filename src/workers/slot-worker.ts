@@ -1,5 +1,6 @@
 // A slot's worker through its life in the pool: taken for a turn, released after it, adopted after a
 // cold turn, started ahead of one, promoted from a spare.
+import { countTurn } from './budget.js';
 import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit, touchKey } from './state.js';
 import type { LiveRun, RetireReason, Worker, WorkerFit } from './types.js';
 
@@ -42,6 +43,7 @@ export function releaseWorker(s: PoolState, w: Worker, cost: number): void {
   w.cost = cost;
   w.lastUsedAt = s.now();
   touchKey(s, w.keyId);
+  countTurn(s, w.keyId, w.turns <= 1);
   w.proc.hold();
   if (w.revoked) void retire(s, w, 'revoked');
   else if (w.turns >= s.o.maxTurns) void retire(s, w, 'max_turns');
@@ -63,6 +65,7 @@ export function adoptWorker(s: PoolState, slot: string, keyId: string, run: Live
   const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
   s.workers.set(slot, w);
   touchKey(s, keyId);
+  countTurn(s, keyId, true);
   retireOnExit(s, w);
   armIdle(s, w);
   s.rested?.(w);

@@ -13,6 +13,8 @@ export interface PoolState {
   readonly spares: Map<string, Spare>;
   /** When each key last took, kept or released a live CLI (its activity, for its share and spares). */
   readonly keySeen: Map<string, number>;
+  /** Each key's warm turns of conversations that went on since it last began one (see `keepsSpare`). */
+  readonly continued: Map<string, number>;
   /** Called when a CLI comes to rest (idle after a turn, up, adopted): the memory budget measures it. */
   rested?: ((w: Worker) => void) | undefined;
 }
@@ -28,6 +30,7 @@ export function createPoolState(o: WorkerPoolOptions): PoolState {
     idleTimers: new Map(),
     spares: new Map(),
     keySeen: new Map(),
+    continued: new Map(),
   };
 }
 

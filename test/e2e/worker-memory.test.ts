@@ -133,4 +133,27 @@ describe('live CLIs within the memory budget', () => {
       await t.close();
     }
   });
+
+  it('a key that goes on with its conversation keeps no spare: it is stopped after two warm turns, and none starts again', async () => {
+    const t = await startTestDaemon({ config: { workers: true, prestart: true } });
+    try {
+      const c = conversation(t);
+      await c.say('one');
+      await waitFor(() => t.logs.some((l) => l.event === 'spare_started'));
+      const spare = Number(t.logs.find((l) => l.event === 'spare_started')!.pid);
+      await c.say('two');
+      assert.ok(isAlive(spare), 'one warm turn: the key may still begin a new conversation');
+      await c.say('three');
+      await waitFor(() => !isAlive(spare));
+      assert.equal(retiredFor(t, spare), 'unused');
+      await c.say('four');
+      await c.say('five');
+      assert.equal(t.logs.filter((l) => l.event === 'spare_started').length, 1);
+      // A new conversation (cold: no spare waits) starts one again.
+      await conversation(t).say('a new one');
+      await waitFor(() => t.logs.filter((l) => l.event === 'spare_started').length === 2);
+    } finally {
+      await t.close();
+    }
+  });
 });
