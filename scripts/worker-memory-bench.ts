@@ -6,6 +6,7 @@
 // 20 turns, with and without the client's tools. Also the budget's default on 8, 16 and 24 GB.
 // Prints figures; it is not a test.
 // Usage: npm run worker-memory-bench -- [--claude baseline|current] [--only a,b,c,growth] [--rest-s 30]
+//   [--worker-memory MB]
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -19,11 +20,14 @@ const { values } = parseArgs({
     claude: { type: 'string', default: 'baseline' },
     only: { type: 'string', default: 'a,b,c,growth' },
     'rest-s': { type: 'string', default: '30' },
+    /** A budget in MB instead of the default. */
+    'worker-memory': { type: 'string' },
   },
 });
 const CLAUDE = values.claude === 'current' ? CLAUDE_CURRENT : CLAUDE_BASELINE;
 const ONLY = new Set(values.only.split(','));
 const REST_MS = Number(values['rest-s']) * 1000;
+const BUDGET = values['worker-memory'] ? { workerMemory: Number(values['worker-memory']) } : {};
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
 const TOOLS: OpenAI.ChatCompletionTool[] = [
@@ -91,7 +95,7 @@ function held(t: TestDaemon): { clis: number; pss: number; rss: number } {
 async function withOlp<T>(config: Record<string, unknown>, run: (t: TestDaemon) => Promise<T>): Promise<T> {
   const api = await startAnthropicStandIn();
   const t = await startTestDaemon({
-    config: { claudeBin: CLAUDE, timeout: 60, workers: true, ...config },
+    config: { claudeBin: CLAUDE, timeout: 60, workers: true, ...BUDGET, ...config },
     claudeEnv: claudeStandInEnv(api.url),
   });
   try {

@@ -79,11 +79,17 @@ export function measure(s: PoolState, ws: readonly Worker[]): void {
   }
 }
 
-/** Every key's CLIs at rest within its share, theirs all within the budget (half of it under pressure). */
+/**
+ * Every key's CLIs at rest within its share, theirs all within the budget (half of it under
+ * pressure); no spare of a key inactive for 3 minutes.
+ */
 export function applyBudget(s: PoolState): void {
   const budget = s.o.memoryBytes;
   if (budget === undefined) return;
   const recent = mostRecent(s);
+  // A spare of a key no longer active will not be taken before it idles out.
+  const sparing = activeKeys(s, SPARE_ACTIVE_MS);
+  for (const w of atRest(s)) if (w.state === 'spare' && !sparing.has(w.keyId)) void retire(s, w, 'unused');
   const share = keyShare(budget, activeKeys(s).size, s.o.keySlots);
   const byKey = new Map<string, Worker[]>();
   for (const w of atRest(s)) byKey.set(w.keyId, [...(byKey.get(w.keyId) ?? []), w]);
