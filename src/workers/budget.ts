@@ -70,13 +70,15 @@ function byValue(ws: readonly Worker[], recent: ReadonlySet<Worker>): Worker[] {
   return [...ws].sort((a, b) => rank(a) - rank(b) || a.lastUsedAt - b.lastUsedAt);
 }
 
-/** Measures the given CLIs (PSS of each one's process group). */
-export function measure(s: PoolState, ws: readonly Worker[]): void {
+/** Measures the given CLIs (PSS of each one's process group), off the event loop. */
+export async function measure(s: PoolState, ws: readonly Worker[]): Promise<void> {
   const read = s.o.measure ?? processMemoryBytes;
-  for (const w of ws) {
-    const b = read(w.proc.pid);
-    if (b !== null) w.memBytes = b;
-  }
+  await Promise.all(
+    ws.map(async (w) => {
+      const b = await read(w.proc.pid);
+      if (b !== null) w.memBytes = b;
+    }),
+  );
 }
 
 /**
@@ -119,9 +121,10 @@ export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
   if ((s.continued.get(keyId) ?? 0) >= CONTINUED_TURNS) return 'no';
   if ((s.o.pressure ?? underPressure)()) return 'no';
   const rest = atRest(s);
+  // One not measured yet (it came to rest a moment ago) is reckoned at a worker's size.
   const measured = rest.filter((w) => w.memBytes !== undefined);
-  const held = measured.reduce((n, w) => n + w.memBytes!, 0);
-  const each = measured.length ? held / measured.length : WORKER_BYTES;
+  const each = measured.length ? measured.reduce((n, w) => n + w.memBytes!, 0) / measured.length : WORKER_BYTES;
+  const held = rest.reduce((n, w) => n + (w.memBytes ?? each), 0);
   if (held + each > budget) return 'no';
   const own = rest.filter((w) => w.keyId === keyId).length;
   return own >= keyShare(budget, activeKeys(s).size, s.o.keySlots) ? 'full' : 'yes';
@@ -162,14 +165,13 @@ export function budgetInfo(s: PoolState) {
 /** Measures the CLIs at rest every `sampleMs` and applies the budget; and each one as it comes to rest. */
 export function watchBudget(s: PoolState): () => void {
   if (s.o.memoryBytes === undefined) return () => {};
-  s.rested = (w) => {
-    measure(s, [w]);
-    applyBudget(s);
-  };
-  const timer = setInterval(() => {
-    measure(s, atRest(s));
-    applyBudget(s);
-  }, s.o.sampleMs ?? 5000);
+  const measured = (ws: readonly Worker[]) =>
+    measure(s, ws).then(
+      () => applyBudget(s),
+      (err: unknown) => s.o.logger.warn({ event: 'worker_memory_failed', err }, 'could not measure the live CLIs'),
+    );
+  s.rested = (w) => void measured([w]);
+  const timer = setInterval(() => void measured(atRest(s)), s.o.sampleMs ?? 5000);
   timer.unref();
   return () => clearInterval(timer);
 }

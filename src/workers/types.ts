@@ -89,7 +89,7 @@ export interface WorkerPoolOptions {
    */
   memoryBytes?: number | undefined;
   /** Reads what a process holds in bytes (default: PSS from /proc); null when it is gone. */
-  measure?: ((pid: number | undefined) => number | null) | undefined;
+  measure?: ((pid: number | undefined) => Promise<number | null>) | undefined;
   /** Whether the machine is short of memory now (default: /proc/pressure/memory and MemAvailable). */
   pressure?: (() => boolean) | undefined;
   /** How often the CLIs at rest are measured and the budget applied (default 5 s). */

@@ -112,9 +112,10 @@ describe('live CLIs within the memory budget', () => {
   });
 
   it('a spare starts only while one more CLI fits the budget', async () => {
-    // ~360 MB each: a 700 MB budget holds the conversation's worker but not a spare beside it.
+    // ~360 MB each: a 550 MB budget holds the conversation's worker but not a spare beside it
+    // (nor one reckoned at 300 MB, a worker not measured yet).
     const t = await startTestDaemon({
-      config: { workers: true, prestart: true, workerMemory: 700 },
+      config: { workers: true, prestart: true, workerMemory: 550 },
       claudeEnv: { FAKE_CLAUDE_MEMORY_MB: '350' },
     });
     try {
