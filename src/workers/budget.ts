@@ -63,10 +63,13 @@ function mostRecent(s: PoolState): Set<Worker> {
 
 /**
  * Least valuable first: spares, then workers that served one turn, then the least recently used;
- * a key's most recent conversation last of all (it is the one most likely to go on).
+ * each key's most recent conversation last of all (it is the one most likely to go on), and of
+ * those too one that served one turn first: when the budget cannot keep every key's, a CLI just
+ * started for a conversation resumed goes before the ones that have gone on warm, so the same
+ * conversations stay warm rather than each one pushing out the next to be used.
  */
 function byValue(ws: readonly Worker[], recent: ReadonlySet<Worker>): Worker[] {
-  const rank = (w: Worker) => (w.state === 'spare' ? 0 : recent.has(w) ? 3 : w.turns <= 1 ? 1 : 2);
+  const rank = (w: Worker) => (w.state === 'spare' ? 0 : (recent.has(w) ? 2 : 0) + (w.turns <= 1 ? 1 : 2));
   return [...ws].sort((a, b) => rank(a) - rank(b) || a.lastUsedAt - b.lastUsedAt);
 }
 
