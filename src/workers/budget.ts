@@ -79,7 +79,9 @@ export async function measure(s: PoolState, ws: readonly Worker[]): Promise<void
   await Promise.all(
     ws.map(async (w) => {
       const b = await read(w.proc.pid);
-      if (b !== null) w.memBytes = b;
+      if (b === null) return;
+      w.memBytes = b;
+      w.memAt = s.now();
     }),
   );
 }
@@ -173,8 +175,10 @@ export function watchBudget(s: PoolState): () => void {
       () => applyBudget(s),
       (err: unknown) => s.o.logger.warn({ event: 'worker_memory_failed', err }, 'could not measure the live CLIs'),
     );
-  s.rested = (w) => void measured([w]);
-  const timer = setInterval(() => void measured(atRest(s)), s.o.sampleMs ?? 5000);
+  const every = s.o.sampleMs ?? 5000;
+  // A worker measured within the last sample period is not read again on each quick turn.
+  s.rested = (w) => void measured(w.memAt !== undefined && s.now() - w.memAt < every ? [] : [w]);
+  const timer = setInterval(() => void measured(atRest(s)), every);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -46,6 +46,8 @@ export interface Worker extends LiveRun {
   up?: Promise<boolean>;
   /** What it held when last measured at rest (PSS of its process group, bytes). */
   memBytes?: number;
+  /** When `memBytes` was read. */
+  memAt?: number;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
