@@ -157,4 +157,24 @@ describe('live CLIs within the memory budget', () => {
       await t.close();
     }
   });
+
+  it("beyond the budget a spare goes first, before any conversation's worker", async () => {
+    // ~360 MB each, a 950 MB budget: a worker and a spare fit, a second key's worker beside them does not.
+    const t = await startTestDaemon({
+      config: { workers: true, prestart: true, workerMemory: 950 },
+      claudeEnv: { FAKE_CLAUDE_MEMORY_MB: '350' },
+    });
+    try {
+      const mine = (await conversation(t).say('one')).pid;
+      await waitFor(async () => (await health(t)).workers.live.some((w) => w.state === 'spare' && w.pssMb !== null));
+      const spare = Number(t.logs.find((l) => l.event === 'spare_started')!.pid);
+      const member = t.daemon.store.keys.add('member', 'member').token;
+      const theirs = (await conversation(t, member).say('one')).pid;
+      await waitFor(() => !isAlive(spare));
+      assert.equal(retiredFor(t, spare), 'memory');
+      assert.ok(isAlive(mine) && isAlive(theirs), "both keys' conversations stay warm");
+    } finally {
+      await t.close();
+    }
+  });
 });
