@@ -116,8 +116,9 @@ export function applyBudget(s: PoolState): void {
 
 /**
  * Whether a spare for the key may start: the key was active in the last 3 minutes and has begun a
- * conversation since its last two warm turns (see `countTurn`), the machine is not short of memory, and one more CLI fits the budget (`full`: the key is at its share, so the
- * spare must take the place of one of its CLIs at rest).
+ * conversation since its last two warm turns (see `countTurn`), the machine is not short of
+ * memory, and one more CLI fits the budget (`full`: the key is at its share, so the spare must
+ * take the place of one of its CLIs at rest).
  */
 export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
   const budget = s.o.memoryBytes;
