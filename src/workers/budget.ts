@@ -29,13 +29,42 @@ export function underPressure(): boolean {
 }
 
 /**
- * How many CLIs at rest (idle workers and spares) one key may hold: the budget in workers shared
- * among the keys active in the last 10 minutes, at least 2, and never more than `keySlots` (its
- * session slots and one spare).
+ * A key's share of the budget: the budget over the keys active in the last 10 minutes, in bytes.
+ * A key's CLIs at rest beyond it go, but for its two most valuable, whatever they hold.
  */
-export function keyShare(budgetBytes: number, activeKeys: number, keySlots = Number.POSITIVE_INFINITY): number {
-  const fair = Math.max(2, Math.floor(budgetBytes / WORKER_BYTES / Math.max(1, activeKeys)));
-  return Math.min(fair, Math.max(2, keySlots));
+export function keyShareBytes(budgetBytes: number, activeKeys: number): number {
+  return Math.floor(budgetBytes / Math.max(1, activeKeys));
+}
+
+/** A key keeps this many CLIs at rest whatever they hold. */
+const KEY_FLOOR = 2;
+/** CLIs of a key at rest beyond its session slots and a spare go once idle this long. */
+const KEY_SLOTS_GRACE_MS = 20_000;
+
+/** The CLIs at rest a key keeps for long: its session slots and a spare (at least 2). */
+function slotCap(s: PoolState): number {
+  return Math.max(KEY_FLOOR, s.o.keySlots ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * One key's CLIs at rest within its share: beyond its two most valuable, the least valuable go
+ * while they hold more than `shareBytes`; beyond its session slots and a spare, those idle for
+ * 20 s go too (conversations going on at once keep theirs while they go on).
+ */
+function keepShare(s: PoolState, ws: readonly Worker[], recent: ReadonlySet<Worker>, shareBytes: number): void {
+  let held = ws.reduce((n, w) => n + (w.memBytes ?? 0), 0);
+  const order = byValue(ws, recent);
+  const cap = slotCap(s);
+  const t = s.now();
+  let kept = order.length;
+  for (const w of order) {
+    if (kept <= KEY_FLOOR) break;
+    const overSlots = kept > cap && t - w.lastUsedAt >= KEY_SLOTS_GRACE_MS;
+    if (held <= shareBytes && !overSlots) continue;
+    void retire(s, w, 'share');
+    held -= w.memBytes ?? 0;
+    kept--;
+  }
 }
 
 /** Keys whose last use of the pool was within `ms`. */
@@ -97,11 +126,12 @@ export function applyBudget(s: PoolState): void {
   // A spare of a key no longer active will not be taken before it idles out.
   const sparing = activeKeys(s, SPARE_ACTIVE_MS);
   for (const w of atRest(s)) if (w.state === 'spare' && !sparing.has(w.keyId)) void retire(s, w, 'unused');
-  const share = keyShare(budget, activeKeys(s).size, s.o.keySlots);
+  // One key alone has the whole budget: the budget, below, says what goes.
+  const active = activeKeys(s).size;
+  const share = active > 1 ? keyShareBytes(budget, active) : Number.POSITIVE_INFINITY;
   const byKey = new Map<string, Worker[]>();
   for (const w of atRest(s)) byKey.set(w.keyId, [...(byKey.get(w.keyId) ?? []), w]);
-  for (const ws of byKey.values())
-    for (const w of byValue(ws, recent).slice(0, Math.max(0, ws.length - share))) void retire(s, w, 'share');
+  for (const ws of byKey.values()) keepShare(s, ws, recent, share);
   const pressed = (s.o.pressure ?? underPressure)();
   const limit = pressed ? budget / 2 : budget;
   const rest = atRest(s);
@@ -132,8 +162,10 @@ export function spareFits(s: PoolState, keyId: string): 'yes' | 'full' | 'no' {
   const each = measured.length ? measured.reduce((n, w) => n + w.memBytes!, 0) / measured.length : WORKER_BYTES;
   const held = rest.reduce((n, w) => n + (w.memBytes ?? each), 0);
   if (held + each > budget) return 'no';
-  const own = rest.filter((w) => w.keyId === keyId).length;
-  return own >= keyShare(budget, activeKeys(s).size, s.o.keySlots) ? 'full' : 'yes';
+  const own = rest.filter((w) => w.keyId === keyId);
+  const ownHeld = own.reduce((n, w) => n + (w.memBytes ?? each), 0);
+  const full = own.length >= slotCap(s) || ownHeld + each > keyShareBytes(budget, activeKeys(s).size);
+  return full ? 'full' : 'yes';
 }
 
 /**
@@ -154,7 +186,7 @@ export function countTurn(s: PoolState, keyId: string, began: boolean): void {
     if (spare.worker.keyId === keyId && spare.worker.state === 'spare') void retire(s, spare.worker, 'unused');
 }
 
-/** For /health and /metrics: the budget, what the CLIs at rest hold, the share. */
+/** For /health and /metrics: the budget, what the CLIs at rest hold, each key's share of it. */
 export function budgetInfo(s: PoolState) {
   const budget = s.o.memoryBytes;
   const rest = atRest(s);
@@ -164,7 +196,7 @@ export function budgetInfo(s: PoolState) {
     heldMb: Math.round(rest.reduce((n, w) => n + (w.memBytes ?? 0), 0) / MB),
     atRest: rest.length,
     activeKeys: active,
-    keyShare: budget === undefined ? null : keyShare(budget, active, s.o.keySlots),
+    keyShareMb: budget === undefined ? null : Math.round(keyShareBytes(budget, active) / MB),
   };
 }
 
