@@ -12,7 +12,7 @@ import { createTurnRunner, type RunDeps } from './run/index.js';
 import { createSessionPool } from './sessions/index.js';
 import type { Store } from './store/index.js';
 import { createTokenCalibration } from './transcript/index.js';
-import { createMemoryGauge, createWorkerPool, defaultMaxWorkers } from './workers/index.js';
+import { createMemoryGauge, createWorkerPool, defaultMaxWorkers, defaultWorkerMemory } from './workers/index.js';
 
 /** The per-key session pool, when sessions are on. */
 export function sessionPoolFor(config: Config, store: Store, backends: readonly Backend[]) {
@@ -41,6 +41,9 @@ export function workerPoolFor(config: Config, logger: Logger) {
     maxTurns: config.workerMaxTurns,
     retireGraceMs: 2000,
     logger,
+    memoryBytes: (config.workerMemory ?? 0) * 1024 * 1024 || defaultWorkerMemory(totalmem()),
+    // A key's session slots, and one spare.
+    keySlots: config.sessionPool + 1,
   });
 }
 

@@ -133,6 +133,15 @@ export const CAPACITY_FIELDS = {
     env: 'OLP_MAX_WORKERS',
     description: 'Most live workers at once (default: ~300 MiB each from half the memory, at most 4 per core).',
   },
+  workerMemory: {
+    kind: 'int',
+    schema: z.number().int().min(1).optional(),
+    flag: 'worker-memory',
+    env: 'OLP_WORKER_MEMORY',
+    description:
+      'MB the live CLIs that run nothing (idle workers, spares) may hold, measured (PSS); beyond it the least ' +
+      'valuable are stopped, and each key keeps at most its share (default: 1/8 of the memory, at least 600).',
+  },
   maxProcesses: {
     kind: 'int',
     schema: z.number().int().min(1).optional(),

@@ -110,7 +110,9 @@ export function createHealthRoute(deps: RouteDeps) {
       processes: deps.processes
         ? { live: deps.processes.live, max: deps.processes.max, waiting: deps.processes.waiting }
         : undefined,
-      workers: deps.workers ? { max: deps.workers.max, live: deps.workers.list() } : { max: 0, live: [] },
+      workers: deps.workers
+        ? { max: deps.workers.max, memory: deps.workers.memory(), live: deps.workers.list() }
+        : { max: 0, live: [] },
       parked: deps.parked
         ? { turns: deps.parked.size, timeoutS: Math.round(deps.parked.ttlMs / 1000) }
         : { turns: 0, timeoutS: 0 },

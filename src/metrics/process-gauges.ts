@@ -57,4 +57,27 @@ export function registerProcessGauges({ Gauge }: Prom, registry: PromClient.Regi
       for (const w of sources.workers?.list() ?? []) this.inc({ state: w.state });
     },
   });
+  registerMemoryGauges(Gauge, registry, sources);
+}
+
+/** The memory budget of the live CLIs at rest (`--worker-memory`) and what they hold. */
+function registerMemoryGauges(Gauge: Prom['Gauge'], registry: PromClient.Registry, sources: MetricsSources): void {
+  const memory = sources.workers?.memory?.bind(sources.workers);
+  if (!memory) return;
+  new Gauge({
+    name: 'olp_worker_memory_budget_bytes',
+    help: 'Memory the live CLIs that run nothing (idle workers, spares) may hold (--worker-memory).',
+    registers: [registry],
+    collect() {
+      this.set((memory().budgetMb ?? 0) * 1024 * 1024);
+    },
+  });
+  new Gauge({
+    name: 'olp_worker_memory_held_bytes',
+    help: 'Memory (PSS, as last measured) the live CLIs that run nothing hold.',
+    registers: [registry],
+    collect() {
+      this.set(memory().heldMb * 1024 * 1024);
+    },
+  });
 }

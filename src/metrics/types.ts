@@ -19,7 +19,13 @@ export interface MetricsSources {
   supervisor: { readonly active: number };
   /** The cap on them all (`--max-processes`). */
   processes?: { readonly max: number } | undefined;
-  workers?: { list(): readonly { state: string }[] } | undefined;
+  workers?:
+    | {
+        list(): readonly { state: string }[];
+        /** The memory budget of the CLIs at rest and what they hold (MB), when the pool has one. */
+        memory?(): { budgetMb: number | null; heldMb: number };
+      }
+    | undefined;
   parked?: { readonly size: number } | undefined;
   plans?: Plans | undefined;
   /** The model table: only its ids become label values. */

@@ -17,3 +17,4 @@ export { closeInheritedFds } from './fds.js';
 export { createTreeRemover, type TreeRemover } from './remove.js';
 export { findExecutable, signalGroup, startChild, starterInfo, type Child, type StarterInfo } from './start.js';
 export { memoryInfo, tuneHeap } from './heap.js';
+export { memoryPressure, processMemoryBytes } from './memory-sample.js';

@@ -9,3 +9,4 @@ export function workerSlot(keyId: string, backend: string, slot: number): string
 
 export { watchKeyStanding, type KeyHolder } from './standing.js';
 export { createProcessCap, defaultMaxProcesses, type ProcessCap, type ProcessTicket } from './cap.js';
+export { defaultWorkerMemory, keyShareBytes, WORKER_BYTES } from './budget.js';

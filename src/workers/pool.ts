@@ -1,3 +1,4 @@
+import { budgetInfo, watchBudget } from './budget.js';
 import { rssMb } from './memory.js';
 import { spareMethods } from './spares.js';
 import { slotWorkerMethods } from './slot-worker.js';
@@ -17,6 +18,7 @@ function listWorkers(s: PoolState): WorkerInfo[] {
     ageS: Math.round((t - w.startedAt) / 1000),
     idleS: Math.round((t - w.lastUsedAt) / 1000),
     rssMb: rssMb(w.proc.pid),
+    pssMb: w.memBytes === undefined ? null : Math.round(w.memBytes / (1024 * 1024)),
   }));
 }
 
@@ -37,6 +39,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
   const s = createPoolState(o);
   const { workers, spares, retiring } = s;
   const all = (): Worker[] => allWorkers(s);
+  const unwatch = watchBudget(s);
 
   return {
     get max(): number {
@@ -88,6 +91,7 @@ export function createWorkerPool(o: WorkerPoolOptions) {
 
     /** Shutdown: every worker retired (stdin closed, killed after the grace), workspaces removed. */
     async stopAll(): Promise<void> {
+      unwatch();
       for (const w of all()) void retire(s, w, 'shutdown');
       await Promise.all([...retiring.values()].flatMap((set) => [...set]));
     },
@@ -95,6 +99,11 @@ export function createWorkerPool(o: WorkerPoolOptions) {
     /** For /health and logs. */
     list(): WorkerInfo[] {
       return listWorkers(s);
+    },
+
+    /** For /health and /metrics: the memory budget, what the CLIs at rest hold, each key's share. */
+    memory(): ReturnType<typeof budgetInfo> {
+      return budgetInfo(s);
     },
   };
 }

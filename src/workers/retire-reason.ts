@@ -19,4 +19,7 @@ export type RetireReason =
   | 'done'
   | 'expired'
   | 'replaced'
-  | 'model_changed';
+  | 'model_changed'
+  | 'memory'
+  | 'share'
+  | 'unused';

@@ -1,6 +1,7 @@
 // A slot's worker through its life in the pool: taken for a turn, released after it, adopted after a
 // cold turn, started ahead of one, promoted from a spare.
-import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit } from './state.js';
+import { countTurn } from './budget.js';
+import { armIdle, clearIdle, makeRoom, type PoolState, retire, retireOnExit, touchKey } from './state.js';
 import type { LiveRun, RetireReason, Worker, WorkerFit } from './types.js';
 
 /** Whether a worker started with `f` may serve a turn that needs `fit`. */
@@ -32,6 +33,7 @@ export function takeWorker(s: PoolState, slot: string, fit: WorkerFit): Worker |
   clearIdle(s, w);
   w.state = 'busy';
   w.lastUsedAt = t;
+  touchKey(s, w.keyId);
   return w;
 }
 
@@ -41,6 +43,8 @@ export function releaseWorker(s: PoolState, w: Worker, cost: number): void {
   w.turns++;
   w.cost = cost;
   w.lastUsedAt = s.now();
+  touchKey(s, w.keyId);
+  countTurn(s, w.keyId, w.turns <= 1);
   w.proc.hold();
   if (w.revoked) void retire(s, w, 'revoked');
   else if (w.turns >= s.o.maxTurns) void retire(s, w, 'max_turns');
@@ -48,6 +52,7 @@ export function releaseWorker(s: PoolState, w: Worker, cost: number): void {
   else {
     w.state = 'idle';
     armIdle(s, w);
+    s.rested?.(w);
   }
 }
 
@@ -60,8 +65,11 @@ export function adoptWorker(s: PoolState, slot: string, keyId: string, run: Live
   const t = s.now();
   const w: Worker = { ...run, slot, keyId, fit, startedAt: t, lastUsedAt: t, turns: 1, state: 'idle' };
   s.workers.set(slot, w);
+  touchKey(s, keyId);
+  countTurn(s, keyId, true);
   retireOnExit(s, w);
   armIdle(s, w);
+  s.rested?.(w);
   return true;
 }
 
@@ -70,12 +78,14 @@ export function addStartingWorker(s: PoolState, w: Worker, ready: Promise<boolea
   const existing = s.workers.get(w.slot);
   if (existing) void retire(s, existing, 'rotated');
   s.workers.set(w.slot, w);
+  touchKey(s, w.keyId);
   w.up = ready;
   void ready.then((ok) => {
     if (w.state !== 'starting') return;
     if (!ok) return void retire(s, w, 'no_answer');
     w.state = 'idle';
     armIdle(s, w);
+    s.rested?.(w);
   });
   retireOnExit(s, w);
 }

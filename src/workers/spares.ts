@@ -1,4 +1,5 @@
-import { armIdle, clearIdle, retire, type PoolState } from './state.js';
+import { spareFits } from './budget.js';
+import { armIdle, clearIdle, retire, type PoolState, touchKey } from './state.js';
 import type { Spare, Worker, WorkerFit } from './types.js';
 
 /** See `wantsSpare` in `spareMethods`. */
@@ -9,8 +10,10 @@ function wantsSpare(s: PoolState, keyId: string, backend: string, slot: string |
     if (slot === undefined || spare.worker.slot === slot) return false;
     void retire(s, spare.worker, 'superseded');
   }
-  if (s.workers.size + s.spares.size < s.o.max) return true;
-  // At the cap, the spare takes the place of the key's least recently used idle worker that
+  const fits = spareFits(s, keyId);
+  if (fits === 'no') return false;
+  if (fits === 'yes' && s.workers.size + s.spares.size < s.o.max) return true;
+  // At the cap or the key's share, the spare takes the place of the key's least recently used idle worker that
   // has served one turn only: a conversation that has not gone on (a client sending a new
   // conversation with every request keeps none). One that went on keeps its worker.
   const own = `${keyId}/${backend}/`;
@@ -53,6 +56,7 @@ async function takeSpare(s: PoolState, slot: string, want: SpareFit, waitMs: num
   clearIdle(s, spare.worker);
   spare.worker.state = 'busy';
   spare.worker.lastUsedAt = s.now();
+  touchKey(s, spare.worker.keyId);
   return spare.worker;
 }
 
@@ -78,6 +82,7 @@ export function spareMethods(s: PoolState) {
       void spare.ready.then((ok) => {
         spare.isReady = ok;
         if (!ok) void retire(s, w, 'no_answer');
+        else if (w.state === 'spare') s.rested?.(w);
       });
       void w.proc.exit.then(() => {
         if (w.state !== 'retiring') void retire(s, w, 'exited');

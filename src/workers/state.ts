@@ -11,6 +11,12 @@ export interface PoolState {
   readonly idleTimers: Map<Worker, NodeJS.Timeout>;
   /** Pre-started CLIs by slot: at most one per slot, and one per key and backend. */
   readonly spares: Map<string, Spare>;
+  /** When each key last took, kept or released a live CLI (its activity, for its share and spares). */
+  readonly keySeen: Map<string, number>;
+  /** Each key's warm turns of conversations that went on since it last began one (see `keepsSpare`). */
+  readonly continued: Map<string, number>;
+  /** Called when a CLI comes to rest (idle after a turn, up, adopted): the memory budget measures it. */
+  rested?: ((w: Worker) => void) | undefined;
 }
 
 /** An empty pool. */
@@ -23,7 +29,14 @@ export function createPoolState(o: WorkerPoolOptions): PoolState {
     gone: new WeakMap(),
     idleTimers: new Map(),
     spares: new Map(),
+    keySeen: new Map(),
+    continued: new Map(),
   };
+}
+
+/** Notes a key's use of the pool now. */
+export function touchKey(s: PoolState, keyId: string): void {
+  s.keySeen.set(keyId, s.now());
 }
 
 /** Stops a worker's idle timer. */

@@ -46,6 +46,10 @@ export interface Worker extends LiveRun {
   parked?: boolean;
   /** `starting`: resolves true once it is up (false: it failed to come up). */
   up?: Promise<boolean>;
+  /** What it held when last measured at rest (PSS of its process group, bytes). */
+  memBytes?: number;
+  /** When `memBytes` was read. */
+  memAt?: number;
 }
 
 /** A CLI started before it has a conversation, for a key's next new conversation in one slot. */
@@ -69,6 +73,8 @@ export interface WorkerInfo {
   ageS: number;
   idleS: number;
   rssMb: number | null;
+  /** Its PSS (with its children's) when last measured at rest; null before. */
+  pssMb: number | null;
 }
 
 export interface WorkerPoolOptions {
@@ -81,4 +87,19 @@ export interface WorkerPoolOptions {
   retireGraceMs: number;
   logger: Logger;
   now?: () => number;
+  /**
+   * The memory budget of the live CLIs that run nothing (idle workers, spares), in bytes; beyond it
+   * the least valuable are retired (see budget.ts). Unset: no budget (only `max`).
+   */
+  memoryBytes?: number | undefined;
+  /** Reads what a process holds in bytes (default: PSS from /proc); null when it is gone. */
+  measure?: ((pid: number | undefined) => Promise<number | null>) | undefined;
+  /** Whether the machine is short of memory now (default: /proc/pressure/memory and MemAvailable). */
+  pressure?: (() => boolean) | undefined;
+  /** How often the CLIs at rest are measured and the budget applied (default 5 s). */
+  sampleMs?: number | undefined;
+  /** Most CLIs at rest one key holds besides its share of the budget (its session slots and a spare). */
+  keySlots?: number | undefined;
+  /** How long after its last turn a key counts as active for its share and its spares (default 10 min). */
+  activeMs?: number | undefined;
 }
