@@ -16,9 +16,12 @@ function wantsSpare(s: PoolState, keyId: string, backend: string, slot: string |
   // At the cap or the key's share, the spare takes the place of the key's least recently used idle worker that
   // has served one turn only: a conversation that has not gone on (a client sending a new
   // conversation with every request keeps none). One that went on keeps its worker.
+  // Never the key's most recent conversation's: it is the one most likely to go on.
   const own = `${keyId}/${backend}/`;
-  const oneShot = [...s.workers.values()]
-    .filter((w) => w.state === 'idle' && w.turns <= 1 && w.slot.startsWith(own))
+  const mine = [...s.workers.values()].filter((w) => w.slot.startsWith(own) && w.state !== 'retiring');
+  const latest = mine.reduce<Worker | undefined>((a, w) => (!a || w.lastUsedAt > a.lastUsedAt ? w : a), undefined);
+  const oneShot = mine
+    .filter((w) => w.state === 'idle' && w.turns <= 1 && w !== latest)
     .sort((a, b) => a.lastUsedAt - b.lastUsedAt)[0];
   if (!oneShot) return false;
   void retire(s, oneShot, 'evicted');
