@@ -87,9 +87,10 @@ describe('live CLIs within the memory budget', () => {
   });
 
   it('a key keeps at most its share: the budget over the keys active, its two most valuable CLIs whatever they hold', async () => {
-    // ~360 MB each, 1,100 MB: one key alone keeps three; with a second key active its share is 550 MB.
+    // 350 MB and the runtime's own each (~400 MB; more on a later Node), 1,300 MB: one key alone
+    // keeps three; with a second key active its share is 650 MB.
     const t = await startTestDaemon({
-      config: { workers: true, prestart: false, workerMemory: 1100 },
+      config: { workers: true, prestart: false, workerMemory: 1300 },
       claudeEnv: { FAKE_CLAUDE_MEMORY_MB: '350' },
     });
     try {
@@ -106,7 +107,7 @@ describe('live CLIs within the memory budget', () => {
       assert.ok(isAlive(pids[1]!) && isAlive(pids[2]!) && isAlive(theirs), 'each key keeps two');
       const h = await health(t);
       assert.equal(h.workers.memory.activeKeys, 2);
-      assert.equal(h.workers.memory.keyShareMb, 550);
+      assert.equal(h.workers.memory.keyShareMb, 650);
     } finally {
       await t.close();
     }
