@@ -113,12 +113,11 @@ export function leaseSlot(
     },
     commit(result) {
       committed = true;
-      s.o.store.save(afterTurn(slot, current, result, transcript, hashes, s.now()));
-      if (result.ok)
-        remember(s, slot, current.keptSystem ?? transcript.system, transcript, [
-          ...hashes.chain,
-          replyLink(hashes.chain, result),
-        ]);
+      const record = afterTurn(slot, current, result, transcript, hashes, s.now());
+      s.o.store.save(record);
+      // The reply's link is the record's fingerprint: the chain as its CLI now has it.
+      if (result.ok && record.fingerprint)
+        remember(s, slot, current.keptSystem ?? transcript.system, transcript, [...hashes.chain, record.fingerprint]);
     },
     release() {
       if (released) return;
