@@ -250,17 +250,16 @@ describe("codex's sub-agents", () => {
       assert.equal(sub.status, 200);
       const reply = first.body.output.find((o) => (o as { type: string }).type === 'message');
       await post([say('Say hello.'), reply, say('And again.')]);
-      const lines = d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses');
-      await waitFor(() => d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses').length === 3);
-      const all = d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses');
+      const lines = () => d.logs.filter((l) => l.event === 'request' && l.path === '/v1/responses');
+      await waitFor(() => lines().length === 3);
       assert.deepEqual(
-        all.map((l) => [l.run, l.session]),
+        lines().map((l) => [l.run, l.session]),
         [
           ['cold', 'fresh'],
           ['cold', 'ephemeral'],
           ['warm', 'resumed'],
         ],
-        JSON.stringify(lines),
+        JSON.stringify(lines()),
       );
     } finally {
       await d.close();
