@@ -209,11 +209,9 @@ export function watchBudget(s: PoolState): () => void {
       (err: unknown) => s.o.logger.warn({ event: 'worker_memory_failed', err }, 'could not measure the live CLIs'),
     );
   const every = s.o.sampleMs ?? 5000;
-  // A worker measured within the last sample period is not read again on each quick turn, and the
-  // budget (which reads the machine's memory pressure) waits for the timer: not on every request.
-  s.rested = (w) => {
-    if (w.memAt === undefined || s.now() - w.memAt >= every) void measured([w]);
-  };
+  // Not on a worker's rest: reading a process's memory costs the daemon's CPU (the kernel walks
+  // its pages), and a client opening a conversation a request would pay it on every request.
+  s.rested = undefined;
   const timer = setInterval(() => void measured(atRest(s)), every);
   timer.unref();
   return () => clearInterval(timer);
