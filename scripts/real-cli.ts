@@ -118,6 +118,20 @@ async function spareUp(olp: Olp): Promise<void> {
   throw new Error('no spare came up');
 }
 
+/**
+ * Waits until no CLI of the olp is starting or retiring: a spare the last turn left (or stopped,
+ * once the key has gone on with its conversation: see `countTurn`) is not counted in a turn.
+ */
+async function settled(olp: Olp): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const res = await fetch(`${olp.url}/health`, { headers: { authorization: `Bearer ${olp.token}` } });
+    const live = ((await res.json()) as { workers: { live: { state: string }[] } }).workers.live;
+    if (!live.some((w) => w.state === 'starting' || w.state === 'retiring')) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the live CLIs did not settle');
+}
+
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
 async function ask(
@@ -255,15 +269,19 @@ export async function runRealCli(turns = 5, latencies = [0, 300]): Promise<RealC
       }
       const on = await startOlp({ claude, codex }, true);
       try {
-        // The spare the first turn leaves is let come up first, so its start-up is not counted as a warm turn's.
-        rows.push(await conversationRow(on, 'claude', latencyMs, 'warm', turns, 'sonnet', () => spareUp(on)));
+        // The spare the first turn leaves is let come up (and, once the key has gone on for two warm turns,
+        // stop) before each turn, so its start-up is not counted as a warm turn's.
+        rows.push(await conversationRow(on, 'claude', latencyMs, 'warm', turns, 'sonnet', () => settled(on)));
         const health = await fetch(`${on.url}/health`, { headers: { authorization: `Bearer ${on.token}` } });
         for (const w of (
           (await health.json()) as { workers: { live: { state: string; turns: number; rssMb: number | null }[] } }
         ).workers.live) {
           workerRss.push(`${w.state} (${w.turns} turns) ${w.rssMb ?? '?'} MB`);
         }
-        // Pre-started: each new conversation's first turn, once the spare the last turn left is up.
+        // Pre-started: each new conversation's first turn, once the spare the last turn left is up. A key
+        // that has just gone on with its conversation keeps no spare: the first new one (not counted)
+        // begins a conversation again, and leaves the spare the first counted one takes.
+        await measured(on, [{ role: 'user', content: `a conversation begun again ${latencyMs}` }], 'sonnet');
         rows.push(await newConversationsRow(on, 'claude', latencyMs, 'prestarted', turns, 'sonnet', () => spareUp(on)));
         // codex: turns 2.. on the app-server that loaded the thread after turn 1.
         if (withCodex)
