@@ -6,7 +6,7 @@
 // 20 turns, with and without the client's tools. Also the budget's default on 8, 16 and 24 GB.
 // Prints figures; it is not a test.
 // Usage: npm run worker-memory-bench -- [--claude baseline|current] [--only a,b,c,growth] [--rest-s 30]
-//   [--worker-memory MB]
+//   [--worker-memory MB] [--claude-env JSON]
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,8 @@ const { values } = parseArgs({
     'rest-s': { type: 'string', default: '30' },
     /** A budget in MB instead of the default. */
     'worker-memory': { type: 'string' },
+    /** Extra variables for the CLIs, as JSON (what `--claude-env` would give them). */
+    'claude-env': { type: 'string' },
   },
 });
 const CLAUDE = values.claude === 'current' ? CLAUDE_CURRENT : CLAUDE_BASELINE;
@@ -96,7 +98,7 @@ async function withOlp<T>(config: Record<string, unknown>, run: (t: TestDaemon) 
   const api = await startAnthropicStandIn();
   const t = await startTestDaemon({
     config: { claudeBin: CLAUDE, timeout: 60, workers: true, ...BUDGET, ...config },
-    claudeEnv: claudeStandInEnv(api.url),
+    claudeEnv: { ...claudeStandInEnv(api.url), ...(values['claude-env'] ? JSON.parse(values['claude-env']) : {}) },
   });
   try {
     return await run(t);

@@ -12,7 +12,13 @@ import { createTurnRunner, type RunDeps } from './run/index.js';
 import { createSessionPool } from './sessions/index.js';
 import type { Store } from './store/index.js';
 import { createTokenCalibration } from './transcript/index.js';
-import { createMemoryGauge, createWorkerPool, defaultMaxWorkers, defaultWorkerMemory } from './workers/index.js';
+import {
+  createMemoryGauge,
+  createWorkerPool,
+  defaultMaxWorkers,
+  defaultWorkerMemory,
+  type WorkerPoolOptions,
+} from './workers/index.js';
 
 /** The per-key session pool, when sessions are on. */
 export function sessionPoolFor(config: Config, store: Store, backends: readonly Backend[]) {
@@ -31,8 +37,11 @@ export function sessionPoolFor(config: Config, store: Store, backends: readonly 
   });
 }
 
+/** What tests may set of the worker pool: its clock, its memory-pressure reading, its sampling period. */
+export type WorkerPoolHooks = Pick<WorkerPoolOptions, 'now' | 'pressure' | 'sampleMs'>;
+
 /** Live workers continue a slot's session; recording and replaying keep to one process a call. */
-export function workerPoolFor(config: Config, logger: Logger) {
+export function workerPoolFor(config: Config, logger: Logger, hooks: WorkerPoolHooks = {}) {
   if (!config.sessions || !config.workers || config.recordMode !== 'off') return undefined;
   return createWorkerPool({
     max: config.maxWorkers ?? defaultMaxWorkers(totalmem(), availableParallelism()),
@@ -44,6 +53,7 @@ export function workerPoolFor(config: Config, logger: Logger) {
     memoryBytes: (config.workerMemory ?? 0) * 1024 * 1024 || defaultWorkerMemory(totalmem()),
     // A key's session slots, and one spare.
     keySlots: config.sessionPool + 1,
+    ...hooks,
   });
 }
 

@@ -7,7 +7,14 @@ import { createBackends, createDetector, withoutOwnBins } from './backends/index
 export { createBackends };
 import type { Config } from './config/index.js';
 import { estimatePromptTokens, openConversation } from './conversation/index.js';
-import { conversationDepsFor, observeFinished, runnerFor, sessionPoolFor, workerPoolFor } from './compose-pools.js';
+import {
+  conversationDepsFor,
+  observeFinished,
+  runnerFor,
+  sessionPoolFor,
+  type WorkerPoolHooks,
+  workerPoolFor,
+} from './compose-pools.js';
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
@@ -29,6 +36,8 @@ export interface DaemonOptions {
   version?: string;
   /** Tests only: false leaves out the one refresher per login file (to show the race it prevents). */
   refreshGate?: false;
+  /** Tests only: the live workers' clock, memory-pressure reading and how often the budget is applied. */
+  workerPool?: WorkerPoolHooks;
 }
 
 /** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
@@ -40,19 +49,19 @@ export function toHostEnv(env: DaemonOptions['hostEnv']): DaemonOptions['hostEnv
  * Every part of a daemon, built from the config and wired together, not yet listening: the app,
  * the conversation core's dependencies and what shutdown must stop. Tests build one in-process.
  */
-export function composeDaemon({ config, logger, hostEnv: rawEnv, version, refreshGate }: DaemonOptions) {
+export function composeDaemon({ hostEnv: rawEnv, ...o }: DaemonOptions) {
   const hostEnv = toHostEnv(rawEnv);
   // First: the sweep and the slot recovery below assume no other olp runs on this state dir.
-  const lock = lockStateDir(config.stateDir);
+  const lock = lockStateDir(o.config.stateDir);
   try {
-    return composeLocked({ config, logger, hostEnv, version, refreshGate }, lock);
+    return composeLocked({ ...o, hostEnv }, lock);
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
-function composeLocked({ config, logger, hostEnv, version, refreshGate }: DaemonOptions, lock: StateLock) {
+function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPool }: DaemonOptions, lock: StateLock) {
   const store = openStore(config.stateDir, { instanceTag: config.instanceTag });
   const workspaces = createWorkspaces(config.stateDir, {
     ...(config.runDir ? { runDir: config.runDir } : {}),
@@ -67,7 +76,7 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate }: Daemon
   const pruneTimer = runStartupChores({ config, logger, store, workspaces, backends, detector });
   const sessions = sessionPoolFor(config, store, backends);
   const { supervisor, replayBackends, appender } = createCallLayer(config, logger, version);
-  const workers = workerPoolFor(config, logger);
+  const workers = workerPoolFor(config, logger, workerPool);
   const parked = createParkedTurns<ToolParkedTurn>({ ttlMs: config.toolParkTimeout * 1000, logger });
   // One count of every CLI olp holds; a turn that needs one at the cap frees the least valuable.
   const cap = createProcessCap(supervisor, {

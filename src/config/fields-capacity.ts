@@ -140,7 +140,8 @@ export const CAPACITY_FIELDS = {
     env: 'OLP_WORKER_MEMORY',
     description:
       'MB the live CLIs that run nothing (idle workers, spares) may hold, measured (PSS); beyond it the least ' +
-      'valuable are stopped, and each key keeps at most its share (default: 1/8 of the memory, at least 600).',
+      'valuable are stopped, and each key keeps at most its share ' +
+      '(default: 1/8 of the memory, at most 768, at least 600).',
   },
   maxProcesses: {
     kind: 'int',

@@ -17,9 +17,16 @@ const PRESSURE_AVG10 = 10;
 /** Memory pressure: MemAvailable below this. */
 const PRESSURE_FLOOR = 512 * MB;
 
-/** `--worker-memory`'s default: an eighth of the machine's memory, never less than two workers. */
+/**
+ * The most `--worker-memory` defaults to: about six idle claude CLIs (~125 MB PSS each beside one
+ * another). What the CLIs at rest save is a resume (~0.5 s) on a conversation's next turn; a larger
+ * machine keeps them no better, so the default stops growing with the machine here.
+ */
+const DEFAULT_BUDGET_CAP = 768 * MB;
+
+/** `--worker-memory`'s default: an eighth of the machine's memory, at most 768 MB, never less than two workers. */
 export function defaultWorkerMemory(totalBytes: number): number {
-  return Math.max(Math.floor(totalBytes / 8), 2 * WORKER_BYTES);
+  return Math.max(Math.min(Math.floor(totalBytes / 8), DEFAULT_BUDGET_CAP), 2 * WORKER_BYTES);
 }
 
 /** Whether the machine is short of memory: PSI `some avg10` over 10 %, or MemAvailable under 512 MB. */
@@ -200,7 +207,7 @@ export function budgetInfo(s: PoolState) {
   };
 }
 
-/** Measures the CLIs at rest every `sampleMs` and applies the budget; and each one as it comes to rest. */
+/** Measures the CLIs at rest every `sampleMs` (default 5 s) and applies the budget. */
 export function watchBudget(s: PoolState): () => void {
   if (s.o.memoryBytes === undefined) return () => {};
   const measured = (ws: readonly Worker[]) =>

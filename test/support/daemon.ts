@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { parseConfig, type ConfigKey } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
+import type { DaemonOptions } from '../../src/serve.js';
 import { FAKE_CLAUDE, FAKE_CODEX } from './paths.js';
 
 export interface TestDaemon {
@@ -33,6 +34,8 @@ export async function startTestDaemon(
     base?: string;
     /** false: no one refresher per login file (see DaemonOptions.refreshGate). */
     refreshGate?: false;
+    /** The live workers' clock, memory-pressure reading and sampling period (see DaemonOptions.workerPool). */
+    workerPool?: DaemonOptions['workerPool'];
   } = {},
 ): Promise<TestDaemon> {
   const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
@@ -71,6 +74,7 @@ export async function startTestDaemon(
     logger,
     hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv },
     ...(opts.refreshGate === false ? { refreshGate: false as const } : {}),
+    ...(opts.workerPool ? { workerPool: opts.workerPool } : {}),
   });
   const token = opts.base ? '' : daemon.store.keys.add('tester', 'owner').token;
   return {
