@@ -65,6 +65,9 @@ export async function startTestDaemon(
       codexEnv: { FAKE_CODEX_RECORD_DIR: recordDir, ...opts.codexEnv },
       // Most tests pin the cold path (one process per turn); test/e2e/workers.test.ts turns workers on.
       workers: false,
+      // A budget that holds every live CLI of a test, whatever the machine's memory (a CLI not
+      // measured yet is reckoned at 300 MB): the budget's own tests set theirs.
+      workerMemory: 4000,
       ...opts.config,
     },
   });
