@@ -8,6 +8,7 @@
 // Usage: npm run worker-memory-bench -- [--claude baseline|current] [--only a,b,c,growth] [--rest-s 30]
 //   [--worker-memory MB] [--claude-env JSON]
 import { readdirSync, readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
@@ -29,7 +30,8 @@ const { values } = parseArgs({
 const CLAUDE = values.claude === 'current' ? CLAUDE_CURRENT : CLAUDE_BASELINE;
 const ONLY = new Set(values.only.split(','));
 const REST_MS = Number(values['rest-s']) * 1000;
-const BUDGET = values['worker-memory'] ? { workerMemory: Number(values['worker-memory']) } : {};
+// Unset: olp's own default from the machine's memory (not the test daemon's larger one).
+const BUDGET = { workerMemory: values['worker-memory'] ? Number(values['worker-memory']) : undefined };
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
 const TOOLS: OpenAI.ChatCompletionTool[] = [
@@ -190,6 +192,9 @@ const { defaultWorkerMemory } = await import('../src/workers/index.js').catch(()
   defaultWorkerMemory: undefined,
 }));
 console.log(`claude: ${CLAUDE}`);
+console.log(
+  `--worker-memory here: ${BUDGET.workerMemory ?? (defaultWorkerMemory ? Math.round(defaultWorkerMemory(totalmem()) / MB) : '?')} MB`,
+);
 if (defaultWorkerMemory)
   console.log(
     `--worker-memory default: ${[8, 16, 24].map((g) => `${g} GB → ${Math.round(defaultWorkerMemory(g * GB) / MB)} MB`).join(', ')}`,
