@@ -15,11 +15,20 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { createTreeRemover } from '../../src/process/index.js';
 import { createWorkspaces as create, runDirFor, toChildEnv } from '../../src/workspace/index.js';
 
-const state = () => mkdtempSync(join(tmpdir(), 'olp-ws-'));
+/** Every state dir a test made, removed when the file's tests are done. */
+const made: string[] = [];
+const state = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'olp-ws-'));
+  made.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 /** Workspaces with the run dir under the state dir, where these tests look for them. */
 const createWorkspaces = (dir: string) => create(dir, { runDir: join(dir, 'run') });
 
