@@ -11,6 +11,8 @@ import { LOGIN_FLAGS, loginsHelp, runLogins } from './logins.js';
 import { createSink } from './output.js';
 import { NotConfirmed, RECORDING_FLAGS, RECORDINGS_HELP, runRecordings } from './recordings.js';
 import { runServe } from './serve-command.js';
+import { runService, SERVICE_HELP } from './service.js';
+import { createServiceHost, createServiceRunner } from './service-host.js';
 import { RESPONSES_FLAGS, RESPONSES_HELP, runResponses } from './responses.js';
 import { runSessions, SESSION_FLAGS, SESSIONS_HELP } from './sessions.js';
 import { StateDirError, toStateDirError } from './state-dir.js';
@@ -119,6 +121,7 @@ const HELP: Record<string, string | ((sub?: string) => string)> = {
   responses: RESPONSES_HELP,
   recordings: RECORDINGS_HELP,
   front: FRONT_HELP,
+  service: SERVICE_HELP,
 };
 
 /** `olp help [COMMAND [SUB]]`: the same text as `olp COMMAND [SUB] --help`. */
@@ -192,10 +195,13 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return recordings(rest, io);
     case 'doctor':
       return doctor(rest, io);
+    case 'service':
+      return runService(rest, io, createServiceHost(io.env), createServiceRunner(io.env));
     case 'front':
       return runFront(rest, io, `olp ${version()}`);
     case '--version':
     case '-v':
+    case 'version':
       io.stdout.write(`${version()}\n`);
       return 0;
     case 'help':

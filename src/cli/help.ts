@@ -16,6 +16,7 @@ Usage: olp COMMAND [options]
 Run the proxy:
   serve        start the proxy; prints its base URL, then which CLIs will answer
   doctor       check the CLIs (installed, version, login), the state dir and the port
+  service      run olp serve as a service (systemd user unit, launchd agent): install, status, logs
 
 Manage it (works while olp serve runs):
   keys         API keys and their limits: add, set, show, list, rotate, revoke
@@ -32,7 +33,7 @@ Record and replay CLI calls:
 
 Help:
   olp COMMAND --help   a command's usage and options (olp serve --help lists every setting)
-  olp --version        olp's version
+  olp --version        olp's version (also: olp version)
 
 Options:
 ${COMMON_OPTIONS}

@@ -7,6 +7,11 @@ import { FIELDS } from '../config/index.js';
 /** olp's package root (this file is dist/src/cli/invocation.js). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url)).replace(/\/$/, '');
 
+/** olp's package root: the checkout, or where npm installed the package. */
+export function packageRoot(): string {
+  return ROOT;
+}
+
 /** olp's version, from its package.json. */
 export function version(): string {
   return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

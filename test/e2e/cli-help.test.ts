@@ -67,6 +67,12 @@ const CASES: { args: string[]; usage: string; options: string[] }[] = [
     options: ['nginx', 'prometheus', '--instance TAG=URL', '--listen', '--tls-cert', '--untagged', '--credentials-dir'],
   },
   { args: ['help', 'front'], usage: 'Usage: olp front', options: ['OLP_OWNER_KEYS'] },
+  {
+    args: ['service', '--help'],
+    usage: 'Usage: olp service',
+    options: ['install', 'status', 'logs', 'restart', 'uninstall', '--print', '--platform', '--system', '--name'],
+  },
+  { args: ['help', 'service'], usage: 'Usage: olp service', options: ['loginctl enable-linger', '--follow'] },
   { args: ['keys'], usage: 'Usage: olp keys', options: ['add NAME', 'rotate NAME', '--rpm'] },
   { args: [], usage: 'olp: an OpenAI-compatible proxy', options: ['serve', 'doctor', 'keys'] },
 ];
@@ -98,7 +104,7 @@ describe('olp COMMAND --help', () => {
     assert.doesNotMatch(text, /Policy flags/, 'the keys flags live in olp keys --help');
     const options = text.indexOf('\nOptions:');
     assert.ok(options > 0);
-    for (const cmd of ['serve', 'doctor', 'keys', 'logins', 'usage', 'sessions', 'recordings', 'front']) {
+    for (const cmd of ['serve', 'doctor', 'service', 'keys', 'logins', 'usage', 'sessions', 'recordings', 'front']) {
       const at = text.search(new RegExp(`^  ${cmd}\\s`, 'm'));
       assert.ok(at > 0 && at < options, `${cmd} is listed among the commands, before the options`);
     }
