@@ -1,4 +1,4 @@
-import { isAbsolute, join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { withoutOwnBins } from '../backends/index.js';
 import { FIELDS, type ConfigKey } from '../config/index.js';
@@ -71,6 +71,17 @@ export function toServeArgs(values: Values): string[] {
   return args;
 }
 
+/**
+ * PATH for the service: without olp's own node_modules/.bin, nor the node_modules/.bin folders and
+ * npm's node-gyp-bin that `npm run olp -- service install` (from a checkout) puts first.
+ */
+function toServicePath(path: string | undefined): string {
+  return withoutOwnBins(path)
+    .split(delimiter)
+    .filter((d) => !/\/node_modules\/\.bin\/?$|\/node-gyp-bin\/?$/.test(d))
+    .join(delimiter);
+}
+
 /** A proxy URL with a user or password in it: a secret, left out of the unit. */
 const hasCredentials = (value: string) => /^[a-z][\w+.-]*:\/\/[^/@\s]*@/i.test(value);
 
@@ -83,7 +94,7 @@ export function captureEnv(env: Env, stateDir: string): { env: Record<string, st
   const out: Record<string, string> = {};
   const left: string[] = [];
   for (const name of [...BASE_ENV, ...CLI_HOMES]) {
-    const v = name === 'PATH' ? withoutOwnBins(env.PATH) : env[name];
+    const v = name === 'PATH' ? toServicePath(env.PATH) : env[name];
     if (v === undefined || v === '' || NOT_CAPTURED.has(name)) continue;
     if (hasCredentials(v)) left.push(`${name} (it holds a password)`);
     else out[name] = v;

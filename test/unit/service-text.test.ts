@@ -120,7 +120,7 @@ describe('what goes into them', () => {
   it('captures PATH and the CLIs’ variables, the OLP_ settings, never a secret', () => {
     const { env, left } = captureEnv(
       {
-        PATH: '/usr/bin:/bin',
+        PATH: '/w/olp/node_modules/.bin:/w/node_modules/.bin:/usr/lib/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin:/usr/bin:/bin',
         LANG: 'C.UTF-8',
         CODEX_HOME: '/c',
         HTTPS_PROXY: 'http://user:pw@proxy:3128',
