@@ -148,7 +148,7 @@ export function describeLogins(
     ? [
         `member keys on the machine's own login: ${sharing.join(', ')}; both vendors' terms forbid making one ` +
           'account available to others: give each member a login of their own (olp logins add NAME --claude, then ' +
-          'olp keys set KEY --login NAME; README: Accounts and terms)',
+          'olp keys set KEY --login NAME; docs/family.md, Accounts and terms)',
       ]
     : [];
   return { lines, fixes, warnings: [...machine.warnings, ...shared] };

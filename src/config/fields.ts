@@ -6,7 +6,7 @@ import { REQUEST_FIELDS } from './fields-request.js';
 
 export type { Field } from './field.js';
 
-/** Every setting olp reads, with its flag, env name and schema. The README's table mirrors this. */
+/** Every setting olp reads, with its flag, env name and schema. docs/configuration.md's table mirrors this. */
 export const FIELDS = { ...PLACE_FIELDS, ...REQUEST_FIELDS, ...CAPACITY_FIELDS, ...ALERT_FIELDS };
 
 export type ConfigKey = keyof typeof FIELDS;

@@ -1,4 +1,4 @@
-// The memory budget of the live CLIs at rest and each key's fair share of them (README, "Live workers").
+// The memory budget of the live CLIs at rest and each key's fair share of them (docs/performance.md, "Live workers").
 import { memoryPressure, processMemoryBytes } from '../process/index.js';
 import { type PoolState, retire } from './state.js';
 import type { Worker } from './types.js';

@@ -1,5 +1,5 @@
 // pi (a pinned devDependency), headless, against a real listening olp on the fake claude,
-// configured as the README's "Coding agents" section says: a reply, and its own file writing and
+// configured as docs/clients.md's "Coding agents" section says: a reply, and its own file writing and
 // shell tools run on the model's calls, the model then answering their results.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,6 +1,7 @@
-// The README's client snippets, run as they are written (only the address is this test's olp),
-// so the documentation cannot drift from what works; and every snippet of the README and docs/
-// checked for the one mistake that leaks: an olp key where a client sends it somewhere else.
+// The documentation's client snippets (README.md, CONTRIBUTING.md, docs/*.md), run as they are written
+// (only the address is this test's olp), so the documentation cannot drift from what works; and every
+// snippet of those files checked for the one mistake that leaks: an olp key where a client sends it
+// somewhere else. A snippet to run is marked `<!-- client-snippet: NAME -->`; every copy of a name runs.
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,12 +20,16 @@ interface Block {
   name?: string;
 }
 
-/** The documents whose snippets people copy: the README and docs/*.md. */
+/** The documents whose snippets people copy: the README, CONTRIBUTING.md and docs/*.md. */
 function documents(): { file: string; text: string }[] {
   const docs = readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
+    .sort()
     .map((f) => join('docs', f));
-  return ['README.md', ...docs].map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
+  return ['README.md', 'CONTRIBUTING.md', ...docs].map((file) => ({
+    file,
+    text: readFileSync(join(ROOT, file), 'utf8'),
+  }));
 }
 
 /** Every fenced code block of those documents (indented ones in lists too), with its marker. */
@@ -49,11 +54,9 @@ function blocks(): Block[] {
   return out;
 }
 
-/** The README's named snippets. */
-function snippet(name: string): Block {
-  const s = blocks().find((b) => b.file === 'README.md' && b.name === name);
-  assert.ok(s, `the README has no snippet '${name}'`);
-  return s;
+/** Every snippet of that name, wherever it is (the README and a docs/ page may both carry one). */
+function snippets(name: string): Block[] {
+  return blocks().filter((b) => b.name === name);
 }
 
 const where = (b: Block) => `${b.file}:${b.line}`;
@@ -118,7 +121,7 @@ function leaks(b: Pick<Block, 'lang' | 'code'>): string[] {
   return found;
 }
 
-describe('the snippets of the README and docs/ keep an olp key with olp', () => {
+describe('the snippets of the README, CONTRIBUTING.md and docs/ keep an olp key with olp', () => {
   it('the checks catch the mistakes they are for', () => {
     assert.ok(leaks({ lang: 'sh', code: 'export OPENAI_API_KEY=olpk_…' }).length > 0);
     assert.ok(leaks({ lang: 'sh', code: 'export OPENAI_API_KEY="$OLP_KEY"' }).length > 0);
@@ -155,7 +158,7 @@ describe('the snippets of the README and docs/ keep an olp key with olp', () => 
     const all = blocks();
     assert.ok(
       all.filter((b) => clientCalls(b.code).length > 0).length >= 6,
-      'the README builds clients in its snippets',
+      'the documents build clients in their snippets',
     );
     const problems = all.flatMap((b) => leaks(b).map((p) => `${where(b)}: ${p}`));
     assert.deepEqual(problems, []);
@@ -266,44 +269,59 @@ function shellWords(code: string): string[] {
   return words;
 }
 
-describe("the README's client snippets", () => {
-  it('openai for JavaScript', async () => {
-    const r = await run(snippet('openai-js'), 'openai-js');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(
-      r.stdout,
-      /^Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n$/,
+/** The names of the snippets run below: each must be in some document. */
+const RUN_NAMES = ['openai-js', 'openai-python', 'ai-sdk', 'langchain', 'codex', 'codex-cli'];
+
+describe("the documentation's client snippets", () => {
+  it('every snippet these tests run is in a document', () => {
+    assert.deepEqual(
+      RUN_NAMES.filter((name) => snippets(name).length === 0),
+      [],
+      'snippets no document has',
     );
   });
+
+  for (const s of snippets('openai-js'))
+    it(`openai for JavaScript (${where(s)})`, async () => {
+      const r = await run(s, 'openai-js');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        /^Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n$/,
+      );
+    });
 
   const python = spawnSync('python3', ['-c', 'import openai'], { encoding: 'utf8' });
-  it('openai for Python', {
-    skip: python.status !== 0 ? "Python's openai package is not installed here (pip install openai); skipped" : false,
-  }, async () => {
-    const r = await run(snippet('openai-python'), 'openai-python');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(
-      r.stdout,
-      /Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n/,
-    );
-  });
+  for (const s of snippets('openai-python'))
+    it(`openai for Python (${where(s)})`, {
+      skip: python.status !== 0 ? "Python's openai package is not installed here (pip install openai); skipped" : false,
+    }, async () => {
+      const r = await run(s, 'openai-python');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        /Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n/,
+      );
+    });
 
-  it('the Vercel AI SDK', async () => {
-    const r = await run(snippet('ai-sdk'), 'ai-sdk');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^Hello from fake claude\. You said: Say hi\n/);
-    assert.match(r.stdout, /Hello from fake claude\. You said: Count to 3\n.*outputTokens/s);
-    assert.match(r.stdout, /\{ city: 'fake', temp: 1 \}/);
-  });
+  for (const s of snippets('ai-sdk'))
+    it(`the Vercel AI SDK (${where(s)})`, async () => {
+      const r = await run(s, 'ai-sdk');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^Hello from fake claude\. You said: Say hi\n/);
+      assert.match(r.stdout, /Hello from fake claude\. You said: Count to 3\n.*outputTokens/s);
+      assert.match(r.stdout, /\{ city: 'fake', temp: 1 \}/);
+    });
 
-  it('LangChain', async () => {
-    const r = await run(snippet('langchain'), 'langchain');
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(
-      r.stdout,
-      /^Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n\{ city: 'fake', temp: 1 \}\n$/,
-    );
-  });
+  for (const s of snippets('langchain'))
+    it(`LangChain (${where(s)})`, async () => {
+      const r = await run(s, 'langchain');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        /^Hello from fake claude\. You said: Say hi\nHello from fake claude\. You said: Count to 3\n\{ city: 'fake', temp: 1 \}\n$/,
+      );
+    });
 
   it('every other JavaScript snippet that builds a client runs (those whose packages the suite does not install are checked as text above)', async () => {
     const others = blocks().filter(
@@ -320,43 +338,47 @@ describe("the README's client snippets", () => {
   });
 
   const codexMissing = existsSync(REAL_CODEX) ? false : `the real codex CLI is missing at ${REAL_CODEX}: run npm ci`;
-  it('codex as a client, configured by config.toml, sends its requests and the key in OLP_KEY to olp', {
-    skip: codexMissing,
-  }, async () => {
-    const home = mkdtempSync(join(tmpdir(), 'olp-readme-codex-'));
-    try {
-      writeFileSync(join(home, 'config.toml'), `${localised(snippet('codex').code)}\n`);
-      const before = t.logs.filter((l) => l.event === 'request').length;
-      const r = await runCodex(['exec', '--skip-git-repo-check', 'Say hi'], home);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /Hello from fake claude\. You said: Say hi/);
-      const requests = t.logs.filter((l) => l.event === 'request').slice(before);
-      assert.ok(
-        requests.length > 0 &&
-          requests.every((l) => l.key === 'tester' && l.path === '/v1/responses' && l.status === 200),
-        JSON.stringify(requests),
-      );
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
+  for (const s of snippets('codex'))
+    it(`codex as a client, configured by config.toml, sends its requests and the key in OLP_KEY to olp (${where(s)})`, {
+      skip: codexMissing,
+    }, async () => {
+      const home = mkdtempSync(join(tmpdir(), 'olp-readme-codex-'));
+      try {
+        writeFileSync(join(home, 'config.toml'), `${localised(s.code)}\n`);
+        const before = t.logs.filter((l) => l.event === 'request').length;
+        const r = await runCodex(['exec', '--skip-git-repo-check', 'Say hi'], home);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /Hello from fake claude\. You said: Say hi/);
+        const requests = t.logs.filter((l) => l.event === 'request').slice(before);
+        assert.ok(
+          requests.length > 0 &&
+            requests.every((l) => l.key === 'tester' && l.path === '/v1/responses' && l.status === 200),
+          JSON.stringify(requests),
+        );
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
 
-  it('codex as a client, configured on its command line, the same', { skip: codexMissing }, async () => {
-    const home = mkdtempSync(join(tmpdir(), 'olp-readme-codex-'));
-    try {
-      const [bin, sub, ...rest] = shellWords(localised(snippet('codex-cli').code));
-      assert.equal(`${bin} ${sub}`, 'codex exec');
-      const before = t.logs.filter((l) => l.event === 'request').length;
-      const r = await runCodex([sub!, '--skip-git-repo-check', ...rest], home);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /Hello from fake claude\. You said: Say hi/);
-      const requests = t.logs.filter((l) => l.event === 'request').slice(before);
-      assert.ok(
-        requests.length > 0 && requests.every((l) => l.key === 'tester' && l.status === 200),
-        JSON.stringify(requests),
-      );
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
-  });
+  for (const s of snippets('codex-cli'))
+    it(`codex as a client, configured on its command line, the same (${where(s)})`, {
+      skip: codexMissing,
+    }, async () => {
+      const home = mkdtempSync(join(tmpdir(), 'olp-readme-codex-'));
+      try {
+        const [bin, sub, ...rest] = shellWords(localised(s.code));
+        assert.equal(`${bin} ${sub}`, 'codex exec');
+        const before = t.logs.filter((l) => l.event === 'request').length;
+        const r = await runCodex([sub!, '--skip-git-repo-check', ...rest], home);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(r.stdout, /Hello from fake claude\. You said: Say hi/);
+        const requests = t.logs.filter((l) => l.event === 'request').slice(before);
+        assert.ok(
+          requests.length > 0 && requests.every((l) => l.key === 'tester' && l.status === 200),
+          JSON.stringify(requests),
+        );
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
 });

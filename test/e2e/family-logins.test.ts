@@ -1,4 +1,4 @@
-// A family of three sets olp up as the README's "Accounts and terms" types it: the owner on the
+// A family of three sets olp up as docs/family.md's "Accounts and terms" types it: the owner on the
 // machine's own login, each other member on a login of their own, added and bound while olp runs.
 // Every request is then served by its member's login alone.
 import assert from 'node:assert/strict';

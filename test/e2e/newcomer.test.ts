@@ -1,10 +1,21 @@
-// A newcomer's first ten minutes, scripted: a fresh clone, its dependencies, `npm start` with the
-// user's own (fake) claude first on PATH, `npm run olp -- keys add`, `npm run olp -- doctor`, and
-// one request through the official client. olp must run the user's CLI, not the copy pinned in
-// its own node_modules for the test tier.
+// A newcomer's first ten minutes from a checkout, scripted as the README's "From a checkout" types it:
+// a fresh clone, its dependencies, `npm start` with the user's own (fake) claude first on PATH,
+// `npm run --silent olp -- keys add me --role owner`, `npm run --silent olp -- doctor`, and one request
+// through the official client. olp must run the user's CLI, not the copy pinned in its own
+// node_modules for the test tier. The README's commands are checked to be the ones run here, and its
+// test command the one CI runs.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,6 +34,23 @@ after(() => {
     }
   }
   rmSync(base, { recursive: true, force: true });
+});
+
+it("the README's checkout commands are the ones run below, and its test command is CI's", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /^### From a checkout\n([^]*?)^#/m.exec(readme);
+  assert.ok(section, 'the README has a "From a checkout" section');
+  const block = /```sh\n([^]*?)```/.exec(section[1]!);
+  assert.ok(block, 'with a sh block');
+  const commands = block[1]!
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
+  assert.deepEqual(commands, ['npm install', 'npm start', 'npm test']);
+  for (const c of ['npm run --silent olp -- keys add me --role owner', 'npm run --silent olp -- doctor'])
+    assert.ok(section[1]!.includes(`\`${c}\``), `the section names \`${c}\``);
+  const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8').split('\n');
+  assert.ok(ci.includes('npm test'), '.ci/run runs npm test');
 });
 
 it('fresh clone → npm start → keys add → doctor → one answer from the user’s own claude', {
@@ -79,7 +107,7 @@ it('fresh clone → npm start → keys add → doctor → one answer from the us
   });
   const startedMs = performance.now() - t0;
 
-  const add = npm(['run', '--silent', 'olp', '--', 'keys', 'add', 'me', '--state-dir', stateDir]);
+  const add = npm(['run', '--silent', 'olp', '--', 'keys', 'add', 'me', '--role', 'owner', '--state-dir', stateDir]);
   assert.equal(add.status, 0, add.stderr);
   const token = add.stdout.trim().split('\n').at(-1)!;
   assert.match(token, /^olpk_/);

@@ -154,7 +154,7 @@ describe('olp front nginx: the config', () => {
       const r = checkNginxConfig(nginx!, c);
       assert.ok(r.ok, r.output);
     }
-    // The certificate as the README makes it (openssl, a SAN for the name clients use).
+    // The certificate as docs/front-door.md makes it (openssl, a SAN for the name clients use).
     const dir = mkdtempSync(join(tmpdir(), 'olp-front-tls-'));
     try {
       const made = spawnSync(

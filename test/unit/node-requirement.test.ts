@@ -1,5 +1,6 @@
 // The Node version the README asks for is the one package.json declares, and every package olp
-// and its test suite install accepts it, or the README says which one does not and why it works.
+// and its test suite install accepts it, or the README or CONTRIBUTING.md (for the suite's own
+// packages) says which one does not and why it works.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   devDependencies: Record<string, string>;
 };
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
 
 describe('the Node requirement', () => {
   it("the README's Node version is package.json's engines.node", () => {
@@ -21,7 +23,7 @@ describe('the Node requirement', () => {
     assert.match(readme, new RegExp(`^Node ${declared[1]!.replace('.', '\\.')} or newer for olp itself`, 'm'));
   });
 
-  it('every package installed with olp accepts that Node, or the README names it', () => {
+  it('every package installed with olp accepts that Node, or the README or CONTRIBUTING.md names it', () => {
     // The lowest Node engines.node lets in (`>=20.11` → 20.11.0), checked against each range as npm reads it.
     const minimum = semver.minVersion(pkg.engines.node)!.version;
     const refusing: string[] = [];
@@ -38,11 +40,11 @@ describe('the Node requirement', () => {
       }
       if (engines && !semver.satisfies(minimum, engines)) refusing.push(name);
     }
-    const unexplained = refusing.filter((name) => !readme.includes(`\`${name}\``));
+    const unexplained = refusing.filter((name) => ![readme, contributing].some((t) => t.includes(`\`${name}\``)));
     assert.deepEqual(
       unexplained,
       [],
-      `packages whose engines refuse Node ${minimum}: ${refusing.join(', ')}; the README must say what that means for them`,
+      `packages whose engines refuse Node ${minimum}: ${refusing.join(', ')}; the README or CONTRIBUTING.md must say what that means for them`,
     );
   });
 });

@@ -5,7 +5,7 @@ import { firstIssue } from '../issues.js';
 import { invalidRequest, unsupportedValue } from '../../errors/index.js';
 
 // Unknown top-level keys are stripped, not rejected: SDKs and frameworks add vendor fields,
-// and refusing them would break clients that work against OpenAI. The README's request-fields table lists what is used.
+// and refusing them would break clients that work against OpenAI. docs/clients.md's request-fields table lists what is used.
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const imagePart = z.object({

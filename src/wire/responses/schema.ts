@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { outputTokens } from '../output-tokens.js';
 
 // The Responses request's zod schemas and the input item shapes olp stores.
-// Unknown top-level keys are stripped, not rejected (SDKs add their own); the README lists what is used.
+// Unknown top-level keys are stripped, not rejected (SDKs add their own); docs/clients.md lists what is used.
 
 const inputText = z.object({ type: z.literal('input_text'), text: z.string() });
 const inputImage = z.object({
