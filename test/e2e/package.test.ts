@@ -153,6 +153,7 @@ describe('the package npm pack makes', { skip }, () => {
       'src/native/spawn.c',
       'src/native/binding.gyp',
       'docs/service.md',
+      'CONTRIBUTING.md',
       'package.json',
     ])
       assert.ok(packed.includes(f), f);
