@@ -18,7 +18,14 @@ import {
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createCallLayer, runStartupChores, toInstance, watchAlerts, watchStanding } from './compose-parts.js';
+import {
+  createCallLayer,
+  memberLoginsFor,
+  runStartupChores,
+  toInstance,
+  watchAlerts,
+  watchStanding,
+} from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createProcessCap, defaultMaxProcesses } from './workers/index.js';
@@ -38,6 +45,8 @@ export interface DaemonOptions {
   refreshGate?: false;
   /** Tests only: the live workers' clock, memory-pressure reading and how often the budget is applied. */
   workerPool?: WorkerPoolHooks;
+  /** Tests only: appended to `codex login --device-auth` (`--experimental_issuer URL` of a stand-in). */
+  codexDeviceArgs?: readonly string[];
 }
 
 /** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
@@ -61,7 +70,8 @@ export function composeDaemon({ hostEnv: rawEnv, ...o }: DaemonOptions) {
   }
 }
 
-function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPool }: DaemonOptions, lock: StateLock) {
+function composeLocked(o: DaemonOptions, lock: StateLock) {
+  const { config, logger, hostEnv, version, refreshGate, workerPool } = o;
   const store = openStore(config.stateDir, { instanceTag: config.instanceTag });
   const workspaces = createWorkspaces(config.stateDir, {
     ...(config.runDir ? { runDir: config.runDir } : {}),
@@ -110,8 +120,10 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPo
   const conversation = conversationDepsFor(config, {
     ...{ store, registry, backends, admission, sessions, detector, plans, logins, finished, runner },
   });
+  const memberLogins = memberLoginsFor(config, { store, backends, detector, hostEnv }, o.codexDeviceArgs);
   const app = createApp({
     ...appSettings(config, store),
+    memberLogins,
     metrics: metrics ? { mode: config.metrics as 'owner' | 'open', render: () => metrics.render() } : undefined,
     ...{ logger, store, registry, backends, detector, lifecycle, admission, plans, workers, processes: cap, parked },
     open: (principal, meta) => openConversation(conversation, principal, meta),
@@ -119,8 +131,14 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPo
   });
   // Stopping comes in two steps so that a listening daemon can let its requests end between them.
   const stopChildren = async (): Promise<void> => {
-    // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
-    await Promise.all([workers?.stopAll(), parked.stopAll(), supervisor.killAll()]);
+    // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits); no device
+    // sign-in's codex outlives the daemon.
+    await Promise.all([
+      workers?.stopAll(),
+      parked.stopAll(),
+      supervisor.killAll(),
+      memberLogins.connect.devices.cancelAll(),
+    ]);
     await bridge.close();
   };
   const close = closeOnce(stopChildren, async () => {

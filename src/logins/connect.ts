@@ -16,6 +16,7 @@ import { codexLogin } from './codex-cli.js';
 import type { DeviceView } from './device.js';
 import type { DeviceSignIns } from './device-sign-ins.js';
 import { LoginFailed } from './said.js';
+import type { SignInLimit } from './sign-in-limit.js';
 import { loginPaths, removeLoginFiles, saveClaudeApiKey, saveClaudeToken } from './secrets.js';
 
 // A key connecting its own CLI login (the usage page's "Your login"): the login it writes to (its
@@ -38,6 +39,8 @@ export interface ConnectDeps {
   devices: DeviceSignIns;
   /** Logins with a sign-in under way in this process (one at a time per login). */
   busy: Set<string>;
+  /** Sign-ins per key (429 rate_limited past it). */
+  limit: SignInLimit;
   /** Each recorded action, for the log. */
   onAction(a: AdminAction): void;
 }
@@ -64,7 +67,8 @@ export function newLoginName(d: Pick<ConnectDeps, 'store' | 'devices' | 'busy'>,
 /** The login a key's sign-in writes to: its own, or a new one to make (bound once something is stored). */
 function targetOf(d: ConnectDeps, caller: MemberCaller): { name: string; bind: boolean } {
   if (caller.login !== null) return { name: caller.login, bind: false };
-  return { name: newLoginName(d, caller.name), bind: true };
+  // A sign-in this key started for a login not made yet holds that login's name.
+  return { name: d.devices.runningFor(caller.keyId) ?? newLoginName(d, caller.name), bind: true };
 }
 
 /** Binds the key to its new login (recorded as the owner's key changes are). */
@@ -75,8 +79,9 @@ function bindKey(d: ConnectDeps, caller: MemberCaller, login: string | null): vo
 }
 
 /** Runs `work` with the login marked busy; a login made for it and left empty is removed after. */
-async function withLogin<T>(d: ConnectDeps, name: string, work: () => Promise<T>): Promise<T> {
+async function withLogin<T>(d: ConnectDeps, keyId: string, name: string, work: () => Promise<T>): Promise<T> {
   if (d.busy.has(name) || d.devices.busy(name)) throw deviceAuthRunning(name);
+  d.limit.take(keyId);
   d.busy.add(name);
   try {
     return await work();
@@ -109,7 +114,7 @@ export async function runConnectClaude(
   const t = targetOf(d, caller);
   const param = 'token' in secret ? 'token' : 'apiKey';
   requireInstalled(d, 'claude');
-  return withLogin(d, t.name, async () => {
+  return withLogin(d, caller.keyId, t.name, async () => {
     for (const step of check ? [claudeStatus, claudeCheck] : [claudeStatus]) {
       const v = await step(d.clis, t.name, secret);
       if (v.ok === false) throw loginRejected('claude', v.said, param);
@@ -135,7 +140,7 @@ export async function runConnectCodex(
 ): Promise<string> {
   const t = targetOf(d, caller);
   requireInstalled(d, 'codex');
-  return withLogin(d, t.name, async () => {
+  return withLogin(d, caller.keyId, t.name, async () => {
     try {
       await codexLogin(d.clis, t.name, loginPaths(d.stateDir, t.name).codexHome, kind, secret);
     } catch (err) {
@@ -154,8 +159,14 @@ export async function runStartDevice(d: ConnectDeps, caller: MemberCaller): Prom
   const t = targetOf(d, caller);
   requireInstalled(d, 'codex');
   if (d.busy.has(t.name) || d.devices.busy(t.name)) throw deviceAuthRunning(t.name);
+  d.limit.take(caller.keyId);
   d.onAction(
-    d.store.adminActions.record({ actor: caller.name, action: 'login_device_start', target: t.name, changes: { cli: 'codex' } }),
+    d.store.adminActions.record({
+      actor: caller.name,
+      action: 'login_device_start',
+      target: t.name,
+      changes: { cli: 'codex' },
+    }),
   );
   const view = await d.devices.start(t.name, caller.keyId, {
     connected: () => {
@@ -187,7 +198,9 @@ export function runRemoveCredential(d: ConnectDeps, caller: MemberCaller, cli: L
   if (d.busy.has(name) || (cli === 'codex' && d.devices.busy(name))) throw deviceAuthRunning(name);
   d.store.logins.clear(name, cli);
   removeLoginFiles(d.stateDir, name, cli);
-  d.onAction(d.store.adminActions.record({ actor: caller.name, action: 'login_remove', target: name, changes: { cli } }));
+  d.onAction(
+    d.store.adminActions.record({ actor: caller.name, action: 'login_remove', target: name, changes: { cli } }),
+  );
   const left = d.store.logins.get(name);
   const keys = d.store.logins.keysOf(name);
   if (left && !left.claude && !left.codex && keys.every((k) => k === caller.name)) {

@@ -61,11 +61,14 @@ export function createDeviceSignIns(o: DeviceSignInOptions) {
   return {
     /** The sign-in of this login, or the one started by this key (for a login not made yet). */
     find(login: string | null, keyId: string): DeviceView | undefined {
-      const e = (login !== null ? entries.get(login) : undefined) ?? [...entries.values()].find((x) => x.keyId === keyId);
+      const e =
+        (login !== null ? entries.get(login) : undefined) ?? [...entries.values()].find((x) => x.keyId === keyId);
       return e?.view;
     },
     /** The pid of a login's running codex (tests). */
     pid: (login: string) => entries.get(login)?.pid,
+    /** The login of a sign-in this key has under way, if any. */
+    runningFor: (keyId: string) => [...entries.values()].find((e) => e.keyId === keyId && running(e))?.login,
     /** Whether a sign-in of this login is under way. */
     busy: (login: string) => running(entries.get(login)),
     /**
@@ -81,7 +84,8 @@ export function createDeviceSignIns(o: DeviceSignInOptions) {
       const e: Entry = { login, keyId, view, stop, done: Promise.resolve() };
       entries.set(login, e);
       const onPrompt = (p: DevicePrompt) => {
-        const expiresAt = p.minutes === null ? null : new Date(Date.parse(startedAt) + p.minutes * 60_000).toISOString();
+        const expiresAt =
+          p.minutes === null ? null : new Date(Date.parse(startedAt) + p.minutes * 60_000).toISOString();
         e.view = { ...e.view, code: p.code, url: p.url, expiresAt };
         told(e.view);
       };
@@ -103,7 +107,8 @@ export function createDeviceSignIns(o: DeviceSignInOptions) {
     },
     /** Cancels the login's running sign-in; its view once codex is gone, undefined when none runs. */
     async cancel(login: string | null, keyId: string): Promise<DeviceView | undefined> {
-      const e = (login !== null ? entries.get(login) : undefined) ?? [...entries.values()].find((x) => x.keyId === keyId);
+      const e =
+        (login !== null ? entries.get(login) : undefined) ?? [...entries.values()].find((x) => x.keyId === keyId);
       if (!e || !running(e)) return undefined;
       e.stop.abort();
       await e.done;

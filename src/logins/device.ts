@@ -11,7 +11,11 @@ import { LoginFailed, toSaid } from './said.js';
 export type DeviceState = 'waiting' | 'connected' | 'failed' | 'expired' | 'cancelled';
 
 /** Why a device sign-in did not connect. */
-export type DeviceErrorCode = 'device_auth_failed' | 'device_auth_expired' | 'device_auth_refused' | 'backend_not_installed';
+export type DeviceErrorCode =
+  | 'device_auth_failed'
+  | 'device_auth_expired'
+  | 'device_auth_refused'
+  | 'backend_not_installed';
 
 /** A device sign-in as the page sees it. */
 export interface DeviceView {

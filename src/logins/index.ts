@@ -31,3 +31,4 @@ export type { ClaudeSecret } from './claude-cli.js';
 // files under <state>/logins/<name>/ (0600 in 0700 directories), read when a run is started and
 // handed to the run through its environment or its home only, never argv.
 
+export { createSignInLimit, type SignInLimit } from './sign-in-limit.js';
