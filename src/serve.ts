@@ -141,19 +141,32 @@ function composeLocked(o: DaemonOptions, lock: StateLock) {
     ]);
     await bridge.close();
   };
-  const close = closeOnce(stopChildren, async () => {
-    await alerts?.close();
-    clearInterval(pruneTimer);
-    standing.stop();
-    appender?.close();
-    await workspaces.settled();
-    workspaces.sweep();
-    workspaces.close();
-    store.close();
-    lock.release();
-  });
+  const close = closeOnce(stopChildren, () =>
+    release({ alerts, pruneTimer, standing, appender, workspaces, store, lock }),
+  );
   const parts = { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge };
   return { ...parts, lock, stopChildren, close };
+}
+
+/** What composing opened besides the CLIs, let go of in order once they are stopped. */
+async function release(o: {
+  alerts: { close(): Promise<void> } | undefined;
+  pruneTimer: ReturnType<typeof setInterval>;
+  standing: { stop(): void };
+  appender: { close(): void } | undefined;
+  workspaces: ReturnType<typeof createWorkspaces>;
+  store: Store;
+  lock: StateLock;
+}): Promise<void> {
+  await o.alerts?.close();
+  clearInterval(o.pruneTimer);
+  o.standing.stop();
+  o.appender?.close();
+  await o.workspaces.settled();
+  o.workspaces.sweep();
+  o.workspaces.close();
+  o.store.close();
+  o.lock.release();
 }
 
 /** The app's settings read off the config. */

@@ -44,7 +44,6 @@ export class DeviceFailed extends LoginFailed {
   }
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters.
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /** Text without its ANSI escape sequences. */
