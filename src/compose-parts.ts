@@ -7,6 +7,8 @@ import type { Config } from './config/index.js';
 import type { FinishedRequest } from './conversation/index.js';
 import type { PlanReported } from './plan/index.js';
 import type { Logger } from './log/index.js';
+import type { MemberLoginsDeps } from './http/index.js';
+import { createDeviceSignIns, createLoginCliContext, createSignInLimit } from './logins/index.js';
 import { createProcessSupervisor, type ProcessSupervisor } from './process/index.js';
 import {
   createRecording,
@@ -180,4 +182,31 @@ export function watchAlerts(
     `alerts go to ${new URL(config.alertWebhook).host} (${config.alertFormat})`,
   );
   return alerts;
+}
+
+/**
+ * /olp/me/login's parts: the policy, the login commands on the daemon's own CLIs, the device
+ * sign-ins (cancelled with the daemon), the per-key limit on sign-ins.
+ */
+export function memberLoginsFor(
+  config: Config,
+  o: {
+    store: Store;
+    backends: readonly Backend[];
+    detector: Detector;
+    hostEnv: Readonly<Record<string, string | undefined>>;
+  },
+  deviceArgs: readonly string[] | undefined,
+): MemberLoginsDeps {
+  const clis = createLoginCliContext(o.backends, o.hostEnv, config.statusTimeout * 1000);
+  const devices = createDeviceSignIns({
+    stateDir: config.stateDir,
+    clis: () => clis,
+    ...(deviceArgs ? { args: deviceArgs } : {}),
+  });
+  return {
+    policy: config.memberLogins,
+    connect: { store: o.store, stateDir: config.stateDir, clis, devices, busy: new Set(), limit: createSignInLimit() },
+    installed: (cli) => o.detector.installed(cli === 'claude' ? clis.claude : clis.codex),
+  };
 }

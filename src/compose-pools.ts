@@ -93,10 +93,14 @@ export function runnerFor(config: Config, p: RunParts) {
 /** The conversation core's dependencies: the config's request settings and the parts built for it. */
 export function conversationDepsFor(
   config: Config,
-  parts: Omit<ConversationDeps, 'fallbacks' | 'imageLimits' | 'contextTokens' | 'contextOverflow' | 'calibration'>,
+  parts: Omit<
+    ConversationDeps,
+    'fallbacks' | 'imageLimits' | 'contextTokens' | 'contextOverflow' | 'calibration' | 'memberLogins'
+  >,
 ): ConversationDeps {
   return {
     ...parts,
+    memberLogins: config.memberLogins,
     fallbacks: config.fallbacks,
     imageLimits: {
       maxBytes: config.imageMaxBytes,

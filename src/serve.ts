@@ -18,7 +18,14 @@ import {
 import { createApp, createLifecycle } from './http/index.js';
 import type { Logger } from './log/index.js';
 import { createModelRegistry } from './models/index.js';
-import { createCallLayer, runStartupChores, toInstance, watchAlerts, watchStanding } from './compose-parts.js';
+import {
+  createCallLayer,
+  memberLoginsFor,
+  runStartupChores,
+  toInstance,
+  watchAlerts,
+  watchStanding,
+} from './compose-parts.js';
 import { lockStateDir, openStore, type StateLock, type Store } from './store/index.js';
 import { createWorkspaces } from './workspace/index.js';
 import { createProcessCap, defaultMaxProcesses } from './workers/index.js';
@@ -38,6 +45,8 @@ export interface DaemonOptions {
   refreshGate?: false;
   /** Tests only: the live workers' clock, memory-pressure reading and how often the budget is applied. */
   workerPool?: WorkerPoolHooks;
+  /** Tests only: appended to `codex login --device-auth` (`--experimental_issuer URL` of a stand-in). */
+  codexDeviceArgs?: readonly string[];
 }
 
 /** The daemon's environment as its children see it: PATH without olp's own pinned CLIs. */
@@ -61,7 +70,8 @@ export function composeDaemon({ hostEnv: rawEnv, ...o }: DaemonOptions) {
   }
 }
 
-function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPool }: DaemonOptions, lock: StateLock) {
+function composeLocked(o: DaemonOptions, lock: StateLock) {
+  const { config, logger, hostEnv, version, refreshGate, workerPool } = o;
   const store = openStore(config.stateDir, { instanceTag: config.instanceTag });
   const workspaces = createWorkspaces(config.stateDir, {
     ...(config.runDir ? { runDir: config.runDir } : {}),
@@ -110,8 +120,10 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPo
   const conversation = conversationDepsFor(config, {
     ...{ store, registry, backends, admission, sessions, detector, plans, logins, finished, runner },
   });
+  const memberLogins = memberLoginsFor(config, { store, backends, detector, hostEnv }, o.codexDeviceArgs);
   const app = createApp({
     ...appSettings(config, store),
+    memberLogins,
     metrics: metrics ? { mode: config.metrics as 'owner' | 'open', render: () => metrics.render() } : undefined,
     ...{ logger, store, registry, backends, detector, lifecycle, admission, plans, workers, processes: cap, parked },
     open: (principal, meta) => openConversation(conversation, principal, meta),
@@ -119,23 +131,42 @@ function composeLocked({ config, logger, hostEnv, version, refreshGate, workerPo
   });
   // Stopping comes in two steps so that a listening daemon can let its requests end between them.
   const stopChildren = async (): Promise<void> => {
-    // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits).
-    await Promise.all([workers?.stopAll(), parked.stopAll(), supervisor.killAll()]);
+    // Idle workers first, cleanly (stdin closed: the CLI flushes its session and exits); no device
+    // sign-in's codex outlives the daemon.
+    await Promise.all([
+      workers?.stopAll(),
+      parked.stopAll(),
+      supervisor.killAll(),
+      memberLogins.connect.devices.cancelAll(),
+    ]);
     await bridge.close();
   };
-  const close = closeOnce(stopChildren, async () => {
-    await alerts?.close();
-    clearInterval(pruneTimer);
-    standing.stop();
-    appender?.close();
-    await workspaces.settled();
-    workspaces.sweep();
-    workspaces.close();
-    store.close();
-    lock.release();
-  });
+  const close = closeOnce(stopChildren, () =>
+    release({ alerts, pruneTimer, standing, appender, workspaces, store, lock }),
+  );
   const parts = { app, store, workspaces, supervisor, workers, lifecycle, conversation, backends, detector, bridge };
   return { ...parts, lock, stopChildren, close };
+}
+
+/** What composing opened besides the CLIs, let go of in order once they are stopped. */
+async function release(o: {
+  alerts: { close(): Promise<void> } | undefined;
+  pruneTimer: ReturnType<typeof setInterval>;
+  standing: { stop(): void };
+  appender: { close(): void } | undefined;
+  workspaces: ReturnType<typeof createWorkspaces>;
+  store: Store;
+  lock: StateLock;
+}): Promise<void> {
+  await o.alerts?.close();
+  clearInterval(o.pruneTimer);
+  o.standing.stop();
+  o.appender?.close();
+  await o.workspaces.settled();
+  o.workspaces.sweep();
+  o.workspaces.close();
+  o.store.close();
+  o.lock.release();
 }
 
 /** The app's settings read off the config. */

@@ -96,12 +96,13 @@ export interface SessionUse {
 
 /**
  * A login's credential for one CLI (src/logins), given to a run in place of the machine's own:
- * a token for the CLI's environment (claude: a setup token) or a credential file to link into
- * its home (codex: the login's auth.json).
+ * a token for the CLI's environment (claude: a setup token, or `apiKey`, an Anthropic API key for
+ * ANTHROPIC_API_KEY) or a credential file to link into its home (codex: the login's auth.json).
  */
 export interface LoginUse {
   name: string;
   token?: string;
+  apiKey?: string;
   file?: string;
 }
 

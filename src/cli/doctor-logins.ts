@@ -35,11 +35,16 @@ export function loginChecks(config: Config): {
   for (const l of logins) {
     const p = loginPaths(config.stateDir, l.name);
     if (l.claude) {
+      const apiKey = l.claude === 'api-key';
       let token = '';
       try {
-        token = readFileSync(p.claudeToken, 'utf8').trim();
+        token = readFileSync(apiKey ? p.claudeApiKey : p.claudeToken, 'utf8').trim();
       } catch {}
-      checks.push({ login: l.name, cli: 'claude', use: { name: l.name, token } });
+      checks.push({
+        login: l.name,
+        cli: 'claude',
+        use: apiKey ? { name: l.name, apiKey: token } : { name: l.name, token },
+      });
     }
     if (l.codex) checks.push({ login: l.name, cli: 'codex', use: { name: l.name, file: p.codexAuth } });
   }

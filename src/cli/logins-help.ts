@@ -9,7 +9,9 @@ const CLI_FLAGS = `Credential flags:
                          the member's own machine: olp logins add alice --claude < token.txt
   --codex                codex: by default \`codex login --device-auth\` (a code to enter at
                          https://auth.openai.com/codex/device, no browser needed on this machine)
-  --api-key              codex: an OpenAI API key instead, read from stdin (asked for at a terminal)
+  --api-key              codex: an OpenAI API key instead; claude: an Anthropic API key (sk-ant-api…)
+                         instead of a setup token (runs get ANTHROPIC_API_KEY); read from stdin
+                         (asked for at a terminal)
   --access-token         codex: an access token instead, read from stdin (asked for at a terminal)
   --stdin                claude: take a token made elsewhere, without running claude setup-token
                          (asked for at a terminal)`;

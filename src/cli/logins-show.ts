@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { defaultClaudeCredentials, defaultCodexAuth } from '../backends/index.js';
 import type { Config } from '../config/index.js';
-import { loginPaths, MACHINE_LOGIN } from '../logins/index.js';
+import { type CliVerdict, type LoginClis, loginPaths, MACHINE_LOGIN } from '../logins/index.js';
 import { describePlans } from '../plan/index.js';
 import type { LoginCli, Store } from '../store/index.js';
 import { table } from './keys.js';
-import type { CliVerdict, LoginClis } from './login-clis.js';
 
 // `olp logins list` and `status`: what olp knows of each login (kinds, files, keys, plan), never a
 // secret; `status` also asks each CLI whether it takes the login's credential.
@@ -118,13 +117,15 @@ export async function runLoginStatus(
     const rejected = `REJECTED: ${v.said} (replace it: olp logins rotate ${name} --${cli})`;
     return `${kind}, ${file}: ${v.ok ? v.said : rejected}`;
   };
-  const token = row.claude ? readToken(p.claudeToken) : undefined;
-  const claude = token ? await clis().claudeStatus(name, token) : undefined;
+  const apiKey = row.claude === 'api-key';
+  const claudeFile = apiKey ? p.claudeApiKey : p.claudeToken;
+  const token = row.claude ? readToken(claudeFile) : undefined;
+  const claude = token ? await clis().claudeStatus(name, apiKey ? { apiKey: token } : { token }) : undefined;
   const codex = row.codex && existsSync(p.codexAuth) ? await clis().codexStatus(name, p.codexHome) : undefined;
   const keys = store.logins.keysOf(name);
   const text = table([
     ['login', `${name} (added ${row.createdAt}, changed ${row.updatedAt})`],
-    ['claude', verdict('claude', p.claudeToken, claude)],
+    ['claude', verdict('claude', claudeFile, claude)],
     ['codex', verdict('codex', p.codexAuth, codex)],
     ['keys', keys.join(', ') || `none (olp keys set KEY --login ${name})`],
     ['plan', plans],

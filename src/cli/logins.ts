@@ -1,15 +1,19 @@
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
+import { rmSync } from 'node:fs';
 import {
+  checkClaudeApiKey,
   checkClaudeToken,
   checkLoginName,
+  createLoginClis,
   loginPaths,
+  type LoginClis,
   MACHINE_LOGIN,
   removeLoginFiles,
+  saveClaudeApiKey,
   saveClaudeToken,
 } from '../logins/index.js';
 import { ensurePrivateDir, type CredentialKind, type LoginCli, type LoginRecord, type Store } from '../store/index.js';
-import { createLoginClis, type LoginClis } from './login-clis.js';
 import { UsageError } from './keys.js';
 import { runLoginStatus, toLoginList } from './logins-show.js';
 import { askHidden, readPipedSecret } from './secret-input.js';
@@ -36,22 +40,36 @@ interface Ctx {
   clis: () => LoginClis;
 }
 
-/** Which CLIs the flags name, and how codex is to log in. */
+type Kinds = { codexKind: CredentialKind; claudeKind: CredentialKind };
+
+/** Which CLIs the flags name, and how each is to log in. */
 function toWanted(values: Values, sub: string) {
   const apiKey = values['api-key'] === true;
   const accessToken = values['access-token'] === true;
   if (apiKey && accessToken) throw new UsageError('--api-key and --access-token contradict each other');
-  if ((apiKey || accessToken) && !values.codex) throw new UsageError('--api-key and --access-token go with --codex');
+  if (accessToken && !values.codex) throw new UsageError('--access-token goes with --codex');
+  if (apiKey && !values.codex && !values.claude) throw new UsageError('--api-key goes with --claude or --codex');
+  if (apiKey && values.claude && values.codex)
+    throw new UsageError('--api-key goes with one CLI at a time (--claude or --codex)');
   if (values.stdin && !values.claude) throw new UsageError('--stdin goes with --claude');
   const clis: LoginCli[] = [];
   if (values.claude) clis.push('claude');
   if (values.codex) clis.push('codex');
   if (clis.length === 0) throw new UsageError(`olp logins ${sub}: say which CLI (--claude, --codex)`);
   const codexKind: CredentialKind = apiKey ? 'api-key' : accessToken ? 'access-token' : 'chatgpt';
-  return { clis, codexKind };
+  const claudeKind: CredentialKind = apiKey ? 'api-key' : 'setup-token';
+  return { clis, codexKind, claudeKind };
 }
 
 const hint = (kind: CredentialKind) => (kind === 'api-key' ? 'OpenAI API key' : 'access token');
+
+/** An Anthropic API key from stdin (asked for at a terminal). */
+async function obtainClaudeApiKey(io: LoginsIo): Promise<string> {
+  const raw = io.stdin.isTTY
+    ? await askHidden('Paste the Anthropic API key: ', io.stdin, io.prompt)
+    : await readPipedSecret(io.stdin);
+  return checkClaudeApiKey(raw);
+}
 
 /** A claude setup token: made at the terminal with `claude setup-token` and pasted, or read from stdin. */
 async function obtainClaudeToken(c: Ctx, name: string): Promise<string> {
@@ -76,12 +94,21 @@ async function obtainCodexSecret(io: LoginsIo, kind: CredentialKind): Promise<st
 }
 
 /** Stores one CLI's credential for a login (new, or replacing the one it has); the row last. */
-async function storeCredential(c: Ctx, name: string, cli: LoginCli, codexKind: CredentialKind): Promise<void> {
+async function storeCredential(c: Ctx, name: string, cli: LoginCli, kinds: Kinds): Promise<void> {
   const { stateDir } = c.config;
+  const codexKind = kinds.codexKind;
   ensurePrivateDir(join(stateDir, 'logins'));
   const p = loginPaths(stateDir, name);
+  if (cli === 'claude' && kinds.claudeKind === 'api-key') {
+    saveClaudeApiKey(stateDir, name, await obtainClaudeApiKey(c.io));
+    rmSync(p.claudeToken, { force: true });
+    c.store.logins.set(name, 'claude', 'api-key');
+    c.io.err(`Stored an Anthropic API key for the login '${name}' (${p.claudeApiKey}).\n`);
+    return;
+  }
   if (cli === 'claude') {
     saveClaudeToken(stateDir, name, await obtainClaudeToken(c, name));
+    rmSync(p.claudeApiKey, { force: true });
     c.store.logins.set(name, 'claude', 'setup-token');
     c.io.err(`Stored a claude setup token for the login '${name}' (${p.claudeToken}).\n`);
     return;
@@ -102,7 +129,7 @@ function boundKeysLine(c: Ctx, name: string): string {
 
 async function add(c: Ctx, name: string): Promise<number> {
   checkLoginName(name);
-  const { clis, codexKind } = toWanted(c.values, 'add');
+  const { clis, ...kinds } = toWanted(c.values, 'add');
   const row = c.store.logins.get(name);
   for (const cli of clis)
     if (row?.[cli])
@@ -110,10 +137,10 @@ async function add(c: Ctx, name: string): Promise<number> {
         `the login '${name}' already has a ${cli} credential (${row[cli]}); replace it with: olp logins rotate ` +
           `${name} --${cli}`,
       );
-  if (clis.length === 2 && codexKind !== 'chatgpt' && !c.io.stdin.isTTY)
+  if (clis.length === 2 && kinds.codexKind !== 'chatgpt' && !c.io.stdin.isTTY)
     throw new UsageError('both secrets cannot come from one stdin: add --claude and --codex one at a time');
   try {
-    for (const cli of clis) await storeCredential(c, name, cli, codexKind);
+    for (const cli of clis) await storeCredential(c, name, cli, kinds);
   } finally {
     // Nothing stored for a new login: no empty directory is left behind.
     if (!c.store.logins.get(name)) removeLoginFiles(c.config.stateDir, name);
@@ -135,14 +162,14 @@ function existing(c: Ctx, name: string, doing: string): LoginRecord {
 
 async function rotate(c: Ctx, name: string): Promise<number> {
   const row = existing(c, name, 'rotate');
-  const { clis, codexKind } = toWanted(c.values, 'rotate');
+  const { clis, ...kinds } = toWanted(c.values, 'rotate');
   if (clis.length !== 1) throw new UsageError('olp logins rotate: one CLI at a time (--claude or --codex)');
   const cli = clis[0]!;
   if (!row[cli])
     throw new Error(
       `the login '${name}' has no ${cli} credential to replace; add one with: olp logins add ${name} --${cli}`,
     );
-  await storeCredential(c, name, cli, codexKind);
+  await storeCredential(c, name, cli, kinds);
   c.io.err(`Replaced. Runs of its keys started from now on use the new ${cli} credential.\n`);
   return 0;
 }

@@ -13,6 +13,7 @@ const METAVAR: Partial<Record<ConfigKey, string>> = {
   logLevel: 'LEVEL',
   logFormat: 'text|json',
   contextOverflow: 'refuse|trim',
+  memberLogins: 'required|preferred|off',
   recordMode: 'MODE',
   recordFile: 'ID|PATH',
   alertWebhook: 'URL',

@@ -1,6 +1,6 @@
 import type { Detection } from '../backends/index.js';
 import { shellWord } from './invocation.js';
-import { toSeconds } from './output.js';
+import { toStatusTimeoutText } from '../logins/index.js';
 
 export const LOGIN: Record<Detection['login'], string> = {
   logged_in: 'logged in',
@@ -9,16 +9,7 @@ export const LOGIN: Record<Detection['login'], string> = {
   unknown: '-',
 };
 
-/**
- * A status command that ran out of time, said as what it is: no answer yet, not a verdict (on a busy
- * machine a CLI can take longer than usual to start). One wording for doctor, the start and `olp logins`.
- */
-export function toStatusTimeoutText(backend: string, command: string, seconds: number): string {
-  return (
-    `${backend}'s status command (${command}) did not answer within ${toSeconds(seconds)}; ` +
-    'its login was not checked'
-  );
-}
+export { toStatusTimeoutText };
 
 /**
  * A fix as printed, runnable as it stands: the CLI's own command (`claude auth login`) names the

@@ -106,6 +106,16 @@ export const REQUEST_FIELDS = {
       "GET /metrics in the Prometheus text format: off, owner (an owner key's bearer token), or open (no key: " +
       'for a trusted scrape on loopback).',
   },
+  memberLogins: {
+    kind: 'string',
+    schema: z.enum(['required', 'preferred', 'off']).default('preferred'),
+    flag: 'member-logins',
+    env: 'OLP_MEMBER_LOGINS',
+    description:
+      "Members' own CLI logins, connected on the usage page: required (a member key on the machine's login " +
+      'is refused, 403 own_login_required), preferred (served, the page asks them to connect one) or off ' +
+      '(only the owner sets logins up).',
+  },
   sseKeepalive: {
     kind: 'int',
     schema: z.number().int().min(0).default(0),

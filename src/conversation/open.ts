@@ -2,7 +2,7 @@ import { estimateTokens, type Permit, type RateCounted } from '../admit/index.js
 import type { Principal } from '../auth/index.js';
 import type { Usage } from '../backends/index.js';
 import type { Message } from '../core/index.js';
-import { ClientAbortedError, toProxyError, type ProxyError } from '../errors/index.js';
+import { ClientAbortedError, ownLoginRequired, toProxyError, type ProxyError } from '../errors/index.js';
 import { stopReasonOf, toStopOutcome } from '../run/index.js';
 import { charsToTokens, estimateTurnTokens, fetchRemoteImages } from '../transcript/index.js';
 import { runChain } from './chain.js';
@@ -69,6 +69,9 @@ function noteStop(p: Progress, signal: AbortSignal, usage: Usage | null): void {
 /** Opening: the model routed and allowed, remote images fetched, the transcript made and its prompt counted. */
 async function open(s: Stage, signal: AbortSignal): Promise<{ messages: Message[]; conversation: ModelTranscript }> {
   const { deps, principal, input, p } = s;
+  // Before anything runs: a member on the machine's login where each must use their own.
+  if (deps.memberLogins === 'required' && principal.role === 'member' && principal.login === null)
+    throw ownLoginRequired(s.meta.pageUrl ?? '/olp');
   const first = deps.registry.resolve(input.model);
   deps.admission.checkModel(principal, input.model);
   const messages = await fetchRemoteImages(input.messages, deps.imageLimits);

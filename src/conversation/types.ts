@@ -34,6 +34,8 @@ export interface ConversationDeps {
   calibration?: TokenCalibration | undefined;
   /** The logins' plan states (src/plan). */
   plans?: Plans | undefined;
+  /** `--member-logins`: `required` refuses a member key on the machine's login (absent: preferred). */
+  memberLogins?: 'required' | 'preferred' | 'off' | undefined;
   /** The keys' logins (src/logins): absent, every key runs on the machine's own login. */
   logins?: Logins | undefined;
   /**
@@ -80,6 +82,8 @@ export interface RequestMeta {
   startedAt: number;
   /** performance.now() at arrival. */
   started: number;
+  /** The usage page's address as the client reached olp (`http://host/olp`), for messages that send people there. */
+  pageUrl?: string | undefined;
 }
 
 export interface SessionNote {

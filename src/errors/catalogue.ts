@@ -40,6 +40,14 @@ export const ERROR_CATALOGUE = {
   key_disabled: { status: 403, type: 'permission_error', retryable: false },
   model_not_allowed: { status: 403, type: 'permission_error', retryable: false },
   owner_only: { status: 403, type: 'permission_error', retryable: false },
+  // members' own logins (`--member-logins`, /olp/me/login)
+  own_login_required: { status: 403, type: 'permission_error', retryable: false },
+  member_logins_off: { status: 403, type: 'permission_error', retryable: false },
+  login_shared: { status: 403, type: 'permission_error', retryable: false },
+  login_rejected: { status: 422, type: 'invalid_request_error', retryable: false },
+  device_auth_running: { status: 409, type: 'invalid_request_error', retryable: false },
+  rate_limited: { status: 429, type: 'rate_limit_error', retryable: true, retryAfter: 'varies' },
+  device_auth_failed: { status: 502, type: 'server_error', retryable: true },
   // a key another instance made (its tag says which), sent here instead of through the front door
   wrong_instance: { status: 421, type: 'invalid_request_error', retryable: false },
   // admission limits

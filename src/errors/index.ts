@@ -14,6 +14,7 @@ export { errorHeaders, toErrorBody } from './response.js';
 // The factories, one file per side: what a client sent (4xx), what a CLI did.
 export * from './backend.js';
 export * from './client.js';
+export * from './member-logins.js';
 
 /** Thrown where a request stops because its client went away; nothing is sent for it. */
 export class ClientAbortedError extends Error {

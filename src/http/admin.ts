@@ -16,6 +16,17 @@ function refusedView(store: Store, login: string | null) {
   return { login_refused: { ...(r.claude ? { claude: r.claude } : {}), ...(r.codex ? { codex: r.codex } : {}) } };
 }
 
+/**
+ * Whose login serves a key, in one word for the owner's tables: `refused` (its login has a refused
+ * note), `machine` (none), `own` (bound to this key only) or `shared` (bound to several keys).
+ */
+export function toLoginState(store: Store, login: string | null): 'own' | 'shared' | 'machine' | 'refused' {
+  if (login === null) return 'machine';
+  const r = store.logins.get(login)?.refused;
+  if (r && (r.claude || r.codex)) return 'refused';
+  return store.logins.keysOf(login).length > 1 ? 'shared' : 'own';
+}
+
 /** A key as the owner endpoints show it: policy and usage, never token material beyond the hint. */
 export function toKeyView(
   store: Store,
@@ -27,6 +38,7 @@ export function toKeyView(
     role: key.role,
     // Whose CLI login serves the key (`olp logins`).
     login: key.login ?? MACHINE_LOGIN,
+    loginState: toLoginState(store, key.login),
     ...refusedView(store, key.login),
     ...(key.hint ? { token_hint: `${key.hint}…` } : {}),
     ...(key.createdAt ? { created_at: key.createdAt } : {}),
@@ -156,6 +168,7 @@ export function createUsageRoute(store: Store, plans?: Plans) {
         name: k.name,
         role: k.role,
         login: k.login ?? MACHINE_LOGIN,
+        loginState: toLoginState(store, k.login),
         ...refusedView(store, k.login),
         enabled: k.policy.enabled,
         ...budgetView(store, k, now),

@@ -9,6 +9,7 @@ import { createKeysRoute, createMeRoute, createMyUsageRoute, createUsageRoute } 
 import { createErrorHandler } from './errors.js';
 import { createAdminActionsRoute, createKeyAdminRoutes } from './keys-admin.js';
 import { createUsageExportRoute } from './usage-export.js';
+import { addMyLoginRoutes, type MemberLoginsDeps } from './my-login.js';
 import { createJsonBody } from './body.js';
 import { createCors } from './cors.js';
 import { createPathCheck } from './path-check.js';
@@ -31,6 +32,8 @@ export interface AppDeps extends RouteDeps, EndpointDeps, Omit<MessagesDeps, key
   metrics?: { mode: 'owner' | 'open'; render(): Promise<{ type: string; body: string }> } | undefined;
   /** The logins' plan states, for a key's own page. */
   plans?: Plans | undefined;
+  /** /olp/me/login: keys connect their own CLI logins (absent: not served). */
+  memberLogins?: MemberLoginsDeps | undefined;
   logger: Logger;
   bodyLimit: number;
   /** Browser origins allowed to call olp (`*` for any); empty: no CORS headers at all. */
@@ -188,6 +191,7 @@ function addKeyedRoutes(app: express.Express, deps: AppDeps, auth: RequestHandle
   app.use('/olp', auth, noStore);
   app.get('/olp/me', createMeRoute(deps.store, deps.plans));
   app.get('/olp/me/usage', createMyUsageRoute(deps.store, deps.plans));
+  addMyLoginRoutes(app, deps.memberLogins, deps.plans, json);
   app.get('/olp/usage', createUsageRoute(deps.store, deps.plans));
   app.get('/olp/usage/export', createUsageExportRoute(deps.store));
   app.get('/olp/keys', createKeysRoute(deps.store));

@@ -34,6 +34,7 @@ export function createConversationRoute<W>(deps: EndpointDeps, adapter: WireAdap
       log: c.log,
       startedAt: c.startedAt,
       started: c.started,
+      pageUrl: pageUrlOf(req),
     });
     c.conversation = conv;
     try {
@@ -48,6 +49,15 @@ export function createConversationRoute<W>(deps: EndpointDeps, adapter: WireAdap
       done();
     }
   };
+}
+
+/** The usage page as the client reached olp: `http(s)://HOST/olp` (the Host header, when it is a plain one). */
+export function pageUrlOf(req: Request): string {
+  const host = req.headers.host;
+  if (!host || !/^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return '/olp';
+  const forwarded = req.headers['x-forwarded-proto'];
+  const proto = forwarded === 'https' || (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  return `${proto}://${host}/olp`;
 }
 
 /** The request's run stop: the client's disconnect stops it; so does olp, for a client too slow to read. */

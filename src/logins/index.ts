@@ -1,22 +1,34 @@
 export { createLogins, type LoginAnswer, type Logins } from './logins.js';
 export { createRefreshGate, type RefreshGate, type Turnstile } from './refresh.js';
-export { checkClaudeToken, loginPaths, removeLoginFiles, saveClaudeToken, writeSecret } from './secrets.js';
+export {
+  checkClaudeApiKey,
+  checkClaudeToken,
+  loginPaths,
+  removeLoginFiles,
+  saveClaudeApiKey,
+  saveClaudeToken,
+  writeSecret,
+} from './secrets.js';
+export { checkLoginName, MACHINE_LOGIN } from './names.js';
+export { type CliVerdict, LoginFailed, toSaid, toStatusTimeoutText } from './said.js';
+export { createLoginClis, createLoginCliContext, type LoginClis } from './clis.js';
+export { INTERACTIVE_MS, type LoginCliContext } from './cli-run.js';
+export { parseDevicePrompt, stripAnsi, toDeviceError, type DeviceView, type DeviceState } from './device.js';
+export { createDeviceSignIns, type DeviceSignIns } from './device-sign-ins.js';
+export {
+  newLoginName,
+  runConnectClaude,
+  runConnectCodex,
+  runRemoveCredential,
+  runStartDevice,
+  type ConnectDeps,
+  type MemberCaller,
+} from './connect.js';
+export type { ClaudeSecret } from './claude-cli.js';
 
 // A login is one person's CLI credentials (see ARCHITECTURE §13): a claude setup token, a codex
 // CODEX_HOME of its own. Its row (which CLIs, what kind) is in the state database; its secrets are
 // files under <state>/logins/<name>/ (0600 in 0700 directories), read when a run is started and
 // handed to the run through its environment or its home only, never argv.
 
-/** The name `olp logins` and `olp keys --login` use for the machine's own CLI logins (a key with no login). */
-export const MACHINE_LOGIN = 'machine';
-
-/** Login names: a letter or digit, then up to 31 letters, digits, '.', '_' or '-'. */
-const LOGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
-
-/** A login name a command line may create or name; throws with the rule otherwise. */
-export function checkLoginName(name: string): string {
-  if (!LOGIN_NAME.test(name))
-    throw new Error(`invalid login name '${name}': use 1-32 letters, digits, '.', '_' or '-'`);
-  if (name === MACHINE_LOGIN) throw new Error(`'${MACHINE_LOGIN}' is the machine's own login; pick another name`);
-  return name;
-}
+export { createSignInLimit, type SignInLimit } from './sign-in-limit.js';

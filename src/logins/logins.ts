@@ -28,6 +28,8 @@ export function createLogins(o: { stateDir: string; store: LoginStore }) {
     if (cli === 'claude') {
       const token = row.claude === 'setup-token' ? readToken(p.claudeToken) : undefined;
       if (token) return { name, token };
+      const apiKey = row.claude === 'api-key' ? readToken(p.claudeApiKey) : undefined;
+      if (apiKey) return { name, apiKey };
     } else if (cli === 'codex') {
       if (row.codex !== null && existsSync(p.codexAuth)) return { name, file: p.codexAuth };
     } else return undefined;

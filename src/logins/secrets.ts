@@ -10,6 +10,7 @@ export function loginPaths(stateDir: string, name: string) {
   return {
     dir,
     claudeToken: join(dir, 'claude-token'),
+    claudeApiKey: join(dir, 'claude-api-key'),
     codexHome: join(dir, 'codex'),
     codexAuth: join(dir, 'codex', 'auth.json'),
   };
@@ -30,6 +31,16 @@ export function checkClaudeToken(raw: string): string {
   return token;
 }
 
+/** An Anthropic API key as pasted: one line, `sk-ant-api…`. Throws naming what is wrong (never echoing it). */
+export function checkClaudeApiKey(raw: string): string {
+  const key = raw.trim();
+  if (key === '') throw new Error('no API key was given');
+  if (/\s/.test(key)) throw new Error('the API key has spaces or line breaks inside: paste it as one line');
+  if (!key.startsWith('sk-ant-api'))
+    throw new Error("that does not look like an Anthropic API key (they start 'sk-ant-api')");
+  return key;
+}
+
 /** Writes a private file whole (aside, then renamed over), in a 0700 directory. */
 export function writeSecret(file: string, content: string): void {
   ensurePrivateDir(join(file, '..'));
@@ -44,11 +55,19 @@ export function saveClaudeToken(stateDir: string, name: string, token: string): 
   writeSecret(loginPaths(stateDir, name).claudeToken, `${checkClaudeToken(token)}\n`);
 }
 
+/** Stores a login's Anthropic API key (runs get it as ANTHROPIC_API_KEY). */
+export function saveClaudeApiKey(stateDir: string, name: string, key: string): void {
+  ensurePrivateDir(join(stateDir, 'logins'));
+  writeSecret(loginPaths(stateDir, name).claudeApiKey, `${checkClaudeApiKey(key)}\n`);
+}
+
 /** Deletes a login's secrets for one CLI, or all of them. */
 export function removeLoginFiles(stateDir: string, name: string, cli?: LoginCli): void {
   const p = loginPaths(stateDir, name);
-  if (cli === 'claude') rmSync(p.claudeToken, { force: true });
-  else if (cli === 'codex') rmSync(p.codexHome, { recursive: true, force: true });
+  if (cli === 'claude') {
+    rmSync(p.claudeToken, { force: true });
+    rmSync(p.claudeApiKey, { force: true });
+  } else if (cli === 'codex') rmSync(p.codexHome, { recursive: true, force: true });
   else rmSync(p.dir, { recursive: true, force: true });
 }
 

@@ -1,4 +1,5 @@
 export { runCommand, runInteractive } from './command.js';
+export { startWatched, type WatchedEnd, type WatchedRun } from './watched.js';
 export { createProcessSupervisor } from './spawn.js';
 export { stopProcess, type ProcessStop } from './stop.js';
 export type {

@@ -28,7 +28,9 @@ function imagesOf(turns: readonly { images?: Image[] }[]): { images?: Image[] } 
  */
 export function loginFit(turn: Pick<Turn, 'login'>): string {
   const l = turn.login;
-  return l ? `${l.name}:${sha256(`${l.token ?? ''}\u0000${l.file ?? ''}`).slice(0, 16)}` : '';
+  return l
+    ? `${l.name}:${sha256(`${l.token ?? ''}\u0000${l.file ?? ''}${l.apiKey ? `\u0000${l.apiKey}` : ''}`).slice(0, 16)}`
+    : '';
 }
 
 /** The turn the CLI runs, from what the request asks and the lease's session plan: built once, here. */

@@ -1,9 +1,20 @@
 import type { Database } from 'better-sqlite3';
 
-/** What an owner (through `/olp/keys`) or the operator (`olp keys`) did to a key. */
-export type AdminActionKind = 'key_created' | 'key_updated' | 'key_rotated' | 'key_revoked';
+/**
+ * What an owner (through `/olp/keys`) or the operator (`olp keys`) did to a key, or what a key did
+ * to its own login from the usage page (`/olp/me/login`).
+ */
+export type AdminActionKind =
+  | 'key_created'
+  | 'key_updated'
+  | 'key_rotated'
+  | 'key_revoked'
+  | 'login_connect'
+  | 'login_remove'
+  | 'login_device_start'
+  | 'login_device_end';
 
-/** One recorded change: who did it (a key's name, or `cli`), to which key, and the fields it set. */
+/** One recorded change: who did it (a key's name, or `cli`), to which key or login, and the fields it set. */
 export interface AdminAction {
   id: number;
   /** ISO time. */

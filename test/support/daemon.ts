@@ -36,6 +36,8 @@ export async function startTestDaemon(
     refreshGate?: false;
     /** The live workers' clock, memory-pressure reading and sampling period (see DaemonOptions.workerPool). */
     workerPool?: DaemonOptions['workerPool'];
+    /** Appended to `codex login --device-auth` (see DaemonOptions.codexDeviceArgs). */
+    codexDeviceArgs?: readonly string[];
   } = {},
 ): Promise<TestDaemon> {
   const base = opts.base ?? mkdtempSync(join(tmpdir(), 'olp-test-'));
@@ -78,6 +80,7 @@ export async function startTestDaemon(
     hostEnv: { PATH: process.env.PATH ?? '', HOME: operatorHome, ...opts.hostEnv },
     ...(opts.refreshGate === false ? { refreshGate: false as const } : {}),
     ...(opts.workerPool ? { workerPool: opts.workerPool } : {}),
+    ...(opts.codexDeviceArgs ? { codexDeviceArgs: opts.codexDeviceArgs } : {}),
   });
   const token = opts.base ? '' : daemon.store.keys.add('tester', 'owner').token;
   return {

@@ -1,7 +1,7 @@
 // What `olp logins` repeats of a CLI's words: one line, with anything like a credential masked.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { toSaid } from '../../src/cli/login-clis.js';
+import { toSaid } from '../../src/logins/index.js';
 
 describe('toSaid', () => {
   it('masks the secret it was given and anything shaped like a key or token', () => {

@@ -110,7 +110,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
     credentials: [opts.credentials],
     apiKeyVars: API_KEY_VARS,
     links(turn) {
-      // A login's setup token goes in the environment: no credentials file, nothing to refresh.
+      // A login's setup token (or API key) goes in the environment: no credentials file, nothing to refresh.
       const links: Link[] = turn.login || store ? [] : [{ from: opts.credentials, to: `.claude/${CREDENTIALS_FILE}` }];
       // Session transcripts live in ~/.claude/projects/<cwd>/: keep them in the slot's persistent dir.
       if (turn.session && turn.session.mode !== 'ephemeral')
@@ -132,6 +132,7 @@ export function createClaudeBackend(opts: ClaudeOptions): Backend {
       // offered to the model as tools of their own instead.
       if (turn.tools) set.ENABLE_TOOL_SEARCH = 'false';
       if (turn.login?.token) set.CLAUDE_CODE_OAUTH_TOKEN = turn.login.token;
+      else if (turn.login?.apiKey) set.ANTHROPIC_API_KEY = turn.login.apiKey;
       else if (!turn.login && store) set[SECURE_STORAGE_VAR] = store;
       const pass = turn.login ? withoutApiKeys(opts.passEnv, API_KEY_VARS) : opts.passEnv;
       return toEnvPolicy(set, pass, API_KEY_VARS, isNestedSessionVar);

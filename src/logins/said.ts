@@ -23,3 +23,14 @@ export function toSaid(text: string, secrets: readonly string[] = []): string {
   t = t.replace(SECRETISH, '***').replace(/\s+/g, ' ').trim();
   return t.length > 300 ? `${t.slice(0, 300)}…` : t;
 }
+
+/**
+ * A status command that ran out of time, said as what it is: no answer yet, not a verdict (on a busy
+ * machine a CLI can take longer than usual to start). One wording for doctor, the start and `olp logins`.
+ */
+export function toStatusTimeoutText(backend: string, command: string, seconds: number): string {
+  return (
+    `${backend}'s status command (${command}) did not answer within ${Number(seconds.toFixed(1))} s; ` +
+    'its login was not checked'
+  );
+}

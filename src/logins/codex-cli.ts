@@ -4,8 +4,8 @@ import { chmodSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand, runInteractive } from '../process/index.js';
 import { type CredentialKind, ensurePrivateDir } from '../store/index.js';
-import { cannotRun, envFor, INTERACTIVE_MS, inHome, type LoginCliContext, runStatusInHome } from './login-run.js';
-import { type CliVerdict, LoginFailed, toSaid } from './login-said.js';
+import { cannotRun, envFor, INTERACTIVE_MS, inHome, type LoginCliContext, runStatusInHome } from './cli-run.js';
+import { type CliVerdict, LoginFailed, toSaid } from './said.js';
 
 /** `codex login --with-access-token` asks the server who the token belongs to. */
 const PIPED_MS = 60_000;
@@ -24,27 +24,41 @@ export async function codexStatus(c: LoginCliContext, name: string, codexHome: s
   return { ok: false, said: `not logged in: ${toSaid(lines.join(' ')) || `exit ${r.exitCode}`}` };
 }
 
+/** One way of logging codex in, run with the staging CODEX_HOME in `env` and a throwaway `home`. */
+export type CodexLoginStep = (env: Record<string, string>, home: string) => Promise<void>;
+
 /**
  * Logs codex in for a login, into `codexHome` (made 0700): by device code at the terminal, or with the
  * secret on stdin. The old CODEX_HOME is replaced only once codex has written an auth.json and `codex
  * login status` accepts it; otherwise nothing changes and LoginFailed says why.
  */
-export async function codexLogin(
+export function codexLogin(
   c: LoginCliContext,
   name: string,
   codexHome: string,
   kind: CredentialKind,
   secret?: string,
 ): Promise<void> {
+  return stageCodexLogin(c, name, codexHome, (env, home) =>
+    kind === 'chatgpt' ? deviceLogin(c, env, home) : pipedLogin(c, env, home, kind, secret),
+  );
+}
+
+/**
+ * Runs one login `step` into a staging CODEX_HOME beside `codexHome`, and moves its auth.json in only
+ * once `codex login status` accepts it. The staging home is removed however it ends.
+ */
+export async function stageCodexLogin(
+  c: LoginCliContext,
+  name: string,
+  codexHome: string,
+  step: CodexLoginStep,
+): Promise<void> {
   const staging = `${codexHome}.new`;
   rmSync(staging, { recursive: true, force: true });
   ensurePrivateDir(staging);
   try {
-    await inHome(async (home) => {
-      const env = envFor(c, c.codex, home, { name }, { CODEX_HOME: staging });
-      if (kind === 'chatgpt') await deviceLogin(c, env, home);
-      else await pipedLogin(c, env, home, kind, secret);
-    });
+    await inHome((home) => step(envFor(c, c.codex, home, { name }, { CODEX_HOME: staging }), home));
     const auth = join(staging, 'auth.json');
     if (!existsSync(auth)) throw new LoginFailed('codex login finished but wrote no auth.json; nothing was stored');
     chmodSync(auth, 0o600);

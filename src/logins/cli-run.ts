@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { Backend, LoginUse, Turn } from '../backends/index.js';
 import { type CommandResult, runCommand } from '../process/index.js';
 import { toChildEnv } from '../workspace/index.js';
-import type { CliVerdict } from './login-said.js';
-import { toStatusTimeoutText } from './readiness.js';
+import type { CliVerdict } from './said.js';
+import { toStatusTimeoutText } from './said.js';
 
 // Where and how a login command runs: a throwaway home, the environment a run of the login gets,
 // and what a run that could not finish means.
