@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { CHROMIUM, NO_CHROMIUM, openPage, SCREENSHOTS, scrollsSideways } from '../support/browser.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -58,6 +58,11 @@ function claudeCredentials(): (string | null)[] {
     .map((r) => r.credential!.oauthToken);
 }
 
+/** Waits until the element's text matches. */
+async function until(page: Page, selector: string, re: RegExp): Promise<void> {
+  await waitFor(async () => re.test((await page.textContent(selector)) ?? ''), undefined, `${selector} to say ${re}`);
+}
+
 describe('a member connects their own login on the page', { skip: CHROMIUM ? false : NO_CHROMIUM }, () => {
   it('pastes a Claude setup token, and their next request runs on it', async () => {
     const { page, errors } = await openPage(browser!, t.url, alice, 'phone');
@@ -76,9 +81,7 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
 
     await page.fill('#ml-claude input[name=secret]', TOKEN);
     await page.click('#ml-claude button[type=submit]');
-    await page.waitForFunction(() =>
-      /Your own login 'alice'/.test(document.querySelector('#ml-status')?.textContent ?? ''),
-    );
+    await until(page, '#ml-status', /Your own login 'alice'/);
     assert.match((await page.textContent('#ml-status')) ?? '', /Claude: Claude subscription \(setup token\)/);
     assert.equal(await page.isHidden('#ml-banner'), true);
     assert.match((await page.textContent('#ml-said')) ?? '', /Claude is connected/);
@@ -101,7 +104,7 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     const { page, errors } = await openPage(browser!, t.url, alice, 'desktop');
     await page.waitForSelector('#my-login:not([hidden])');
     await page.click('#ml-device-start');
-    await page.waitForFunction((code) => document.querySelector('#ml-device-code')?.textContent === code, CODE);
+    await until(page, '#ml-device-code', new RegExp(`^${CODE}$`));
     assert.equal(await page.textContent('#ml-device-url'), 'https://auth.openai.com/codex/device');
     assert.equal(await page.getAttribute('#ml-device-url', 'href'), 'https://auth.openai.com/codex/device');
     assert.match((await page.textContent('#ml-device-state')) ?? '', /Waiting for you to enter the code/);
@@ -109,12 +112,8 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     await page.screenshot({ path: join(SCREENSHOTS, 'my-login-device-code-desktop.png'), fullPage: true });
 
     writeFileSync(waitFile, 'approve');
-    await page.waitForFunction(() =>
-      /ChatGPT is connected/.test(document.querySelector('#ml-device-state')?.textContent ?? ''),
-    );
-    await page.waitForFunction(() =>
-      /ChatGPT \(codex\): ChatGPT sign-in/.test(document.querySelector('#ml-status')?.textContent ?? ''),
-    );
+    await until(page, '#ml-device-state', /ChatGPT is connected/);
+    await until(page, '#ml-status', /ChatGPT \(codex\): ChatGPT sign-in/);
     await page.screenshot({ path: join(SCREENSHOTS, 'my-login-connected-desktop.png'), fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
@@ -127,7 +126,7 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     await page.waitForSelector('#my-login:not([hidden])');
     await page.click('#ml-clis li[data-cli=codex] button[data-act=replace]');
     await page.click('#ml-device-start');
-    await page.waitForFunction((code) => document.querySelector('#ml-device-code')?.textContent === code, CODE);
+    await until(page, '#ml-device-code', new RegExp(`^${CODE}$`));
     await waitFor(() => existsSync(`${waitFile}.pid`), undefined, "the fake codex's pid file");
     const pid = Number(readFileSync(`${waitFile}.pid`, 'utf8'));
     await page.goto('about:blank');
