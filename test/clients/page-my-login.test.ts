@@ -74,10 +74,7 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     // An API key where the subscription token goes: olp says so next to the field.
     await page.fill('#ml-claude input[name=secret]', 'sk-ant-api03-not-a-token');
     await page.click('#ml-claude button[type=submit]');
-    await page.waitForFunction(
-      () => document.querySelector('#ml-claude .field-error[data-param="token"]')?.textContent,
-    );
-    assert.match((await page.textContent('#ml-claude .field-error[data-param="token"]')) ?? '', /API key/);
+    await until(page, '#ml-claude .field-error[data-param="token"]', /API key/);
 
     await page.fill('#ml-claude input[name=secret]', TOKEN);
     await page.click('#ml-claude button[type=submit]');
