@@ -6,10 +6,11 @@
 // routes each key's calls to its instance, and the family table rolls them up.
 import { KEYS_JS } from './keys.js';
 import { MEMBER_JS } from './member.js';
+import { MY_LOGIN_JS } from './my-login.js';
 import { OWNER_JS } from './owner.js';
 
 export { PAGE_HTML } from './html.js';
 export { PAGE_CSS } from './css.js';
 
-/** The page's script: the member's view, the owner's additions, key management and start-up. */
-export const PAGE_JS = MEMBER_JS + OWNER_JS + KEYS_JS;
+/** The page's script: the member's view, the owner's additions, the member's own login, key management and start-up. */
+export const PAGE_JS = MEMBER_JS + OWNER_JS + MY_LOGIN_JS + KEYS_JS;

@@ -52,6 +52,52 @@ const TOKEN_ROW =
   '<button id="copy" type="button">Copy</button>' +
   '<button id="token-done" type="button" class="quiet">Done</button></div>';
 
+/** "Your login": what serves the key, and the forms a member connects their own login with. */
+const MY_LOGIN_SECTION = `<section id="my-login" hidden><h2>Your login</h2>
+    <p id="ml-banner" class="card notice" role="status" hidden></p>
+    <p id="ml-status"></p>
+    <ul id="ml-clis" class="plain"></ul>
+    <p id="ml-keys" class="muted"></p>
+    <p id="ml-locked" class="muted" hidden></p>
+    <p id="ml-said" class="ok" role="status"></p><p id="ml-error" class="field-error" role="alert"></p>
+    <div id="ml-forms" class="cards">
+      <form id="ml-claude" class="card" novalidate>
+        <h3>Connect Claude</h3>
+        <div class="row" role="radiogroup" aria-label="kind">
+          <label class="check"><input type="radio" name="kind" value="token" checked> Claude subscription</label>
+          <label class="check"><input type="radio" name="kind" value="apiKey"> Anthropic API key</label>
+        </div>
+        <p class="hint" id="ml-claude-how">On your own computer, run <code>claude setup-token</code>, sign in with your
+          Claude account, and paste the token it prints (it starts <code>sk-ant-oat</code>).</p>
+        <label>Token or key <input name="secret" type="password" autocomplete="off" placeholder="sk-ant-oat…"></label>
+        <span class="field-error" data-param="token"></span>
+        <label class="check"><input name="check" type="checkbox"> Also send one tiny request to check it (a few
+          tokens of your plan)</label>
+        <p class="field-error" data-param=""></p>
+        <button type="submit">Connect Claude</button>
+      </form>
+      <div id="ml-codex" class="card">
+        <h3>Connect ChatGPT (codex)</h3>
+        <p class="hint">Sign in with your ChatGPT account on your phone or laptop: olp shows a code to enter there.</p>
+        <button type="button" id="ml-device-start">Connect ChatGPT</button>
+        <p class="field-error" id="ml-device-error" role="alert"></p>
+        <div id="ml-device" hidden>
+          <div id="ml-device-steps"><p>Open <a id="ml-device-url" target="_blank" rel="noopener noreferrer"></a> and
+            enter the code</p><p class="big code" id="ml-device-code"></p><p class="muted" id="ml-device-expires"></p></div>
+          <p id="ml-device-state" role="status"></p>
+          <button type="button" id="ml-device-cancel" class="quiet">Cancel</button>
+        </div>
+        <details><summary>Use an OpenAI API key instead</summary>
+          <form id="ml-codex-key" novalidate>
+            <label>OpenAI API key <input name="apiKey" type="password" autocomplete="off" placeholder="sk-…"></label>
+            <span class="field-error" data-param="apiKey"></span><p class="field-error" data-param=""></p>
+            <button type="submit">Save API key</button>
+          </form>
+        </details>
+      </div>
+    </div>
+  </section>`;
+
 const ROLE_SELECT =
   '<select name="role"><option value="member">member</option><option value="owner">owner</option></select>';
 
@@ -95,6 +141,7 @@ ${HEADER}
     <p class="empty" id="conv-empty" hidden>No conversations yet</p>
   </section>
   <section><h2>Claude plan</h2><ul id="plan" class="plain"></ul></section>
+  ${MY_LOGIN_SECTION}
   <section id="family" hidden>
     <h2>Family</h2>
     ${MEMBERS_TABLE}

@@ -1,4 +1,4 @@
-// The usage page's script, part 3: key management for an owner (/olp/keys: create, set limits,
+// The usage page's script, part 4: key management for an owner (/olp/keys: create, set limits,
 // disable, rotate, revoke; the last changes), and the start-up that picks the views a key may see.
 // Destructive actions take a second click on the same button (no window.confirm dialogs).
 
@@ -55,7 +55,8 @@ function keyItem(k) {
   li.append(text('strong', k.name), text('span', k.role, 'tag'));
   if (k.name === myName) li.append(text('span', 'you', 'tag'));
   if (!k.policy.enabled) li.append(text('span', 'disabled', 'tag off'));
-  li.append(text('p', (k.login === 'machine' ? "this machine's login" : 'login ' + k.login) +
+  li.append(text('p', (k.login === 'machine' ? "this machine's login" : 'login ' + k.login +
+    (STATE_WORDS[k.loginState] || '')) +
     (k.token_hint ? ', key ' + k.token_hint : ''), 'muted'));
   li.append(text('p', limitsText(k)));
   const actions = text('div', '', 'actions');
@@ -187,6 +188,7 @@ async function refresh() {
   const me = await api('/olp/me/usage?days=30', ownerKey());
   member(me);
   myName = me.key;
+  await loadMyLogin();
   document.body.dataset.role = me.role;
   if (me.role === 'owner') await loadKeys(await family(typedKeys));
   document.body.dataset.renders = String(++renders);

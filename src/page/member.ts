@@ -1,4 +1,4 @@
-// The usage page's script, part 1 (GET /olp/app.js is parts 1 to 3): helpers and what every key
+// The usage page's script, part 1 (GET /olp/app.js is parts 1 to 4): helpers and what every key
 // sees of itself. Data only ever reaches the page as text (textContent), never as markup.
 
 export const MEMBER_JS = `'use strict';

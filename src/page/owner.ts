@@ -12,10 +12,12 @@ function budgetCell(used, limit) {
   td.append(text('span', Math.round(share * 100) + ' % of ' + fmt(limit)), box);
   return td;
 }
+/** How a key's login is held, after its name: its own, or one several keys share. */
+const STATE_WORDS = { own: ' · own', shared: ' · shared' };
 function memberRow(k, tag) {
   const share = Math.max(shareOf(k.today.tokens, k.today.budget), shareOf(k.month.tokens, k.month.budget));
   const tr = row([k.name, tag, k.role + (k.enabled === false ? ' · disabled' : ''),
-    (k.login === 'machine' ? "this machine's" : k.login) + (k.login_refused
+    (k.login === 'machine' ? "this machine's" : k.login + (STATE_WORDS[k.loginState] || '')) + (k.login_refused
       ? ' · refused by ' + Object.keys(k.login_refused).map((c) => PROVIDERS[c] || c).join(', ')
       : ''),
     fmt(k.today.tokens), budgetCell(k.today.tokens, k.today.budget),
