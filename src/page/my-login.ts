@@ -17,9 +17,10 @@ function loginStatusWords(v) {
   if (!v.login) return v.role === 'owner'
     ? "Your key runs on this machine's own CLI logins."
     : "Your requests run on this machine's login, not one of your own.";
-  const clis = ['claude', 'codex'].filter((c) => v.login[c]).map((c) =>
-    CLI_TITLES[c] + ': ' + KIND_WORDS[v.login[c].kind] + (v.login[c].refused ? ', refused: needs renewing' : ''));
-  return "Your own login '" + v.login.name + "'" + (clis.length ? ': ' + clis.join('; ') : ' (nothing connected yet)');
+  const connected = ['claude', 'codex'].filter((c) => v.login[c]);
+  return "Your own login '" + v.login.name + "'" + (connected.length
+    ? ' serves your ' + connected.map((c) => CLI_TITLES[c]).join(' and ') + ' requests.'
+    : ': nothing connected yet.');
 }
 function connectedItem(v, cli) {
   const c = v.login && v.login[cli];
