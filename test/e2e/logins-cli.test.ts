@@ -69,6 +69,28 @@ describe('olp logins add', () => {
     assert.match(olp(s, ['logins', 'list']).stdout, /^alice\s+setup-token\s+api-key\s/m);
   });
 
+  it('stores an Anthropic API key for claude with --api-key (0600, instead of a setup token), never printing it', () => {
+    const key = 'sk-ant-api03-dora-0123456789abcdef';
+    const r = olp(s, ['logins', 'add', 'dora', '--claude', '--api-key'], { input: `${key}\n` });
+    assert.equal(r.status, 0, r.all);
+    assert.ok(!r.all.includes(key), r.all);
+    const file = join(s, 'logins', 'dora', 'claude-api-key');
+    assert.equal(readFileSync(file, 'utf8').trim(), key);
+    assert.equal(mode(file), 0o600);
+    assert.ok(!existsSync(join(s, 'logins', 'dora', 'claude-token')));
+    assert.match(olp(s, ['logins', 'list']).stdout, /^dora\s+api-key\s+-\s/m);
+    // A setup token where the API key goes is refused, and the stored key stays.
+    const wrong = olp(s, ['logins', 'rotate', 'dora', '--claude', '--api-key'], { input: CLAUDE_TOKEN });
+    assert.equal(wrong.status, 1, wrong.all);
+    assert.ok(!wrong.all.includes(CLAUDE_TOKEN));
+    assert.equal(readFileSync(file, 'utf8').trim(), key);
+    // Rotated to a setup token: the API key's file goes.
+    assert.equal(olp(s, ['logins', 'rotate', 'dora', '--claude'], { input: CLAUDE_TOKEN }).status, 0);
+    assert.ok(!existsSync(file));
+    assert.match(olp(s, ['logins', 'list']).stdout, /^dora\s+setup-token\s+-\s/m);
+    assert.equal(olp(s, ['logins', 'remove', 'dora']).status, 0);
+  });
+
   it('refuses a CLI the login already has, naming olp logins rotate', () => {
     const r = olp(s, ['logins', 'add', 'alice', '--claude'], { input: CLAUDE_TOKEN });
     assert.equal(r.status, 1);
