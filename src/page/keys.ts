@@ -128,6 +128,14 @@ async function act(btn) {
 const VERBS = {
   key_created: 'added', key_updated: 'changed', key_rotated: 'gave a new key to', key_revoked: 'revoked'
 };
+/** A member's own sign-ins on the page, in words: 'connected Claude (setup-token) to the login alice'. */
+const LOGIN_WORDS = {
+  login_connect: (c, t) => 'connected ' + (CLI_NAMES[c.cli] || c.cli) + ' (' + c.kind + ') to the login ' + t,
+  login_remove: (c, t) => 'removed ' + (CLI_NAMES[c.cli] || c.cli) + ' from the login ' + t,
+  login_device_start: (c, t) => 'started a ChatGPT sign-in for the login ' + t,
+  login_device_end: (c, t) => 'ended a ChatGPT sign-in for the login ' + t + ': ' + c.result +
+    (c.error ? ' (' + c.error + ')' : '')
+};
 const FIELDS = {
   dailyTokens: 'tokens a day', monthlyTokens: 'tokens a month', rpm: 'requests a minute',
   concurrency: 'requests at once', expiresAt: 'expires'
@@ -144,8 +152,9 @@ async function recentChanges() {
     const r = await api('/olp/admin-actions?limit=50', ownerKey());
     const list = (Array.isArray(r) ? r : r.data || []).slice(0, 8);
     $('changes').replaceChildren(...list.map((a) => text('li',
-      when(a.at) + ': ' + a.actor + ' ' + (VERBS[a.action] || a.action) + ' ' + a.target +
-      (a.action === 'key_updated' && a.changes ? ' (' + changeWords(a.changes) + ')' : ''))));
+      when(a.at) + ': ' + a.actor + ' ' + (LOGIN_WORDS[a.action] ? LOGIN_WORDS[a.action](a.changes || {}, a.target)
+        : (VERBS[a.action] || a.action) + ' ' + a.target +
+          (a.action === 'key_updated' && a.changes ? ' (' + changeWords(a.changes) + ')' : '')))));
     $('changes-box').hidden = list.length === 0;
   } catch { $('changes-box').hidden = true; }
 }

@@ -154,6 +154,15 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     assert.equal(rows.find((r) => r[0] === 'alice')?.[3], 'alice · own');
     assert.equal(rows.find((r) => r[0] === 'bob')?.[3], "this machine's");
     assert.match((await page.textContent('#keylist li[data-key=alice]')) ?? '', /login alice · own/);
+    const changes = await page.$$eval('#changes li', (lis) => lis.map((li) => li.textContent ?? ''));
+    assert.ok(
+      changes.some((c) => /: alice connected Claude \(setup-token\) to the login alice$/.test(c)),
+      changes.join('\n'),
+    );
+    assert.ok(
+      changes.some((c) => /: alice ended a ChatGPT sign-in for the login alice: cancelled$/.test(c)),
+      changes.join('\n'),
+    );
     await page.screenshot({ path: join(SCREENSHOTS, 'my-login-owner-desktop.png'), fullPage: true });
     assert.deepEqual(errors, []);
     await page.close();
