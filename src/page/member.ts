@@ -168,6 +168,7 @@ function refusedWords(refused) {
     (PROVIDERS[cli] || cli) + ' refused the ' + (CLI_NAMES[cli] || cli) + ' login ' + when(r.at) +
     (r.detail ? ' (' + r.detail + ')' : '')).join('; ');
 }
+let refusedNotice = '';
 const noPlan = () => text('li', 'Claude plan: no limit reported by the CLI yet', 'muted');
 function member(me) {
   $('hello').textContent = 'Hello, ' + me.key;
@@ -176,6 +177,7 @@ function member(me) {
     : "Served by your own login '" + me.login + "'";
   const refused = refusedWords(me.login_refused);
   $('login-refused').hidden = !refused;
+  refusedNotice = refused;
   $('login-refused').textContent = refused
     ? refused + ': your login needs renewing. ' + (me.role === 'owner'
       ? 'Renew it with olp logins rotate ' + me.login + ' --' + Object.keys(me.login_refused)[0] + '.'

@@ -43,6 +43,9 @@ function renderMyLogin(v) {
   $('ml-banner').textContent = v.banner ? "You are on this machine's login. Connect your own Claude or ChatGPT " +
     'login below: each person should run on their own subscription.' : '';
   $('ml-status').textContent = loginStatusWords(v);
+  // A member who may change their login renews a refused one here, not through the owner.
+  if (refusedNotice && v.role !== 'owner' && v.canChange) $('login-refused').textContent = refusedNotice +
+    ': your login needs renewing. Replace it under "Your login" below; until then your requests on it are refused.';
   $('ml-clis').replaceChildren(connectedItem(v, 'claude'), connectedItem(v, 'codex'));
   $('ml-keys').textContent = v.login && v.login.keys.length
     ? 'Keys on this login: ' + v.login.keys.join(', ') + (v.login.shared ? ' (shared)' : '') : '';

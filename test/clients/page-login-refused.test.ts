@@ -41,9 +41,10 @@ describe('the usage page with a refused login', { skip: CHROMIUM ? false : NO_CH
   it("tells the member their login needs renewing and who does it, and marks it in the owner's family", async () => {
     const member = await openPage(browser!, t.url, bob, 'phone');
     await member.page.waitForSelector('#login-refused:not([hidden])');
+    await member.page.waitForSelector('#my-login:not([hidden])');
     const notice = (await member.page.textContent('#login-refused')) ?? '';
     assert.match(notice, /^Anthropic refused the Claude login .*\(401: Invalid API key/);
-    assert.match(notice, /your login needs renewing\. Ask the owner of this olp to renew it/);
+    assert.match(notice, /your login needs renewing\. Replace it under "Your login" below/);
     assert.match(
       (await member.page.textContent('#failures')) ?? '',
       /login_refused \(503\), 1 time: your login was refused and needs renewing/,
