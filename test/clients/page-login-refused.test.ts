@@ -1,13 +1,12 @@
 // The usage page when a member's own login was refused by its provider: the member reads it on
 // their page (and that the owner renews it), the owner sees it beside the login in the family.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { saveClaudeToken } from '../../src/logins/index.js';
-import { CHROMIUM, NO_CHROMIUM, openPage, SCREENSHOTS, scrollsSideways } from '../support/browser.js';
+import { CHROMIUM, launchChromium, NO_CHROMIUM, openPage, SCREENSHOTS, scrollsSideways } from '../support/browser.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 let t: TestDaemon;
@@ -24,13 +23,7 @@ before(async () => {
     .set('authorization', `Bearer ${bob}`)
     .send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
   assert.equal(r.status, 503);
-  if (CHROMIUM) {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-    });
-  }
+  if (CHROMIUM) browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
-import { CHROMIUM, NO_CHROMIUM, openPage, SCREENSHOTS, scrollsSideways } from '../support/browser.js';
+import { CHROMIUM, launchChromium, NO_CHROMIUM, openPage, SCREENSHOTS, scrollsSideways } from '../support/browser.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { waitGone } from '../support/procs.js';
 import { waitFor } from '../support/wait.js';
@@ -29,13 +29,7 @@ before(async () => {
     codexEnv: { FAKE_CODEX_DEVICE_WAIT_FILE: waitFile, FAKE_CODEX_DEVICE_CODE: CODE },
   });
   alice = t.daemon.store.keys.add('alice', 'member').token;
-  if (CHROMIUM) {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-    });
-  }
+  if (CHROMIUM) browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

@@ -4,13 +4,13 @@
 // agreed to) and then the member's own requests carry the member's credential, never the machine's;
 // a second member connects an Anthropic API key the same way.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { claudeStandInEnv, startAnthropicStandIn, type StandIn } from '../support/anthropic-stand-in.js';
-import { CHROMIUM, NO_CHROMIUM, openPage, SCREENSHOTS } from '../support/browser.js';
+import { CHROMIUM, launchChromium, NO_CHROMIUM, openPage, SCREENSHOTS } from '../support/browser.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { REAL_CLAUDE, REAL_CLAUDE_VERSION } from '../support/paths.js';
 import { assertNoClaudeTmp, assertUnderstood, claudeTmp } from '../support/real.js';
@@ -31,11 +31,7 @@ before(async () => {
     config: { claudeBin: REAL_CLAUDE, timeout: 60, idleTimeout: 30 },
     claudeEnv: claudeStandInEnv(api.url),
   });
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM!,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   if (skip) return;

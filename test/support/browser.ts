@@ -1,8 +1,8 @@
 // The usage page in headless Chromium (playwright-core): finding a browser, opening the page at a
 // phone's or a desktop's size with a key, and collecting the page's errors.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT } from './paths.js';
 
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) =>
@@ -17,6 +17,18 @@ export const SIZES = {
   desktop: { width: 1280, height: 900 },
 } as const;
 export type Size = keyof typeof SIZES;
+
+/**
+ * Headless Chromium as the tests run it (no background connections: this machine's network is
+ * closed), with the screenshots' folder made.
+ */
+export async function launchChromium(): Promise<Browser> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM!,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
+}
 
 /** Opens the page at `url`, signs in with `key` and waits until it has drawn (or failed). */
 export async function openPage(
