@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, FIELDS, parseConfig, type Config, type ConfigKey } from '../config/index.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { inspectStateDir, prepareStateDir } from './state-dir.js';
 
 export type Options = Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>;

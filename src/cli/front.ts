@@ -13,7 +13,7 @@ import {
   type Instance,
 } from '../front/index.js';
 import { parseCommandLine } from './args.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import type { Io } from './store-command.js';
 
 export const FRONT_HELP = `Usage: olp front nginx|prometheus --instance [TAG=]URL... [options]

@@ -16,11 +16,10 @@ import { MACHINE_LOGIN } from '../logins/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { printable, toColumns } from './output.js';
+import { UsageError } from './usage-error.js';
 
 export { KEY_FLAGS, keysHelp } from './keys-help.js';
-
-/** Raised for bad command lines; main prints the reason and where the help is, and exits 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 type Values = Record<string, string | boolean | undefined>;
 

@@ -14,7 +14,7 @@ import {
   saveClaudeToken,
 } from '../logins/index.js';
 import { ensurePrivateDir, type CredentialKind, type LoginCli, type LoginRecord, type Store } from '../store/index.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { runLoginStatus, toLoginList } from './logins-show.js';
 import { askHidden, readPipedSecret } from './secret-input.js';
 

@@ -9,7 +9,7 @@ import {
   resolveRecording,
 } from '../record/index.js';
 import { COMMON_OPTIONS } from './help.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, toColumns } from './output.js';
 
 export const RECORDINGS_HELP = `Usage: olp recordings COMMAND [options]

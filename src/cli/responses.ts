@@ -1,6 +1,6 @@
 import type { Store } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, toColumns } from './output.js';
 
 export const RESPONSES_HELP = `Usage: olp responses COMMAND [options]

@@ -6,7 +6,7 @@ import { loadStateConfig, parseCommandLine } from './args.js';
 import { runDetection } from './doctor.js';
 import { SERVE_HELP } from './help.js';
 import { stateDirArg, toOlpCommand } from './invocation.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import type { Sink } from './output.js';
 import { toStartupText } from './startup.js';
 import { toStateDirError } from './state-dir.js';

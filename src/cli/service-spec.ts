@@ -4,7 +4,7 @@ import { withoutOwnBins } from '../backends/index.js';
 import { FIELDS, type ConfigKey } from '../config/index.js';
 import { BASE_ENV } from '../workspace/index.js';
 import type { Values } from './args.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { toLaunchdLabel, type ServiceSpec } from './service-text.js';
 
 // What `olp service install` puts in the unit or plist: the serve flags given, the environment the

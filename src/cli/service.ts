@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { FIELDS } from '../config/index.js';
 import { loadDoctorConfig, loadStateConfig, parseCommandLine, type Values } from './args.js';
 import { toOlpCommand } from './invocation.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { SERVICE_FLAGS, SERVICE_HELP } from './service-help.js';
 import {
   toServiceName,

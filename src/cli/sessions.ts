@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, toColumns } from './output.js';
 
 export { SESSION_FLAGS, SESSIONS_HELP } from './sessions-help.js';

@@ -1,7 +1,7 @@
 import { ConfigError, type Config } from '../config/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { loadStateConfig, parseCommandLine, type Options } from './args.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, type Sink } from './output.js';
 import { toStateDirError } from './state-dir.js';
 

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { parseOwnerKeys } from '../front/index.js';
 import { createUsageTally, usageGroupOf, type GroupBy, type Store } from '../store/index.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, type Sink } from './output.js';
 import {
   openExportFile,

@@ -1,7 +1,7 @@
 import { describePlans } from '../plan/index.js';
 import { parseWhen, type Store, type UsageFilter, type UsageGroup } from '../store/index.js';
 import { COMMON_OPTIONS } from './help.js';
-import { UsageError } from './keys.js';
+import { UsageError } from './usage-error.js';
 import { printable, type Sink } from './output.js';
 
 export const USAGE_HELP = `Usage: olp usage [export | prune] [options]
