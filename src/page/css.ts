@@ -45,7 +45,7 @@ ul.plain{list-style:none;padding:0;margin:0}ul.plain li{padding:.3rem 0}
 #keylist form label{flex:1 1 8rem}
 .field-error{color:#8a1c1c;font-size:.85rem;margin:0}.field-error:empty{display:none}
 #create{margin-top:.8rem}
-label.check{display:flex;gap:.4rem;align-items:center}label.check input{width:auto;padding:0;margin:0}
+label.check{display:flex;gap:.4rem;align-items:center}label.check input{width:auto;padding:0;margin:0;flex:none}
 .ok{color:#1d6b36}.ok:empty{display:none}
 .code{font-family:ui-monospace,monospace;letter-spacing:.15em;margin:.3rem 0}
 #ml-clis li{display:flex;flex-wrap:wrap;gap:.3rem;align-items:center}#ml-clis li>li{flex-basis:100%}

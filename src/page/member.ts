@@ -77,6 +77,7 @@ const REASONS = {
   invalid_request: 'the app sent something olp could not use', backend_rate_limited: 'the CLI was asked too often',
   backend_timeout: 'the CLI took too long', backend_not_logged_in: 'the CLI is not logged in',
   login_refused: 'your login was refused and needs renewing',
+  own_login_required: 'your own login was not connected yet',
 };
 const reason = (code) => REASONS[code] || (code.startsWith('backend_') ? 'the CLI failed' : 'something went wrong');
 let lastChart = null;

@@ -13,9 +13,12 @@ const CLI_TITLES = { claude: 'Claude', codex: 'ChatGPT (codex)' };
 let myLogin = null;
 let device = null;
 let devicePoll = null;
+/** A member this olp refuses until they connect a login of their own (--member-logins required). */
+const mustConnect = (v) => v.policy === 'required' && v.role !== 'owner' && !v.login;
 function loginStatusWords(v) {
   if (!v.login) return v.role === 'owner'
     ? "Your key runs on this machine's own CLI logins."
+    : mustConnect(v) ? 'Your requests are refused until you connect a login of your own.'
     : "Your requests run on this machine's login, not one of your own.";
   const connected = ['claude', 'codex'].filter((c) => v.login[c]);
   return "Your own login '" + v.login.name + "'" + (connected.length
@@ -39,10 +42,14 @@ function connectedItem(v, cli) {
 }
 function renderMyLogin(v) {
   myLogin = v;
-  $('ml-banner').hidden = !v.banner;
-  $('ml-banner').textContent = v.banner ? "You are on this machine's login. Connect your own Claude or ChatGPT " +
-    'login below: each person should run on their own subscription.' : '';
+  $('ml-banner').hidden = !v.banner && !mustConnect(v);
+  $('ml-banner').textContent = mustConnect(v)
+    ? 'This olp asks each member to use their own login: connect your Claude or ChatGPT login below. ' +
+      'Until then your requests are refused.'
+    : v.banner ? "You are on this machine's login. Connect your own Claude or ChatGPT login below: each " +
+      'person should run on their own subscription.' : '';
   $('ml-status').textContent = loginStatusWords(v);
+  if (mustConnect(v)) $('served-by').textContent = 'Not served until you connect your own login';
   // A member who may change their login renews a refused one here, not through the owner.
   if (refusedNotice && v.role !== 'owner' && v.canChange) $('login-refused').textContent = refusedNotice +
     ': your login needs renewing. Replace it under "Your login" below; until then your requests on it are refused.';

@@ -161,4 +161,34 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     assert.deepEqual(errors, []);
     await page.close();
   });
+
+  it('under --member-logins required, tells a member their requests are refused until they connect one', async () => {
+    const strict = await startTestDaemon({ config: { memberLogins: 'required' } });
+    try {
+      const key = strict.daemon.store.keys.add('rin', 'member').token;
+      const r = await request(strict.url)
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${key}`)
+        .send({ model: 'sonnet', messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(r.status, 403);
+      const { page, errors } = await openPage(browser!, strict.url, key, 'phone');
+      await page.waitForSelector('#my-login:not([hidden])');
+      assert.match((await page.textContent('#ml-banner')) ?? '', /Until then your requests are refused/);
+      assert.match((await page.textContent('#ml-status')) ?? '', /refused until you connect a login of your own/);
+      assert.equal(await page.textContent('#served-by'), 'Not served until you connect your own login');
+      assert.match(
+        (await page.textContent('#failures')) ?? '',
+        /own_login_required \(403\), 1 time: your own login was not connected yet/,
+      );
+      await page.screenshot({ path: join(SCREENSHOTS, 'my-login-required-phone.png'), fullPage: true });
+      await page.fill('#ml-claude input[name=secret]', TOKEN);
+      await page.click('#ml-claude button[type=submit]');
+      await until(page, '#ml-status', /Your own login 'rin'/);
+      assert.equal(await page.isHidden('#ml-banner'), true);
+      assert.deepEqual(errors, []);
+      await page.close();
+    } finally {
+      await strict.close();
+    }
+  });
 });
