@@ -25,7 +25,8 @@ echo "better-sqlite3 rebuilt for it in $((SECONDS - started)) s"
 # The real-CLI tier runs the CLIs' own binaries against the same daemon code the other tiers
 # cover: on the second Node it is left out, to keep CI short, and so are the clients that are
 # agent CLIs themselves (Claude Code, codex) and the usage page in Chromium (the browser's, not
-# Node's), and the package's install test (npm's, compiling nothing on either Node); the SDK
-# clients run on it.
+# Node's), the package's install test (npm's, compiling nothing on either Node) and the newcomer's
+# fresh clone (the README's checkout commands, on the machine's Node); the SDK clients run on it.
 node scripts/run-tests.mjs --skip=dist/test/real/ --skip=dist/test/clients/claude-code-client \
-  --skip=dist/test/clients/codex-agent --skip=dist/test/clients/page --skip=dist/test/e2e/package
+  --skip=dist/test/clients/codex-agent --skip=dist/test/clients/page --skip=dist/test/e2e/package \
+  --skip=dist/test/e2e/newcomer
