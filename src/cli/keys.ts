@@ -12,7 +12,7 @@ import {
   toLoginName,
   toModels,
 } from '../keys/index.js';
-import { MACHINE_LOGIN } from '../logins/index.js';
+import { MACHINE_LOGIN } from '../store/index.js';
 import type { KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { overagePolicy } from '../plan/index.js';
 import { printable, toColumns } from './output.js';

@@ -45,3 +45,4 @@ export function internalError(cause?: unknown): ProxyError {
 export function toProxyError(err: unknown): ProxyError {
   return isProxyError(err) ? err : internalError(err);
 }
+export { describeType, firstIssue } from './issues.js';

@@ -1,4 +1,4 @@
-import { MACHINE_LOGIN } from '../logins/index.js';
+import { MACHINE_LOGIN } from '../store/index.js';
 import type { AdminAction, KeyRecord, Policy, Role, Store } from '../store/index.js';
 import { checkNewName, defaultRole } from './rules.js';
 

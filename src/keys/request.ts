@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { invalidRequest } from '../errors/index.js';
 import type { Policy, Role } from '../store/index.js';
-import { firstIssue } from '../wire/index.js';
+import { firstIssue, invalidRequest } from '../errors/index.js';
 import { isLimit, OVERAGES, ROLES, toExpiryTime, toModels } from './rules.js';
 
 // The JSON bodies of the owner's key endpoints (`/olp/keys`). Unknown fields are rejected, not

@@ -1,4 +1,4 @@
-import { MACHINE_LOGIN } from '../logins/index.js';
+import { MACHINE_LOGIN } from '../store/index.js';
 import { KEY_NAME, type Role, type Store } from '../store/index.js';
 
 // The rules of a key's settings, one place for both doors that change keys: `olp keys` (flags) and

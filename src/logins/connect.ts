@@ -9,7 +9,7 @@ import {
 } from '../errors/index.js';
 import { findExecutable } from '../process/index.js';
 import type { AdminAction, LoginCli, Role, Store } from '../store/index.js';
-import { checkLoginName, MACHINE_LOGIN } from './names.js';
+import { checkLoginName, MACHINE_LOGIN } from '../store/index.js';
 import { claudeCheck, claudeStatus, type ClaudeSecret } from './claude-cli.js';
 import type { LoginCliContext } from './cli-run.js';
 import { codexLogin } from './codex-cli.js';

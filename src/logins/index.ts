@@ -9,7 +9,7 @@ export {
   saveClaudeToken,
   writeSecret,
 } from './secrets.js';
-export { checkLoginName, MACHINE_LOGIN } from './names.js';
+export { checkLoginName, MACHINE_LOGIN } from '../store/index.js';
 export { type CliVerdict, LoginFailed, toSaid, toStatusTimeoutText } from './said.js';
 export { createLoginClis, createLoginCliContext, type LoginClis } from './clis.js';
 export { INTERACTIVE_MS, type LoginCliContext } from './cli-run.js';

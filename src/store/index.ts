@@ -215,3 +215,4 @@ export function keysWithoutTag(stateDir: string, tag: string): string[] {
     [],
   );
 }
+export { checkLoginName, MACHINE_LOGIN } from './login-names.js';

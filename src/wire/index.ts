@@ -3,7 +3,7 @@ export { toCoreMessages } from './chat/messages.js';
 export { parseChatTools, type ChatTools } from './chat/tools.js';
 export { MAX_JSON_DEPTH } from './depth.js';
 export { checkOutputTokens, OUTPUT_TOKENS_CEILING } from './output-tokens.js';
-export { describeType, firstIssue } from './issues.js';
+export { describeType, firstIssue } from '../errors/index.js';
 export {
   checkCallOutputs,
   parseResponsesRequest,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkDepth } from '../depth.js';
 import { outputTokens } from '../output-tokens.js';
-import { firstIssue } from '../issues.js';
+import { firstIssue } from '../../errors/index.js';
 import { invalidRequest, unsupportedValue } from '../../errors/index.js';
 
 // Unknown top-level keys are stripped, not rejected: SDKs and frameworks add vendor fields,

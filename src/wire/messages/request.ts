@@ -2,7 +2,7 @@ import type { Message } from '../../core/index.js';
 import { invalidRequest } from '../../errors/index.js';
 import { type OfferedFunction, TOOL_NAME, type ToolOffer } from '../../tools/index.js';
 import { checkDepth } from '../depth.js';
-import { firstIssue } from '../issues.js';
+import { firstIssue } from '../../errors/index.js';
 import { fromAssistant, fromUser } from './blocks.js';
 import { messagesRequestSchema, type MessagesRequest } from './schema.js';
 

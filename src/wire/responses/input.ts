@@ -1,7 +1,7 @@
 import type { Message } from '../../core/index.js';
 import { invalidRequest, responseNotFound } from '../../errors/index.js';
 import type { Store } from '../../store/index.js';
-import { describeType } from '../issues.js';
+import { describeType } from '../../errors/index.js';
 import { checkCallOutputs, type ParsedResponsesRequest } from './request.js';
 import { callOfItem } from './stored-calls.js';
 import { fromStoredMessages } from './stored-messages.js';

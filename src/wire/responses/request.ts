@@ -1,7 +1,7 @@
 import { conversationNotFound, invalidRequest, unsupportedValue } from '../../errors/index.js';
 import type { Message as CoreMessage } from '../../core/index.js';
 import { checkDepth } from '../depth.js';
-import { firstIssue } from '../issues.js';
+import { firstIssue } from '../../errors/index.js';
 import {
   customToolCall,
   functionCall,

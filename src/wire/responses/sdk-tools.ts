@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidRequest } from '../../errors/index.js';
 import type { ToolSpec } from '../../tools/index.js';
-import { firstIssue } from '../issues.js';
+import { firstIssue } from '../../errors/index.js';
 import type { InputItem } from './schema.js';
 
 // The OpenAI Agents SDK's `shell` and `apply_patch` tools, which the client runs on its own machine:
