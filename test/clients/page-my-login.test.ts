@@ -130,8 +130,11 @@ describe('a member connects their own login on the page', { skip: CHROMIUM ? fal
     const pid = Number(readFileSync(`${waitFile}.pid`, 'utf8'));
     await page.goto('about:blank');
     assert.deepEqual(await waitGone([pid]), [], 'codex is stopped once the page is gone');
-    const state = await request(t.url).get('/olp/me/login/codex/device').set('authorization', `Bearer ${alice}`);
-    assert.equal(state.body.device?.state, 'cancelled');
+    // The page's DELETE answers once codex is gone and its staging removed: the state follows.
+    const state = async () =>
+      (await request(t.url).get('/olp/me/login/codex/device').set('authorization', `Bearer ${alice}`)).body.device
+        ?.state;
+    await waitFor(async () => (await state()) === 'cancelled', undefined, 'the sign-in to be cancelled');
     // The login codex had before stays connected.
     const me = await request(t.url).get('/olp/me/login').set('authorization', `Bearer ${alice}`);
     assert.equal(me.body.login?.codex?.kind, 'chatgpt');
