@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
-import { rmSync } from 'node:fs';
+
 import {
   checkClaudeApiKey,
   checkClaudeToken,
@@ -101,14 +101,12 @@ async function storeCredential(c: Ctx, name: string, cli: LoginCli, kinds: Kinds
   const p = loginPaths(stateDir, name);
   if (cli === 'claude' && kinds.claudeKind === 'api-key') {
     saveClaudeApiKey(stateDir, name, await obtainClaudeApiKey(c.io));
-    rmSync(p.claudeToken, { force: true });
     c.store.logins.set(name, 'claude', 'api-key');
     c.io.err(`Stored an Anthropic API key for the login '${name}' (${p.claudeApiKey}).\n`);
     return;
   }
   if (cli === 'claude') {
     saveClaudeToken(stateDir, name, await obtainClaudeToken(c, name));
-    rmSync(p.claudeApiKey, { force: true });
     c.store.logins.set(name, 'claude', 'setup-token');
     c.io.err(`Stored a claude setup token for the login '${name}' (${p.claudeToken}).\n`);
     return;

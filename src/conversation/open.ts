@@ -71,7 +71,7 @@ async function open(s: Stage, signal: AbortSignal): Promise<{ messages: Message[
   const { deps, principal, input, p } = s;
   // Before anything runs: a member on the machine's login where each must use their own.
   if (deps.memberLogins === 'required' && principal.role === 'member' && principal.login === null)
-    throw ownLoginRequired(s.meta.pageUrl ?? '/olp');
+    throw ownLoginRequired(s.meta.pageUrl?.() ?? '/olp');
   const first = deps.registry.resolve(input.model);
   deps.admission.checkModel(principal, input.model);
   const messages = await fetchRemoteImages(input.messages, deps.imageLimits);

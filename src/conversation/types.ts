@@ -83,7 +83,7 @@ export interface RequestMeta {
   /** performance.now() at arrival. */
   started: number;
   /** The usage page's address as the client reached olp (`http://host/olp`), for messages that send people there. */
-  pageUrl?: string | undefined;
+  pageUrl?: (() => string) | undefined;
 }
 
 export interface SessionNote {

@@ -34,7 +34,8 @@ export function createConversationRoute<W>(deps: EndpointDeps, adapter: WireAdap
       log: c.log,
       startedAt: c.startedAt,
       started: c.started,
-      pageUrl: pageUrlOf(req),
+      // Read off the request only for the refusal that names it, not on every request.
+      pageUrl: () => pageUrlOf(req),
     });
     c.conversation = conv;
     try {

@@ -66,7 +66,7 @@ function refuseLockout(callerId: string, key: KeyRecord, change: KeyChange, now 
 }
 
 /** One log line per change, as the store recorded it: who, what, which key, the fields set. */
-function logAction(res: Response, a: AdminAction): void {
+export function logAction(res: Response, a: AdminAction): void {
   ctx(res).log.info(
     { event: 'admin_action', actor: a.actor, action: a.action, target: a.target, changes: a.changes },
     `${a.action} ${a.target}`,

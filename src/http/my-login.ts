@@ -10,8 +10,9 @@ import {
   runStartDevice,
 } from '../logins/index.js';
 import type { Plans } from '../plan/index.js';
-import type { AdminAction, LoginCli } from '../store/index.js';
+import type { LoginCli } from '../store/index.js';
 import { ctx } from './context.js';
+import { logAction } from './keys-admin.js';
 import { parseClaudeLogin, parseCodexLogin, parseDeviceStart } from './my-login-body.js';
 import { type MemberLoginsDeps, toMyLoginView } from './my-login-view.js';
 
@@ -26,14 +27,6 @@ function callerOf(m: MemberLoginsDeps, res: Response): MemberCaller {
   const p: Principal = ctx(res).principal!;
   const key = m.connect.store.keys.get(p.name);
   return { keyId: p.keyId, name: p.name, role: p.role, login: key ? key.login : p.login };
-}
-
-/** One log line per recorded action, as the key changes are logged. */
-function logAction(res: Response, a: AdminAction): void {
-  ctx(res).log.info(
-    { event: 'admin_action', actor: a.actor, action: a.action, target: a.target, changes: a.changes },
-    `${a.action} ${a.target}`,
-  );
 }
 
 function connectDeps(m: MemberLoginsDeps, res: Response): ConnectDeps {

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import {
   backendNotInstalled,
   backendTimeout,
@@ -75,13 +74,23 @@ function targetOf(d: ConnectDeps, caller: MemberCaller): { name: string; bind: b
 function bindKey(d: ConnectDeps, caller: MemberCaller, login: string | null): void {
   d.store.keys.update(caller.name, { policy: {}, login });
   const changes = { login: login ?? MACHINE_LOGIN };
-  d.onAction(d.store.adminActions.record({ actor: caller.name, action: 'key_updated', target: caller.name, changes }));
+  record(d, { actor: caller.name, action: 'key_updated', target: caller.name, changes });
+}
+
+/** Records an action of the key's, and logs it. */
+function record(d: ConnectDeps, a: Omit<AdminAction, 'id' | 'at'>): void {
+  d.onAction(d.store.adminActions.record(a));
+}
+
+/** A sign-in may start on the login: none under way there (409), and the key within its limit (429). */
+function claim(d: ConnectDeps, keyId: string, name: string): void {
+  if (d.busy.has(name) || d.devices.busy(name)) throw deviceAuthRunning(name);
+  d.limit.take(keyId);
 }
 
 /** Runs `work` with the login marked busy; a login made for it and left empty is removed after. */
 async function withLogin<T>(d: ConnectDeps, keyId: string, name: string, work: () => Promise<T>): Promise<T> {
-  if (d.busy.has(name) || d.devices.busy(name)) throw deviceAuthRunning(name);
-  d.limit.take(keyId);
+  claim(d, keyId, name);
   d.busy.add(name);
   try {
     return await work();
@@ -100,8 +109,7 @@ function requireInstalled(d: ConnectDeps, cli: LoginCli): void {
 /** Records what was stored, binding a new login's key. */
 function stored(d: ConnectDeps, caller: MemberCaller, t: { name: string; bind: boolean }, changes: object): void {
   if (t.bind && d.store.keys.get(caller.name)?.login === null) bindKey(d, caller, t.name);
-  const a = { actor: caller.name, action: 'login_connect' as const, target: t.name, changes: { ...changes } };
-  d.onAction(d.store.adminActions.record(a));
+  record(d, { actor: caller.name, action: 'login_connect', target: t.name, changes: { ...changes } });
 }
 
 /** PUT /olp/me/login/claude: checks the setup token or API key with claude, then stores it. */
@@ -121,10 +129,8 @@ export async function runConnectClaude(
       if (v.ok === null) throw backendTimeout('claude', 'total', d.clis.statusMs / 1000);
     }
     const kind = 'token' in secret ? 'setup-token' : 'api-key';
-    const p = loginPaths(d.stateDir, t.name);
     if ('token' in secret) saveClaudeToken(d.stateDir, t.name, secret.token);
     else saveClaudeApiKey(d.stateDir, t.name, secret.apiKey);
-    rmSync(kind === 'setup-token' ? p.claudeApiKey : p.claudeToken, { force: true });
     d.store.logins.set(t.name, 'claude', kind);
     stored(d, caller, t, { cli: 'claude', kind, checked: check });
     return t.name;
@@ -158,16 +164,8 @@ export async function runConnectCodex(
 export async function runStartDevice(d: ConnectDeps, caller: MemberCaller): Promise<DeviceView> {
   const t = targetOf(d, caller);
   requireInstalled(d, 'codex');
-  if (d.busy.has(t.name) || d.devices.busy(t.name)) throw deviceAuthRunning(t.name);
-  d.limit.take(caller.keyId);
-  d.onAction(
-    d.store.adminActions.record({
-      actor: caller.name,
-      action: 'login_device_start',
-      target: t.name,
-      changes: { cli: 'codex' },
-    }),
-  );
+  claim(d, caller.keyId, t.name);
+  record(d, { actor: caller.name, action: 'login_device_start', target: t.name, changes: { cli: 'codex' } });
   const view = await d.devices.start(t.name, caller.keyId, {
     connected: () => {
       d.store.logins.set(t.name, 'codex', 'chatgpt');
@@ -175,9 +173,7 @@ export async function runStartDevice(d: ConnectDeps, caller: MemberCaller): Prom
     },
     ended: (v) => {
       const changes = { cli: 'codex', result: v.state, ...(v.error ? { error: v.error.code } : {}) };
-      d.onAction(
-        d.store.adminActions.record({ actor: caller.name, action: 'login_device_end', target: t.name, changes }),
-      );
+      record(d, { actor: caller.name, action: 'login_device_end', target: t.name, changes });
       if (!d.store.logins.get(t.name)) removeLoginFiles(d.stateDir, t.name);
     },
   });
@@ -198,9 +194,7 @@ export function runRemoveCredential(d: ConnectDeps, caller: MemberCaller, cli: L
   if (d.busy.has(name) || (cli === 'codex' && d.devices.busy(name))) throw deviceAuthRunning(name);
   d.store.logins.clear(name, cli);
   removeLoginFiles(d.stateDir, name, cli);
-  d.onAction(
-    d.store.adminActions.record({ actor: caller.name, action: 'login_remove', target: name, changes: { cli } }),
-  );
+  record(d, { actor: caller.name, action: 'login_remove', target: name, changes: { cli } });
   const left = d.store.logins.get(name);
   const keys = d.store.logins.keysOf(name);
   if (left && !left.claude && !left.codex && keys.every((k) => k === caller.name)) {

@@ -17,7 +17,6 @@ interface Entry {
   stop: AbortController;
   /** Settles once codex is gone and its staging home removed. */
   done: Promise<void>;
-  pid?: number | undefined;
 }
 
 export interface DeviceSignInOptions {
@@ -86,9 +85,6 @@ function startEntry(
     timeoutMs: o.timeoutMs ?? INTERACTIVE_MS,
     signal: e.stop.signal,
     onPrompt,
-    onStart: (pid) => {
-      e.pid = pid;
-    },
   });
   e.done = run.then(
     () => finish(entries, e, hooks, undefined),
@@ -103,8 +99,6 @@ export function createDeviceSignIns(o: DeviceSignInOptions) {
   return {
     /** The sign-in of this login, or the one started by this key (for a login not made yet). */
     find: (login: string | null, keyId: string): DeviceView | undefined => entryOf(entries, login, keyId)?.view,
-    /** The pid of a login's running codex (tests). */
-    pid: (login: string) => entries.get(login)?.pid,
     /** The login of a sign-in this key has under way, if any. */
     runningFor: (keyId: string) => [...entries.values()].find((e) => e.keyId === keyId && running(e))?.login,
     /** Whether a sign-in of this login is under way. */

@@ -88,8 +88,6 @@ export interface DeviceRunOptions {
   signal: AbortSignal;
   /** Called once, when codex has printed its link and code. */
   onPrompt(p: DevicePrompt): void;
-  /** The process's pid once started (tests and logs). */
-  onStart?(pid: number | undefined): void;
 }
 
 /** `codex login --device-auth` for a login, staged: resolves once its auth.json is in place, else throws DeviceFailed. */
@@ -131,7 +129,6 @@ async function watchDevice(
       }
     },
   });
-  o.onStart?.(run.pid);
   const end = await run.ended;
   if (end.failed === 'spawn')
     throw new DeviceFailed('backend_not_installed', cannotRun(c.codex, end) ?? 'codex could not be started');

@@ -49,16 +49,20 @@ export function writeSecret(file: string, content: string): void {
   renameSync(aside, file);
 }
 
-/** Stores a login's claude setup token. */
+/** Stores a login's claude setup token (in place of an API key it had: one kind at a time). */
 export function saveClaudeToken(stateDir: string, name: string, token: string): void {
   ensurePrivateDir(join(stateDir, 'logins'));
-  writeSecret(loginPaths(stateDir, name).claudeToken, `${checkClaudeToken(token)}\n`);
+  const p = loginPaths(stateDir, name);
+  writeSecret(p.claudeToken, `${checkClaudeToken(token)}\n`);
+  rmSync(p.claudeApiKey, { force: true });
 }
 
-/** Stores a login's Anthropic API key (runs get it as ANTHROPIC_API_KEY). */
+/** Stores a login's Anthropic API key, which runs get as ANTHROPIC_API_KEY (in place of a setup token). */
 export function saveClaudeApiKey(stateDir: string, name: string, key: string): void {
   ensurePrivateDir(join(stateDir, 'logins'));
-  writeSecret(loginPaths(stateDir, name).claudeApiKey, `${checkClaudeApiKey(key)}\n`);
+  const p = loginPaths(stateDir, name);
+  writeSecret(p.claudeApiKey, `${checkClaudeApiKey(key)}\n`);
+  rmSync(p.claudeToken, { force: true });
 }
 
 /** Deletes a login's secrets for one CLI, or all of them. */

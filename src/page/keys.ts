@@ -101,16 +101,7 @@ const CONFIRM = {
 async function act(btn) {
   const name = btn.dataset.name, act = btn.dataset.act, path = '/olp/keys/' + encodeURIComponent(name);
   if (act === 'limits') { const f = btn.closest('li').querySelector('form'); f.hidden = !f.hidden; return; }
-  if (CONFIRM[act] && btn.dataset.armed !== 'true') {
-    btn.dataset.armed = 'true'; btn.dataset.label = btn.textContent;
-    btn.textContent = CONFIRM[act](name); btn.classList.add('armed');
-    setTimeout(() => {
-      if (btn.isConnected) {
-        btn.dataset.armed = ''; btn.textContent = btn.dataset.label; btn.classList.remove('armed');
-      }
-    }, 8000);
-    return;
-  }
+  if (CONFIRM[act] && !confirmed(btn, CONFIRM[act](name))) return;
   $('keys-error').textContent = '';
   try {
     if (act === 'disable' || act === 'enable') await api(path, ownerKey(), 'PATCH',

@@ -52,6 +52,19 @@ async function api(path, key, method, body) {
   }
   return data;
 }
+/**
+ * A destructive button's second click: the first one arms it (it asks \`question\`, for 8 s) and
+ * answers false; a click while armed answers true.
+ */
+function confirmed(btn, question) {
+  if (btn.dataset.armed === 'true') return true;
+  btn.dataset.armed = 'true'; btn.dataset.label = btn.textContent;
+  btn.textContent = question; btn.classList.add('armed');
+  setTimeout(() => {
+    if (btn.isConnected) { btn.dataset.armed = ''; btn.textContent = btn.dataset.label; btn.classList.remove('armed'); }
+  }, 8000);
+  return false;
+}
 /** Share of a budget used: 0 without one. */
 const shareOf = (used, limit) => limit ? used / limit : 0;
 const level = (share) => share >= 1 ? 'full' : share >= 0.8 ? 'near' : '';

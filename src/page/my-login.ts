@@ -79,10 +79,7 @@ $('ml-clis').addEventListener('click', async (e) => {
   if (!b) return;
   const cli = b.dataset.name;
   if (b.dataset.act === 'replace') { openForm(cli, true); return; }
-  if (b.dataset.armed !== 'true') {
-    b.dataset.armed = 'true'; b.textContent = 'Remove your ' + CLI_TITLES[cli] + ' login?'; b.classList.add('armed');
-    return;
-  }
+  if (!confirmed(b, 'Remove your ' + CLI_TITLES[cli] + ' login?')) return;
   try { openForm(cli, false); renderMyLogin(await api('/olp/me/login/' + cli, ownerKey(), 'DELETE')); }
   catch (err) { $('ml-error').textContent = err.message; }
 });

@@ -12,9 +12,7 @@ export interface WatchedEnd {
 }
 
 export interface WatchedRun {
-  readonly pid: number | undefined;
-  /** Kills the process group (SIGTERM, then SIGKILL a second later); `ended` then says `canceled`. */
-  stop(): void;
+  /** Settles once the group is gone; `canceled` when `signal` stopped it (SIGTERM, then SIGKILL a second later). */
   readonly ended: Promise<WatchedEnd>;
 }
 
@@ -23,7 +21,7 @@ const KILL_AFTER_MS = 1000;
 
 /**
  * Starts a command in its own process group, stdin closed, its stdout and stderr handed to `onText`
- * as they arrive (UTF-8 decoded); stopped by `stop()`, by `signal`, or after `timeoutMs`.
+ * as they arrive (UTF-8 decoded); stopped by `signal`, or after `timeoutMs`.
  */
 export function startWatched(
   command: string,
@@ -66,7 +64,7 @@ export function startWatched(
     return { exitCode: r.code, signal: r.signal, failed: why };
   });
   if (opts.signal?.aborted) onAbort();
-  return { pid: child.pid, stop: () => kill('canceled'), ended };
+  return { ended };
 }
 
 function streamEnd(s: NodeJS.ReadableStream | null): Promise<void> {
